@@ -1,0 +1,113 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Compiler settings shared by every target. A computed var on purpose: a constant array of settings is
+/// silently not applied to targets declared before it (SwiftPM #6597).
+var strictSettings: [SwiftSetting] {
+    [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+    ]
+}
+
+let package = Package(
+    name: "appstore-notifications",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "iapctl", targets: ["IAPCtl"]),
+        .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
+        .library(name: "JWSVerification", targets: ["JWSVerification"]),
+        .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // MARK: Shared libraries
+        .target(
+            name: "AppStoreModels",
+            path: "Shared/AppStoreModels",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "JWSVerification",
+            dependencies: [
+                "AppStoreModels",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Shared/JWSVerification",
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "AppStoreSigning",
+            dependencies: [
+                "AppStoreModels",
+                "JWSVerification",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Shared/AppStoreSigning",
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "IAPCtl",
+            dependencies: [
+                "AppStoreModels",
+                "JWSVerification",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/IAPCtl",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "VerificationBenchmark",
+            dependencies: [
+                "AppStoreModels",
+                "JWSVerification",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/VerificationBenchmark",
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Tests
+        .target(
+            name: "TestSupport",
+            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning"],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AppStoreModelsTests",
+            dependencies: ["AppStoreModels", "TestSupport"],
+            path: "Tests/AppStoreModelsTests",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "JWSVerificationTests",
+            dependencies: [
+                "AppStoreModels", "JWSVerification", "AppStoreSigning", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/JWSVerificationTests",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "IAPCtlTests",
+            dependencies: ["IAPCtl", "AppStoreSigning", "TestSupport"],
+            path: "Tests/IAPCtlTests",
+            swiftSettings: strictSettings
+        ),
+    ]
+)

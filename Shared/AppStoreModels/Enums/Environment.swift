@@ -1,0 +1,10 @@
+/// The server environment a payload belongs to.
+///
+/// Decoded payloads keep the raw value beside this typed view, so values Apple adds later pass through.
+/// [Environment](https://developer.apple.com/documentation/appstoreservernotifications/environment)
+public enum Environment: String, Codable, Hashable, Sendable, CaseIterable {
+    case sandbox = "Sandbox"
+    case production = "Production"
+    case xcode = "Xcode"
+    case localTesting = "LocalTesting"
+}

@@ -1,0 +1,101 @@
+import Crypto
+import Foundation
+import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
+
+/// Turns the `x5c` of a JWS header into a validated chain: three certificates leading through `x5c[1]` to a
+/// configured root under RFC 5280 and the App Store marker rules, or, for StoreKit testing, one certificate
+/// equal to a configured StoreKit test certificate.
+///
+/// The root a header carries (`x5c[2]`) is never trusted: only configured roots anchor a chain.
+struct ChainValidator: Sendable {
+    private let roots: CertificateStore
+    private let storeKitTestCertificates: [Certificate]
+    private let storeKitTesting: Bool
+
+    /// Creates a validator for a configuration.
+    init(configuration: VerifierConfiguration) {
+        self.roots = CertificateStore(configuration.trustedRoots)
+        self.storeKitTestCertificates = configuration.storeKitTestCertificates
+        self.storeKitTesting = configuration.isStoreKitTesting
+    }
+
+    // MARK: Header → certificates
+
+    /// Checks the header's algorithm and parses its certificates, leaf first.
+    func certificates(from header: JWSHeader) throws(VerificationError) -> [Certificate] {
+        guard let alg = header.alg else { throw VerificationError(.format, "the header has no alg") }
+        guard alg == "ES256" else { throw VerificationError(.format, "alg must be ES256, found \(alg)") }
+        guard let x5c = header.x5c else { throw VerificationError(.format, "the header has no x5c certificate chain") }
+        let expected = self.storeKitTesting ? 1 : 3
+        guard x5c.count == expected else {
+            throw VerificationError(.certificate, "x5c must hold exactly \(expected) certificates, found \(x5c.count)")
+        }
+        var certificates: [Certificate] = []
+        for (index, encoded) in x5c.enumerated() {
+            guard let der = Base64.decode(Array(encoded.utf8)) else {
+                throw VerificationError(.certificate, "x5c[\(index)] is not base64")
+            }
+            do {
+                certificates.append(try Certificate(derEncoded: der))
+            } catch {
+                throw VerificationError(.certificate, "x5c[\(index)] is not a DER X.509 certificate")
+            }
+        }
+        return certificates
+    }
+
+    // MARK: Validation
+
+    /// Validates the chain at `time` and returns the leaf's signing key with the chain's validity window.
+    func validate(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> VerifiedChain {
+        let path = self.storeKitTesting
+            ? try self.storeKitPath(certificates[0], at: time)
+            : try await self.appStorePath(certificates, at: time)
+        guard let signingKey = P256.Signing.PublicKey(certificates[0].publicKey) else {
+            throw VerificationError(.certificate, "the leaf certificate's key is not a P-256 key")
+        }
+        return VerifiedChain(
+            signingKey: signingKey,
+            validFrom: path.map(\.notValidBefore).max()!,
+            validUntil: path.map(\.notValidAfter).min()!)
+    }
+
+    /// Validates leaf → `x5c[1]` → configured root with RFC 5280 and the Apple marker policy.
+    private func appStorePath(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> [Certificate] {
+        var verifier = Verifier(rootCertificates: self.roots) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerOIDPolicy()
+        }
+        let result = await verifier.validate(leaf: certificates[0], intermediates: CertificateStore([certificates[1]]))
+        switch result {
+        case .validCertificate(let chain):
+            return Array(chain)
+        case .couldNotValidate(let failures):
+            let reasons = Set(failures.map { String(describing: $0.policyFailureReason) }).sorted()
+            let detail = reasons.isEmpty
+                ? "no path from the leaf through x5c[1] to a trusted root"
+                : reasons.joined(separator: "; ")
+            throw VerificationError(.chain, "\(detail) (validation time \(Self.format(time)))")
+        }
+    }
+
+    /// Accepts a single StoreKit test certificate equal to a configured one and valid at `time`.
+    private func storeKitPath(_ certificate: Certificate, at time: Date) throws(VerificationError) -> [Certificate] {
+        guard self.storeKitTestCertificates.contains(certificate) else {
+            throw VerificationError(.chain, "the certificate is not a configured StoreKit test certificate")
+        }
+        guard certificate.notValidBefore <= time, time <= certificate.notValidAfter else {
+            throw VerificationError(
+                .chain,
+                "the StoreKit test certificate is valid from \(Self.format(certificate.notValidBefore)) to "
+                    + "\(Self.format(certificate.notValidAfter)), not at \(Self.format(time))")
+        }
+        return [certificate]
+    }
+
+    /// ISO 8601 rendering of a validation time for error details.
+    private static func format(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}

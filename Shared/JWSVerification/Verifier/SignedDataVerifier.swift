@@ -1,0 +1,189 @@
+public import AppStoreModels
+import Crypto
+import X509
+import Foundation
+
+/// Verifies and decodes everything the App Store signs: notifications (with every nested JWS),
+/// transactions, renewal information and app transactions, under one ``VerifierConfiguration``.
+///
+/// A JWS is accepted only when it is a compact ES256 JWS whose `x5c` chain leads to a configured root under
+/// the App Store rules at the validation time, whose raw r‖s signature verifies with the leaf key, and whose
+/// app and environment are the configured ones. Chains are cached, so a chain seen before costs one P-256
+/// signature check per JWS. Thread-safe; share one instance.
+public final class SignedDataVerifier: Sendable {
+    /// What this verifier accepts.
+    public let configuration: VerifierConfiguration
+    private let validator: ChainValidator
+    private let cache: VerifiedChainCache
+    private let apps: [String: AppIdentity]
+
+    /// Creates a verifier for a configuration.
+    public init(configuration: VerifierConfiguration) {
+        self.configuration = configuration
+        self.validator = ChainValidator(configuration: configuration)
+        self.cache = VerifiedChainCache(capacity: configuration.chainCacheCapacity)
+        self.apps = Dictionary(configuration.apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// How many verified chains are cached now.
+    public var cachedChainCount: Int { self.cache.count }
+
+    // MARK: Public entry points
+
+    /// Verifies a notification's `signedPayload` and every JWS nested in it.
+    public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
+        let payload = try await self.verifySignedData(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
+        guard payload.containerCount == 1 else {
+            throw VerificationError(
+                .format, "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
+                    + "found \(payload.containerCount)")
+        }
+        let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
+        try self.checkEnvironment(payload.rawEnvironment)
+        var verified = VerifiedNotification(signedPayload: signedPayload, payload: payload)
+        if let signed = payload.data?.signedTransactionInfo {
+            verified.transaction = try await self.verifyNestedTransaction(signed, app: app)
+        }
+        if let signed = payload.data?.signedRenewalInfo {
+            do {
+                verified.renewalInfo = try await self.verifyRenewalInfo(signed)
+            } catch {
+                throw error.nested(in: "data.signedRenewalInfo")
+            }
+        }
+        if let signed = payload.appData?.signedAppTransactionInfo {
+            do {
+                verified.appTransaction = try await self.verifyAppTransaction(signed, expecting: app)
+            } catch {
+                throw error.nested(in: "appData.signedAppTransactionInfo")
+            }
+        }
+        try Self.checkConsistency(verified)
+        return verified
+    }
+
+    /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).
+    public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
+        let transaction = try await self.verifySignedData(signedTransaction.utf8, as: JWSTransactionDecodedPayload.self)
+        _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil)
+        try self.checkEnvironment(transaction.rawEnvironment)
+        return transaction
+    }
+
+    /// Verifies signed renewal information. It names no app, so only its environment is checked.
+    public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError) -> JWSRenewalInfoDecodedPayload {
+        let renewalInfo = try await self.verifySignedData(signedRenewalInfo.utf8, as: JWSRenewalInfoDecodedPayload.self)
+        try self.checkEnvironment(renewalInfo.rawEnvironment)
+        return renewalInfo
+    }
+
+    /// Verifies a signed app transaction.
+    public func verifyAppTransaction(_ signedAppTransaction: String) async throws(VerificationError) -> AppTransaction {
+        try await self.verifyAppTransaction(signedAppTransaction, expecting: nil)
+    }
+
+    // MARK: Nested data
+
+    /// Verifies the transaction nested in a notification, which must belong to the notification's app.
+    private func verifyNestedTransaction(_ signed: String, app: AppIdentity) async throws(VerificationError) -> JWSTransactionDecodedPayload {
+        do throws(VerificationError) {
+            let transaction = try await self.verifyTransaction(signed)
+            guard transaction.bundleId == app.bundleId else {
+                throw VerificationError(
+                    .appIdentifier, "bundleId \(transaction.bundleId ?? "(none)") differs from the notification's \(app.bundleId)")
+            }
+            return transaction
+        } catch {
+            throw error.nested(in: "data.signedTransactionInfo")
+        }
+    }
+
+    /// Verifies an app transaction, optionally requiring the app of the notification that carried it.
+    private func verifyAppTransaction(_ signed: String, expecting app: AppIdentity?) async throws(VerificationError) -> AppTransaction {
+        let appTransaction = try await self.verifySignedData(signed.utf8, as: AppTransaction.self)
+        let own = try self.checkApp(bundleId: appTransaction.bundleId, appAppleId: appTransaction.appAppleId)
+        if let app, own.bundleId != app.bundleId {
+            throw VerificationError(.appIdentifier, "bundleId \(own.bundleId) differs from the notification's \(app.bundleId)")
+        }
+        try self.checkEnvironment(appTransaction.rawReceiptType)
+        return appTransaction
+    }
+
+    // MARK: The JWS itself
+
+    /// Splits, decodes and cryptographically verifies one JWS, returning its decoded payload.
+    ///
+    /// The order follows Apple's: the payload is decoded first because its `signedDate` is the validation
+    /// time, then the chain is validated (or found in the cache), then the signature is checked.
+    func verifySignedData<Payload: SignedPayload>(
+        _ text: some Collection<UInt8>, as type: Payload.Type
+    ) async throws(VerificationError) -> Payload {
+        if self.configuration.isStoreKitTesting && self.configuration.storeKitTestCertificates.isEmpty {
+            throw VerificationError(
+                .environment, "\(self.configuration.environment.rawValue) data is verified only against a configured "
+                    + "StoreKit test certificate, and none is configured")
+        }
+        let jws = try CompactJWS(text)
+        let cached = self.cache.chain(forHeader: jws.header)
+        let certificates = cached == nil ? try self.parseCertificates(jws) : nil
+        let payload: Payload = try Self.decode(jws.decodedPayload())
+        let time = self.validationTime(for: payload)
+        let chain: VerifiedChain
+        if let cached, cached.isValid(at: time) {
+            chain = cached
+        } else {
+            let parsed: [X509.Certificate]
+            if let certificates { parsed = certificates } else { parsed = try self.parseCertificates(jws) }
+            chain = try await self.validator.validate(parsed, at: time)
+            self.cache.insert(chain, forHeader: jws.header)
+        }
+        let signature = try jws.rawSignature()
+        let isValid: Bool
+        do {
+            isValid = chain.signingKey.isValidSignature(
+                try P256.Signing.ECDSASignature(rawRepresentation: signature), for: jws.signingInput)
+        } catch {
+            throw VerificationError(.signature, "the signature is not a P-256 r‖s pair")
+        }
+        guard isValid else {
+            throw VerificationError(.signature, "the \(Payload.kindName) signature does not verify with the leaf certificate's key")
+        }
+        return payload
+    }
+
+    /// Decodes the header of a JWS and parses its certificate chain.
+    private func parseCertificates(_ jws: CompactJWS) throws(VerificationError) -> [X509.Certificate] {
+        try self.validator.certificates(from: JWSHeader.decode(segment: jws.header))
+    }
+
+    /// Decodes a payload's JSON, failing with a format error.
+    private static func decode<Payload: SignedPayload>(_ json: [UInt8]) throws(VerificationError) -> Payload {
+        do {
+            return try JSONDecoder().decode(Payload.self, from: Data(json))
+        } catch {
+            throw VerificationError(.format, "the payload is not a JSON \(Payload.kindName): \(Self.describe(error))")
+        }
+    }
+
+    /// The instant certificates must be valid at, for one payload.
+    private func validationTime(for payload: some SignedPayload) -> Date {
+        switch self.configuration.validationTime {
+        case .signedDate: payload.signingTime?.date ?? Date()
+        case .now: Date()
+        case .fixed(let date): date
+        }
+    }
+
+    /// A one-line description of a decoding error.
+    private static func describe(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "invalid JSON" }
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),
+            .dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? "invalid JSON" : "\(path) has the wrong type"
+        @unknown default:
+            return "invalid JSON"
+        }
+    }
+}
