@@ -48,7 +48,6 @@ let package = Package(
             name: "AppStoreSigning",
             dependencies: [
                 "AppStoreModels",
-                "JWSVerification",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Any JSON value, kept exactly as decoded.
 ///
 /// Used for objects the pipeline stores and forwards but does not interpret (Advanced Commerce details),
@@ -43,5 +45,24 @@ public enum JSONValue: Codable, Hashable, Sendable {
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
+    }
+}
+
+// MARK: - JSONValue + Conversion
+
+extension JSONValue {
+    /// The JSON value an `Encodable` value encodes to.
+    public init(encoding value: some Encodable) throws {
+        let data = try AppStoreJSON.makeCanonicalEncoder().encode(value)
+        self = try AppStoreJSON.makeDecoder().decode(JSONValue.self, from: data)
+    }
+
+    /// A copy of an object with `value` stored at `key` inside the nested object `container`; other values
+    /// are returned unchanged.
+    public func setting(_ value: JSONValue, forKey key: String, in container: String) -> JSONValue {
+        guard case .object(var outer) = self, case .object(var inner)? = outer[container] else { return self }
+        inner[key] = value
+        outer[container] = .object(inner)
+        return .object(outer)
     }
 }

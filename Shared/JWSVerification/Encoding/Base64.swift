@@ -50,29 +50,4 @@ enum Base64 {
             return output
         }
     }
-
-    /// Encodes bytes as base64url without padding, as JWS segments are written.
-    static func encodeURL(_ bytes: some Sequence<UInt8>) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= input.count {
-            let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            output.append(alphabet[Int(value >> 6 & 63)])
-            output.append(alphabet[Int(value & 63)])
-            index += 3
-        }
-        let remaining = input.count - index
-        if remaining > 0 {
-            let value = UInt32(input[index]) << 16 | (remaining == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(value >> 18 & 63)])
-            output.append(alphabet[Int(value >> 12 & 63)])
-            if remaining == 2 { output.append(alphabet[Int(value >> 6 & 63)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
 }
