@@ -1,0 +1,36 @@
+import Foundation
+
+/// Command-line options of the benchmark.
+struct BenchmarkOptions {
+    /// How long each figure is measured.
+    var seconds: Double = 3
+    /// The signed notification to verify; the real Apple-signed one by default.
+    var notification: URL = BenchmarkOptions.repositoryRoot
+        .appendingPathComponent("Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW")
+    /// A root certificate to trust instead of Apple Root CA G3.
+    var root: URL?
+
+    /// The repository, found from this source file.
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Parses `--seconds S`, `--notification FILE` and `--root FILE`.
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let flag = remaining.popFirst() {
+            guard let value = remaining.popFirst() else { throw BenchmarkUsageError(flag: flag) }
+            switch flag {
+            case "--seconds": self.seconds = Double(value) ?? self.seconds
+            case "--notification": self.notification = URL(fileURLWithPath: value)
+            case "--root": self.root = URL(fileURLWithPath: value)
+            default: throw BenchmarkUsageError(flag: flag)
+            }
+        }
+    }
+}
+
+/// An unknown flag or a flag without its value.
+struct BenchmarkUsageError: Error, CustomStringConvertible {
+    let flag: String
+    var description: String { "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] (at \(flag))" }
+}
