@@ -8,8 +8,8 @@ import Synchronization
 final class VerifiedChainCache: Sendable {
     /// The entries and their insertion order, behind one lock.
     private struct State {
-        var entries: [ArraySlice<UInt8>: VerifiedChain] = [:]
-        var order: [ArraySlice<UInt8>] = []
+        var entries: [HeaderKey: VerifiedChain] = [:]
+        var order: [HeaderKey] = []
     }
 
     private let capacity: Int
@@ -22,12 +22,13 @@ final class VerifiedChainCache: Sendable {
 
     /// Returns the chain verified for this header, if it is cached.
     func chain(forHeader header: ArraySlice<UInt8>) -> VerifiedChain? {
-        self.state.withLock { $0.entries[header] }
+        let key = HeaderKey(header)
+        return self.state.withLock { $0.entries[key] }
     }
 
     /// Remembers a verified chain, evicting the oldest entry when full.
     func insert(_ chain: VerifiedChain, forHeader header: ArraySlice<UInt8>) {
-        let key = ArraySlice(Array(header))
+        let key = HeaderKey(header)
         self.state.withLock { state in
             if state.entries.updateValue(chain, forKey: key) == nil {
                 state.order.append(key)

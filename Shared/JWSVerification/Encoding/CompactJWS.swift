@@ -16,23 +16,31 @@ struct CompactJWS {
 
     /// Splits a compact serialization; surrounding whitespace (a trailing newline in a file) is ignored.
     init(_ text: some Collection<UInt8>) throws(VerificationError) {
-        var bytes = Array(text)
-        while let last = bytes.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 { bytes.removeLast() }
+        let bytes = Array(text)
         var start = 0
-        while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x0A || bytes[start] == 0x0D || bytes[start] == 0x09 {
-            start += 1
+        var end = bytes.count
+        while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
+        while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
+        guard let firstDot = bytes[start..<end].firstIndex(of: UInt8(ascii: ".")),
+              let secondDot = bytes[(firstDot + 1)..<end].firstIndex(of: UInt8(ascii: "."))
+        else {
+            throw VerificationError(.format, "a compact JWS has 3 dot-separated parts, found fewer")
         }
-        let dots = bytes.indices.dropFirst(start).filter { bytes[$0] == UInt8(ascii: ".") }
-        guard dots.count == 2 else {
-            throw VerificationError(.format, "a compact JWS has 3 dot-separated parts, found \(dots.count + 1)")
+        guard bytes[(secondDot + 1)..<end].firstIndex(of: UInt8(ascii: ".")) == nil else {
+            throw VerificationError(.format, "a compact JWS has 3 dot-separated parts, found more")
         }
         self.bytes = bytes
-        self.header = bytes[start..<dots[0]]
-        self.payload = bytes[(dots[0] + 1)..<dots[1]]
-        self.signature = bytes[(dots[1] + 1)...]
+        self.header = bytes[start..<firstDot]
+        self.payload = bytes[(firstDot + 1)..<secondDot]
+        self.signature = bytes[(secondDot + 1)..<end]
         guard !self.header.isEmpty, !self.payload.isEmpty, !self.signature.isEmpty else {
             throw VerificationError(.format, "a compact JWS needs a non-empty header, payload and signature")
         }
+    }
+
+    /// Space, tab, CR or LF: what may surround a JWS read from a file.
+    private static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     /// Decodes the payload segment's base64url into the payload bytes.
