@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -61,6 +63,23 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .systemLibrary(
+            name: "CRdKafka",
+            path: "Shared/CRdKafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+        .target(
+            name: "RdKafka",
+            dependencies: [
+                "CRdKafka",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/RdKafka",
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "IAPCtl",
@@ -86,7 +105,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning"],
+            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "RdKafka"],
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),
@@ -105,6 +124,12 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Tests/JWSVerificationTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "RdKafkaTests",
+            dependencies: ["RdKafka", "TestSupport", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/RdKafkaTests",
             swiftSettings: testSettings
         ),
         .testTarget(

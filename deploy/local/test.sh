@@ -4,5 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
 deploy/local/prerequisites.sh
+source deploy/local/env.sh
 swift build --build-tests
 swift test --skip-build

@@ -1,0 +1,136 @@
+import CRdKafka
+import Dispatch
+import Logging
+
+/// A consumer-group member with at-least-once semantics: the application stores an offset only after
+/// the message's effect is durable, and librdkafka commits stored offsets in the background and on
+/// rebalance. Partitions are assigned and revoked by librdkafka itself (classic protocol, no callback).
+///
+/// Every blocking call runs on the consumer's own serial queue, never on the cooperative pool.
+public final class KafkaConsumer: Sendable {
+    private let client: RdKafkaClient
+    private let logger: Logger
+    private let queue: DispatchQueue
+
+    /// Creates the member and subscribes to the configured topics.
+    public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
+        self.logger = logger
+        self.client = try RdKafkaClient(type: RD_KAFKA_CONSUMER, properties: configuration.librdkafkaProperties, logger: logger)
+        self.queue = DispatchQueue(label: "kafka-consumer-\(configuration.groupID)")
+        rd_kafka_poll_set_consumer(self.client.handle)
+        let list = rd_kafka_topic_partition_list_new(Int32(configuration.topics.count))
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for topic in configuration.topics {
+            rd_kafka_topic_partition_list_add(list, topic, RD_KAFKA_PARTITION_UA)
+        }
+        let result = rd_kafka_subscribe(self.client.handle, list)
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(.consume, "subscribe to \(configuration.topics)", responseError: result)
+        }
+    }
+
+    // MARK: Polling
+
+    /// Waits up to `timeout` for a first message, then takes whatever else is ready, up to `maxMessages`.
+    ///
+    /// Error events are logged and skipped unless fatal, which throws.
+    public func poll(maxMessages: Int, timeout: Duration) async throws(KafkaError) -> [ConsumerRecord] {
+        let client = self.client
+        let logger = self.logger
+        let result: Result<[ConsumerRecord], KafkaError> = await withCheckedContinuation { continuation in
+            self.queue.async {
+                let handle = client.handle
+                var records: [ConsumerRecord] = []
+                var wait = Int32(clamping: timeout.milliseconds)
+                while records.count < maxMessages, let message = rd_kafka_consumer_poll(handle, wait) {
+                    defer { rd_kafka_message_destroy(message) }
+                    wait = 0
+                    let error = message.pointee.err
+                    if error == RD_KAFKA_RESP_ERR_NO_ERROR {
+                        records.append(ConsumerRecord(message: message))
+                    } else if error == RD_KAFKA_RESP_ERR__FATAL {
+                        continuation.resume(returning: .failure(KafkaError(.consume, "consumer", responseError: error)))
+                        return
+                    } else if error != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                        logger.warning("kafka consumer error", metadata: ["error": "\(String(cString: rd_kafka_err2str(error)))"])
+                    }
+                }
+                continuation.resume(returning: .success(records))
+            }
+        }
+        return try result.get()
+    }
+
+    // MARK: Offsets
+
+    /// Marks records as processed: per partition, the offset after the highest one is stored for commit.
+    ///
+    /// A partition this member no longer owns (revoked by a rebalance) is skipped: its new owner will see
+    /// those messages again, which at-least-once allows.
+    public func storeOffsets(after records: [ConsumerRecord]) {
+        var next: [String: [Int32: Int64]] = [:]
+        for record in records {
+            next[record.topic, default: [:]][record.partition] = max(next[record.topic]?[record.partition] ?? 0, record.offset + 1)
+        }
+        guard !next.isEmpty else { return }
+        let list = rd_kafka_topic_partition_list_new(Int32(records.count))!
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        for (topic, partitions) in next {
+            for (partition, offset) in partitions {
+                rd_kafka_topic_partition_list_add(list, topic, partition).pointee.offset = offset
+            }
+        }
+        let result = rd_kafka_offsets_store(self.client.handle, list)
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+            self.logger.info("offsets not stored for partitions no longer assigned", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+        }
+    }
+
+    // MARK: Closing
+
+    /// Commits stored offsets and leaves the group, so partitions move to other members at once.
+    public func close() async {
+        let client = self.client
+        let logger = self.logger
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            self.queue.async {
+                let handle = client.handle
+                let result = rd_kafka_consumer_close(handle)
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    logger.warning("kafka consumer close", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+                }
+                done.resume()
+            }
+        }
+    }
+}
+
+// MARK: - ConsumerRecord + librdkafka message
+
+extension ConsumerRecord {
+    /// Copies a message out of librdkafka (the caller destroys the message).
+    init(message: UnsafeMutablePointer<rd_kafka_message_t>) {
+        let m = message.pointee
+        var headers: [KafkaHeader] = []
+        var headerList: OpaquePointer?
+        if rd_kafka_message_headers(message, &headerList) == RD_KAFKA_RESP_ERR_NO_ERROR, let headerList {
+            var index = 0
+            var name: UnsafePointer<CChar>?
+            var value: UnsafeRawPointer?
+            var size = 0
+            while rd_kafka_header_get_all(headerList, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+                headers.append(KafkaHeader(
+                    name: name.map { String(cString: $0) } ?? "",
+                    value: value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }))
+                index += 1
+            }
+        }
+        var timestampType = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE
+        let timestamp = rd_kafka_message_timestamp(message, &timestampType)
+        self.init(
+            topic: String(cString: rd_kafka_topic_name(m.rkt)), partition: m.partition, offset: m.offset,
+            key: m.key.map { Array(UnsafeRawBufferPointer(start: $0, count: m.key_len)) },
+            value: m.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: m.len)) },
+            headers: headers, timestamp: timestampType == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nil : timestamp)
+    }
+}

@@ -1,0 +1,148 @@
+import CRdKafka
+import Foundation
+import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// An idempotent, `acks=all` producer whose `send` returns only when the broker acknowledged the message.
+///
+/// A dedicated thread polls delivery reports, so no task of the cooperative pool ever blocks. As a
+/// `Service`, it waits for graceful shutdown, then flushes what is queued (up to the configured timeout)
+/// and fails anything still pending.
+public final class KafkaProducer: Service, Sendable {
+    private let client: RdKafkaClient
+    private let configuration: KafkaProducerConfiguration
+    private let logger: Logger
+    private let poller: DeliveryReportPoller
+
+    /// Creates the producer and starts polling delivery reports.
+    public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.client = try RdKafkaClient(
+            type: RD_KAFKA_PRODUCER, properties: configuration.librdkafkaProperties,
+            events: Int32(RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR), logger: logger)
+        self.poller = DeliveryReportPoller(client: self.client, logger: logger)
+    }
+
+    deinit {
+        self.poller.stop()
+    }
+
+    // MARK: Sending
+
+    /// Produces a record and returns where the broker stored it, once acknowledged by all in-sync replicas.
+    ///
+    /// - Throws: ``KafkaError`` with code `.delivery` when the broker did not acknowledge it within the
+    ///   delivery timeout, `.produce` when it could not be enqueued, `.shutdown` after shutdown.
+    public func send(_ record: ProducerRecord) async throws -> DeliveryReport {
+        let id = try self.reserveID()
+        return try await withCheckedThrowingContinuation { continuation in
+            self.poller.pending.withLock { $0.waiting[id] = continuation }
+            do {
+                try self.enqueue(record, id: id)
+            } catch {
+                if let waiting = self.poller.pending.withLock({ $0.waiting.removeValue(forKey: id) }) {
+                    waiting.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Takes the next message id, or fails once the producer is closed.
+    private func reserveID() throws(KafkaError) -> UInt {
+        try self.poller.pending.withLock { (state: inout DeliveryReportPoller.Pending) throws(KafkaError) -> UInt in
+            guard !state.closed else { throw KafkaError(.shutdown, "the producer is shut down") }
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+    }
+
+    /// Hands a message to librdkafka, waiting while its queue is full (bounded by the delivery timeout).
+    private func enqueue(_ record: ProducerRecord, id: UInt) throws(KafkaError) {
+        let deadline = ContinuousClock.now + self.configuration.deliveryTimeout
+        while true {
+            guard let error = Self.produce(record, id: id, on: self.client.handle) else { return }
+            let code = rd_kafka_error_code(error)
+            guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL, ContinuousClock.now < deadline else {
+                throw KafkaError(.produce, "produce to \(record.topic)", consuming: error)
+            }
+            rd_kafka_error_destroy(error)
+            Thread.sleep(forTimeInterval: 0.005)  // the poller drains delivery reports meanwhile
+        }
+    }
+
+    /// Calls `rd_kafka_produceva` with copied key, value and headers; returns its error, if any.
+    private static func produce(_ record: ProducerRecord, id: UInt, on handle: OpaquePointer) -> OpaquePointer? {
+        var values: [rd_kafka_vu_t] = []
+        let strings = ([record.topic] + record.headers.map(\.name)).map { strdup($0)! }
+        defer { strings.forEach { free($0) } }
+        let buffers = ([record.key, record.value] + record.headers.map(\.value)).map { bytes -> UnsafeMutableRawBufferPointer? in
+            guard let bytes else { return nil }
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+            buffer.copyBytes(from: bytes)
+            return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes.count])
+        }
+        defer { buffers.forEach { $0?.deallocate() } }
+
+        var topic = rd_kafka_vu_t()
+        topic.vtype = RD_KAFKA_VTYPE_TOPIC
+        topic.u.cstr = UnsafePointer(strings[0])
+        values.append(topic)
+        for (index, vtype) in [(0, RD_KAFKA_VTYPE_KEY), (1, RD_KAFKA_VTYPE_VALUE)] {
+            var value = rd_kafka_vu_t()
+            value.vtype = vtype
+            value.u.mem.ptr = buffers[index]?.baseAddress
+            value.u.mem.size = buffers[index]?.count ?? 0
+            values.append(value)
+        }
+        for index in record.headers.indices {
+            var header = rd_kafka_vu_t()
+            header.vtype = RD_KAFKA_VTYPE_HEADER
+            header.u.header.name = UnsafePointer(strings[index + 1])
+            header.u.header.val = UnsafeRawPointer(buffers[index + 2]?.baseAddress)
+            header.u.header.size = buffers[index + 2].map { $0.count } ?? -1
+            values.append(header)
+        }
+        var flags = rd_kafka_vu_t()
+        flags.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+        flags.u.i = RD_KAFKA_MSG_F_COPY
+        values.append(flags)
+        var opaque = rd_kafka_vu_t()
+        opaque.vtype = RD_KAFKA_VTYPE_OPAQUE
+        opaque.u.ptr = UnsafeMutableRawPointer(bitPattern: id)
+        values.append(opaque)
+        return values.withUnsafeBufferPointer { rd_kafka_produceva(handle, $0.baseAddress, $0.count) }
+    }
+
+    // MARK: Lifecycle
+
+    /// Waits for graceful shutdown, then flushes and fails what could not be delivered.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await self.shutdown()
+    }
+
+    /// Flushes queued messages (bounded by the shutdown flush timeout) and refuses new ones.
+    public func shutdown() async {
+        self.poller.pending.withLock { $0.closed = true }
+        let timeout = Int32(clamping: self.configuration.shutdownFlushTimeout.milliseconds)
+        let client = self.client
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                let handle = client.handle
+                let result = rd_kafka_flush(handle, timeout)
+                if result != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    self.logger.error("kafka producer flush did not finish", metadata: ["outq": "\(rd_kafka_outq_len(handle))"])
+                }
+                done.resume()
+            }
+        }
+        self.poller.stop()
+        let abandoned = self.poller.pending.withLock { state -> [CheckedContinuation<DeliveryReport, any Error>] in
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
+        }
+        abandoned.forEach { $0.resume(throwing: KafkaError(.shutdown, "the producer shut down before delivery")) }
+    }
+}

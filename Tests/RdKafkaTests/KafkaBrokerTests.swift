@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import RdKafka
+import Testing
+import TestSupport
+
+/// Producer, consumer and admin against a real Kafka-protocol broker (Tansu) on loopback.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct KafkaBrokerTests {
+    let logger = Logger(label: "kafka-test")
+
+    func consumerConfiguration(_ bootstrap: String, group: String, topic: String) -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: [bootstrap]), groupID: group, topics: [topic])
+        configuration.sessionTimeout = .seconds(6)
+        configuration.heartbeatInterval = .milliseconds(500)
+        return configuration
+    }
+
+    /// Polls until `count` records arrived or the deadline passed.
+    func consume(_ consumer: KafkaConsumer, count: Int, within seconds: Double = 30) async throws -> [ConsumerRecord] {
+        var records: [ConsumerRecord] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while records.count < count, Date() < deadline {
+            records += try await consumer.poll(maxMessages: count - records.count, timeout: .milliseconds(200))
+        }
+        return records
+    }
+
+    @Test func producedRecordsArriveWithKeysHeadersAndTombstones() async throws {
+        try await withLocalBroker { bootstrap in
+            let topic = "records"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 3)])
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+            let sent = [
+                ProducerRecord(topic: topic, key: Array("k1".utf8), value: Array("v1".utf8),
+                               headers: [KafkaHeader(name: "environment", text: "Sandbox"), KafkaHeader(name: "empty", value: nil)]),
+                ProducerRecord(topic: topic, key: Array("k1".utf8), value: nil),
+                ProducerRecord(topic: topic, key: nil, value: [0, 1, 2, 255]),
+            ]
+            var reports: [DeliveryReport] = []
+            for record in sent { reports.append(try await producer.send(record)) }
+            #expect(reports.allSatisfy { $0.topic == topic && $0.offset >= 0 })
+            #expect(reports[0].partition == reports[1].partition, "one key, one partition")
+            await producer.shutdown()
+
+            let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g1", topic: topic), logger: logger)
+            let received = try await consume(consumer, count: 3)
+            await consumer.close()
+            #expect(received.count == 3)
+            let first = try #require(received.first { $0.key == Array("k1".utf8) && $0.value != nil })
+            #expect(first.value == Array("v1".utf8))
+            #expect(first.header("environment")?.text == "Sandbox")
+            #expect(first.headers.contains(KafkaHeader(name: "empty", value: nil)))
+            #expect(received.contains { $0.key == Array("k1".utf8) && $0.value == nil }, "tombstone")
+            #expect(received.contains { $0.key == nil && $0.value == [0, 1, 2, 255] })
+        }
+    }
+
+    @Test func storedOffsetsAreWhereTheGroupResumes() async throws {
+        try await withLocalBroker { bootstrap in
+            let topic = "resume"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+            for index in 0..<10 {
+                _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: Array("m\(index)".utf8)))
+            }
+            await producer.shutdown()
+
+            let first = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
+            let records = try await consume(first, count: 10)
+            #expect(records.count == 10)
+            first.storeOffsets(after: Array(records.prefix(6)))  // only the first six were "processed"
+            await first.close()
+
+            let second = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
+            let again = try await consume(second, count: 4)
+            let extra = try await second.poll(maxMessages: 10, timeout: .seconds(1))
+            await second.close()
+            #expect(again.map { String(decoding: $0.value!, as: UTF8.self) } == ["m6", "m7", "m8", "m9"])
+            #expect(extra.isEmpty)
+        }
+    }
+
+    @Test func creatingTopicsTwiceIsHarmless() async throws {
+        try await withLocalBroker { bootstrap in
+            let admin = KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+            let created = try await admin.createTopics([("a", 2), ("b", 4)])
+            #expect(Set(created) == ["a", "b"])
+            #expect(try await admin.createTopics([("a", 2)]).isEmpty)
+        }
+    }
+
+    @Test func theRuntimeIsNewEnoughForTansu() throws {
+        try LocalComponents.requireModernLibrdkafka()
+    }
+}

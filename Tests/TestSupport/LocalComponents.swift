@@ -1,0 +1,65 @@
+public import Foundation
+import RdKafka
+
+/// Real components for tests, started by the project's own scripts in `deploy/local/` on loopback.
+public enum LocalComponents {
+    /// The repository root.
+    public static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs a `deploy/local` script and returns its trimmed standard output.
+    @discardableResult
+    public static func script(_ name: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments
+        // A file, not a pipe: a server the script starts in the background inherits the descriptor, and
+        // a pipe would then never reach end-of-file.
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        try process.run()
+        process.waitUntilExit()
+        let data = try Data(contentsOf: outputURL)
+        guard process.terminationStatus == 0 else {
+            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A new temporary directory.
+    public static func temporaryDirectory(_ prefix: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Fails unless the loaded librdkafka can talk to Tansu (2.2 or newer, from `deploy/local/env.sh`).
+    public static func requireModernLibrdkafka() throws {
+        let version = KafkaRuntime.librdkafkaVersion
+        let parts = version.split(separator: ".").compactMap { Int($0) }
+        guard parts.count >= 2, parts[0] > 2 || (parts[0] == 2 && parts[1] >= 2) else {
+            throw LocalComponentError(description:
+                "librdkafka \(version) is loaded; Tansu needs 2.2 or newer: run the tests through deploy/local/test.sh "
+                + "(or `source deploy/local/env.sh` first)")
+        }
+    }
+}
+
+/// A local component that would not start or stop.
+public struct LocalComponentError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// A Tansu broker of its own for one test, stopped when the body returns or throws.
+public func withLocalBroker<T>(_ body: (_ bootstrapServers: String) async throws -> T) async throws -> T {
+    try LocalComponents.requireModernLibrdkafka()
+    let directory = try LocalComponents.temporaryDirectory("tansu")
+    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
+    defer {
+        _ = try? LocalComponents.script("broker.sh", ["stop", directory.path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(bootstrap)
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Starts or stops a throwaway PostgreSQL 15 server on 127.0.0.1 (Debian's server binaries).
+#   postgres.sh start DIR [PORT]   initializes DIR/data once, starts it, prints the connection URL
+#   postgres.sh stop DIR           stops the server started in DIR
+# fsync is off: for tests and local runs only.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+command=${1:?usage: postgres.sh start|stop DIR [PORT]}
+dir=${2:?usage: postgres.sh start|stop DIR [PORT]}
+bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+as_postgres=(runuser -u postgres --)
+[[ $(id -u) -eq 0 ]] || as_postgres=()
+mkdir -p "$dir"
+case "$command" in
+start)
+    source "$here/close-inherited-fds.sh"
+    port=${3:-$("$here/free-port.sh")}
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres "$dir"
+        # The postgres user must be able to reach DIR: let it traverse every ancestor (mktemp makes 0700).
+        ancestor=$(dirname "$(realpath "$dir")")
+        while [[ "$ancestor" != "/" ]]; do chmod o+x "$ancestor"; ancestor=$(dirname "$ancestor"); done
+    fi
+    if [[ ! -f "$dir/data/PG_VERSION" ]]; then
+        "${as_postgres[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1
+    fi
+    "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 start \
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=200" >/dev/null
+    echo "$port" > "$dir/postgres.port"
+    echo "postgres://postgres@127.0.0.1:$port/postgres"
+    ;;
+stop)
+    [[ -f "$dir/data/postmaster.pid" ]] || exit 0
+    "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
+    ;;
+*) echo "usage: postgres.sh start|stop DIR [PORT]" >&2; exit 2 ;;
+esac
