@@ -20,6 +20,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "iapctl", targets: ["IAPCtl"]),
+        .executable(name: "ingest", targets: ["Ingest"]),
+        .executable(name: "chain-verifier", targets: ["ChainVerifier"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "JWSVerification", targets: ["JWSVerification"]),
@@ -32,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -80,6 +85,27 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .target(
+            name: "ServiceRuntime",
+            dependencies: [
+                "RdKafka",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/ServiceRuntime",
+            swiftSettings: strictSettings
+        ),
+
+        .target(
+            name: "NotificationPipeline",
+            dependencies: ["AppStoreModels", "JWSVerification"],
+            path: "Shared/NotificationPipeline",
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "IAPCtl",
@@ -89,6 +115,29 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Services/IAPCtl",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "Ingest",
+            dependencies: [
+                "AppStoreModels", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Services/Ingest",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ChainVerifier",
+            dependencies: [
+                "AppStoreModels", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/ChainVerifier",
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -10,7 +10,7 @@ final class DeliveryReportPoller: Sendable {
     /// What awaits each in-flight message, by the id passed to librdkafka as the message opaque.
     struct Pending {
         var nextID: UInt = 1
-        var waiting: [UInt: CheckedContinuation<DeliveryReport, any Error>] = [:]
+        var waiting: [UInt: DeliveryPromise] = [:]
         var closed = false
     }
 
@@ -61,13 +61,13 @@ final class DeliveryReportPoller: Sendable {
     private func handleDeliveryReports(_ event: OpaquePointer) {
         while let message = rd_kafka_event_message_next(event) {
             let id = UInt(bitPattern: message.pointee._private)
-            guard let continuation = self.pending.withLock({ $0.waiting.removeValue(forKey: id) }) else { continue }
+            guard let promise = self.pending.withLock({ $0.waiting.removeValue(forKey: id) }) else { continue }
             let topic = String(cString: rd_kafka_topic_name(message.pointee.rkt))
             if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
-                continuation.resume(returning: DeliveryReport(
-                    topic: topic, partition: message.pointee.partition, offset: message.pointee.offset))
+                promise.resolve(.success(DeliveryReport(
+                    topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
             } else {
-                continuation.resume(throwing: KafkaError(.delivery, "delivery to \(topic)", responseError: message.pointee.err))
+                promise.resolve(.failure(KafkaError(.delivery, "delivery to \(topic)", responseError: message.pointee.err)))
             }
         }
     }

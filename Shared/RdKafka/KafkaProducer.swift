@@ -34,32 +34,34 @@ public final class KafkaProducer: Service, Sendable {
     /// Produces a record and returns where the broker stored it, once acknowledged by all in-sync replicas.
     ///
     /// - Throws: ``KafkaError`` with code `.delivery` when the broker did not acknowledge it within the
-    ///   delivery timeout, `.produce` when it could not be enqueued, `.shutdown` after shutdown.
+    ///   delivery timeout, `.produce` when it could not be enqueued, `.shutdown` after shutdown;
+    ///   `CancellationError` when the calling task is cancelled while waiting (the message stays in flight).
     public func send(_ record: ProducerRecord) async throws -> DeliveryReport {
-        let id = try self.reserveID()
-        return try await withCheckedThrowingContinuation { continuation in
-            self.poller.pending.withLock { $0.waiting[id] = continuation }
-            do {
-                try self.enqueue(record, id: id)
-            } catch {
-                if let waiting = self.poller.pending.withLock({ $0.waiting.removeValue(forKey: id) }) {
-                    waiting.resume(throwing: error)
-                }
-            }
-        }
+        try await self.enqueue(record).report
     }
 
-    /// Takes the next message id, or fails once the producer is closed.
-    private func reserveID() throws(KafkaError) -> UInt {
-        try self.poller.pending.withLock { (state: inout DeliveryReportPoller.Pending) throws(KafkaError) -> UInt in
+    /// Hands a record to librdkafka and returns its pending delivery. Records enqueued one after another
+    /// keep their order per partition (the producer is idempotent), so a batch can be enqueued in order and
+    /// its reports awaited afterwards.
+    public func enqueue(_ record: ProducerRecord) async throws(KafkaError) -> PendingDelivery {
+        let promise = DeliveryPromise()
+        let id = try self.poller.pending.withLock { (state: inout DeliveryReportPoller.Pending) throws(KafkaError) -> UInt in
             guard !state.closed else { throw KafkaError(.shutdown, "the producer is shut down") }
             defer { state.nextID += 1 }
+            state.waiting[state.nextID] = promise
             return state.nextID
         }
+        do {
+            try await self.produce(record, id: id)
+        } catch {
+            _ = self.poller.pending.withLock { $0.waiting.removeValue(forKey: id) }
+            throw error
+        }
+        return PendingDelivery(promise: promise)
     }
 
     /// Hands a message to librdkafka, waiting while its queue is full (bounded by the delivery timeout).
-    private func enqueue(_ record: ProducerRecord, id: UInt) throws(KafkaError) {
+    private func produce(_ record: ProducerRecord, id: UInt) async throws(KafkaError) {
         let deadline = ContinuousClock.now + self.configuration.deliveryTimeout
         while true {
             guard let error = Self.produce(record, id: id, on: self.client.handle) else { return }
@@ -68,7 +70,7 @@ public final class KafkaProducer: Service, Sendable {
                 throw KafkaError(.produce, "produce to \(record.topic)", consuming: error)
             }
             rd_kafka_error_destroy(error)
-            Thread.sleep(forTimeInterval: 0.005)  // the poller drains delivery reports meanwhile
+            try? await Task.sleep(for: .milliseconds(5))  // the poller drains delivery reports meanwhile
         }
     }
 
@@ -139,10 +141,10 @@ public final class KafkaProducer: Service, Sendable {
             }
         }
         self.poller.stop()
-        let abandoned = self.poller.pending.withLock { state -> [CheckedContinuation<DeliveryReport, any Error>] in
+        let undelivered = self.poller.pending.withLock { state -> [DeliveryPromise] in
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }
-        abandoned.forEach { $0.resume(throwing: KafkaError(.shutdown, "the producer shut down before delivery")) }
+        undelivered.forEach { $0.resolve(.failure(KafkaError(.shutdown, "the producer shut down before delivery"))) }
     }
 }

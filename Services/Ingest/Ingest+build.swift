@@ -1,0 +1,32 @@
+import Hummingbird
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+import ServiceRuntime
+
+/// Builds the ingest application: the notification routes, `/health`, `/ready`, `/metrics`, and the Kafka
+/// producer as a service (it flushes after the server has drained its requests on shutdown).
+///
+/// Tests call this with their own settings and registry.
+func buildApplication(
+    settings: IngestSettings, registry: PrometheusCollectorRegistry, logger: Logger
+) throws -> some ApplicationProtocol {
+    var producerConfiguration = KafkaProducerConfiguration(client: settings.kafka)
+    producerConfiguration.deliveryTimeout = max(settings.produceTimeout * 6, .seconds(30))
+    let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
+    let readiness = Readiness()
+    readiness.set(true)
+    let router = Router()
+    OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+    NotificationController(
+        admission: NotificationAdmission(apps: settings.apps, environments: settings.environments),
+        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
+        produceTimeout: settings.produceTimeout, metrics: IngestMetrics(registry: registry), logger: logger
+    ).addRoutes(to: router)
+    return Application(
+        router: router,
+        configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "ingest"),
+        services: [producer],
+        logger: logger)
+}

@@ -1,0 +1,15 @@
+import Hummingbird
+import Prometheus
+import ServiceRuntime
+
+/// `ingest`: receives App Store Server Notifications and stores them durably in Kafka.
+@main
+enum IngestMain {
+    static func main() async throws {
+        let environment = EnvironmentSettings.process
+        let logger = LoggingSetup.bootstrap(service: "ingest", settings: environment)
+        let settings = try IngestSettings(environment)
+        let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+        try await app.runService()
+    }
+}

@@ -1,0 +1,93 @@
+import AppStoreModels
+import Foundation
+import JWSVerification
+import NotificationPipeline
+
+/// What ingest learned from a body that passed the structural checks.
+struct AdmittedNotification: Sendable {
+    var environment: Environment
+    var subject: String
+    var notificationUUID: String?
+}
+
+/// Why a body was refused: the HTTP status and a JSON error naming the problem.
+struct AdmissionRejection: Error, Sendable {
+    var status: Int
+    /// A stable machine-readable code (`body-too-large`, `not-json`, `not-a-jws`, …).
+    var code: String
+    var message: String
+}
+
+/// The cheap structural checks ingest makes before a body goes to Kafka. No signature is checked here
+/// (the chain verifier does that); this only refuses what can never verify, so Apple sees a 4xx at once.
+struct NotificationAdmission: Sendable {
+    let apps: [AppIdentity]
+    let environments: [Environment]
+
+    /// Checks a body for a route (`nil`: any configured environment).
+    func admit(body: [UInt8], route: Environment?) throws(AdmissionRejection) -> AdmittedNotification {
+        guard let envelope = try? JSONDecoder().decode(ResponseBodyV2.self, from: Data(body)) else {
+            throw AdmissionRejection(status: 400, code: "not-json", message: "the body must be JSON {\"signedPayload\": \"<JWS>\"}")
+        }
+        guard let signedPayload = envelope.signedPayload, !signedPayload.isEmpty else {
+            throw AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
+        }
+        let jws: UnverifiedJWS
+        do {
+            jws = try UnverifiedJWS(signedPayload)
+        } catch {
+            throw AdmissionRejection(status: 400, code: "not-a-jws", message: "signedPayload is not a compact JWS: \(error.detail)")
+        }
+        guard jws.algorithm == "ES256" else {
+            throw AdmissionRejection(status: 400, code: "bad-algorithm", message: "alg must be ES256, found \(jws.algorithm ?? "none")")
+        }
+        guard jws.certificateCount == 3 else {
+            throw AdmissionRejection(status: 400, code: "bad-certificate-chain",
+                                     message: "x5c must hold 3 certificates, found \(jws.certificateCount ?? 0)")
+        }
+        let payload: ResponseBodyV2DecodedPayload
+        do {
+            payload = try jws.decodePayload(as: ResponseBodyV2DecodedPayload.self)
+        } catch {
+            throw AdmissionRejection(status: 400, code: "bad-payload", message: "the payload is not a notification")
+        }
+        guard payload.notificationUUID != nil, payload.signedDate != nil, payload.containerCount == 1 else {
+            throw AdmissionRejection(status: 400, code: "bad-payload",
+                                     message: "the notification needs notificationUUID, signedDate and exactly one data container")
+        }
+        try self.checkApp(payload)
+        let environment = try self.checkEnvironment(payload, route: route)
+        return AdmittedNotification(
+            environment: environment, subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
+            notificationUUID: payload.notificationUUID)
+    }
+
+    /// Requires a configured app (and its appAppleId when configured).
+    private func checkApp(_ payload: ResponseBodyV2DecodedPayload) throws(AdmissionRejection) {
+        guard let bundleId = payload.bundleId, let app = self.apps.first(where: { $0.bundleId == bundleId }) else {
+            throw AdmissionRejection(status: 400, code: "unknown-app", message: "bundleId \(payload.bundleId ?? "(none)") is not a configured app")
+        }
+        if let expected = app.appAppleId, let actual = payload.appAppleId, expected != actual {
+            throw AdmissionRejection(status: 400, code: "unknown-app", message: "appAppleId \(actual) is not \(expected)")
+        }
+    }
+
+    /// Requires a configured environment, equal to the route's when the route names one.
+    private func checkEnvironment(_ payload: ResponseBodyV2DecodedPayload, route: Environment?) throws(AdmissionRejection) -> Environment {
+        guard let raw = payload.rawEnvironment, let environment = Environment(rawValue: raw), self.environments.contains(environment) else {
+            throw AdmissionRejection(status: 400, code: "unknown-environment",
+                                     message: "environment \(payload.rawEnvironment ?? "(none)") is not accepted here")
+        }
+        if let route, route != environment {
+            throw AdmissionRejection(status: 400, code: "wrong-environment",
+                                     message: "a \(environment.rawValue) notification was posted to the \(route.rawValue) route")
+        }
+        return environment
+    }
+
+    /// The nested transaction, decoded without verification, for the subject only.
+    private static func unverifiedTransaction(_ payload: ResponseBodyV2DecodedPayload) -> JWSTransactionDecodedPayload? {
+        guard let signed = payload.data?.signedTransactionInfo else { return nil }
+        return try? UnverifiedJWS(signed).decodePayload(as: JWSTransactionDecodedPayload.self)
+    }
+}

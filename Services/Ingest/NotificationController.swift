@@ -1,0 +1,99 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+
+/// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
+/// produces it unchanged to the raw topic, and answers 200 only once the broker acknowledged it.
+struct NotificationController: Sendable {
+    let admission: NotificationAdmission
+    let producer: KafkaProducer
+    let rawTopic: String
+    let maximumBodyBytes: Int
+    let produceTimeout: Duration
+    let metrics: IngestMetrics
+    let logger: Logger
+
+    /// Registers the routes.
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.post("/notifications") { request, _ in await self.receive(request, route: nil) }
+        router.post("/notifications/production") { request, _ in await self.receive(request, route: .production) }
+        router.post("/notifications/sandbox") { request, _ in await self.receive(request, route: .sandbox) }
+    }
+
+    /// Handles one delivery from Apple.
+    func receive(_ request: Request, route: AppStoreModels.Environment?) async -> Response {
+        self.metrics.inFlight.increment(by: 1)
+        defer { self.metrics.inFlight.decrement(by: 1) }
+        let requestID = request.headers[.init("x-request-id")!] ?? UUID().uuidString
+        var request = request
+        let body: [UInt8]
+        do {
+            body = Array(buffer: try await request.collectBody(upTo: self.maximumBodyBytes))
+        } catch {
+            return self.refuse(AdmissionRejection(status: 413, code: "body-too-large",
+                                                  message: "the body exceeds \(self.maximumBodyBytes) bytes"), requestID: requestID)
+        }
+        let admitted: AdmittedNotification
+        do throws(AdmissionRejection) {
+            admitted = try self.admission.admit(body: body, route: route)
+        } catch {
+            return self.refuse(error, requestID: requestID)
+        }
+        let record = ProducerRecord(
+            topic: self.rawTopic, key: Array(admitted.subject.utf8), value: body,
+            headers: [
+                KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
+                KafkaHeader(name: PipelineHeaders.environment, text: admitted.environment.rawValue),
+                KafkaHeader(name: PipelineHeaders.requestID, text: requestID),
+            ])
+        let start = ContinuousClock.now
+        do {
+            _ = try await self.deliver(record)
+        } catch {
+            self.metrics.count(outcome: "unavailable")
+            self.logger.error("not acknowledged by the broker; answering 503 so Apple retries", metadata: [
+                "requestID": "\(requestID)", "notificationUUID": "\(admitted.notificationUUID ?? "")", "error": "\(error)",
+            ])
+            return Self.json(status: 503, ["error": "unavailable", "message": "the notification could not be stored; retry later"])
+        }
+        self.metrics.produceLatency.record(ContinuousClock.now - start)
+        self.metrics.count(outcome: "accepted")
+        return Self.json(status: 200, ["status": "accepted", "notificationUUID": admitted.notificationUUID ?? ""])
+    }
+
+    /// Produces a record and waits for its acknowledgement, at most the produce timeout.
+    private func deliver(_ record: ProducerRecord) async throws -> DeliveryReport {
+        let pending = try await self.producer.enqueue(record)
+        return try await withThrowingTaskGroup(of: DeliveryReport?.self) { group in
+            group.addTask { try await pending.report }
+            group.addTask {
+                try await Task.sleep(for: self.produceTimeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let report = try await group.next() ?? nil else {
+                throw KafkaError(.timeout, "no acknowledgement within \(self.produceTimeout)", isRetriable: true)
+            }
+            return report
+        }
+    }
+
+    /// A 4xx answer for a refused body, logged and counted.
+    private func refuse(_ rejection: AdmissionRejection, requestID: String) -> Response {
+        self.metrics.count(outcome: rejection.code)
+        self.logger.info("refused", metadata: ["requestID": "\(requestID)", "code": "\(rejection.code)", "reason": "\(rejection.message)"])
+        return Self.json(status: rejection.status, ["error": rejection.code, "message": rejection.message])
+    }
+
+    /// A JSON response.
+    static func json(status: Int, _ object: [String: String]) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,26 @@
+/// The pipeline's topics. Every name is configuration; these are the defaults.
+public struct PipelineTopics: Sendable, Hashable {
+    /// Notifications as Apple posted them (ingest → chain-verifier). Key: subject.
+    public var raw = "appstore.notifications.raw"
+    /// Verified, decoded notifications (chain-verifier → entitlement-updater). Key: subject.
+    public var verified = "appstore.notifications.verified"
+    /// Refused messages with their reason (the DLQ).
+    public var rejected = "appstore.notifications.rejected"
+    /// Subscription status requests for refund-resolver.
+    public var statusRequests = "appstore.status.requests"
+    /// Entitlement changes for other teams. Key: customer.
+    public var entitlementChanges = "entitlements.changes"
+    /// Family-sharing gains and losses. Key: customer.
+    public var entitlementFamily = "entitlements.family"
+    /// Refunds and revocations. Key: customer.
+    public var entitlementRevocations = "entitlements.revocations"
+
+    /// The default names.
+    public init() {}
+
+    /// Every topic, for `iapctl topics`.
+    public var all: [String] {
+        [self.raw, self.verified, self.rejected, self.statusRequests, self.entitlementChanges, self.entitlementFamily,
+         self.entitlementRevocations]
+    }
+}

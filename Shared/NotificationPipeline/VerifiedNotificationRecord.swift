@@ -1,0 +1,34 @@
+public import AppStoreModels
+import Foundation
+public import JWSVerification
+
+/// The value written to the verified topic: the notification, every nested JWS verified and decoded, and the
+/// original signed payload. Canonical JSON (sorted keys), so verifying the same input twice gives the same
+/// bytes: a redelivered message is an exact repeat.
+public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
+    /// The value's schema name and version.
+    public static let schema = "appstore.notification.verified/v1"
+
+    public var schema: String = Self.schema
+    /// The Kafka key: see ``NotificationSubject``.
+    public var subject: String
+    /// The environment the notification belongs to.
+    public var environment: String
+    /// The instant the certificates were validated at (the payload's signedDate unless configured otherwise).
+    public var validatedAt: Timestamp?
+    /// The verified notification: signed payload, decoded payload and decoded nested data.
+    public var notification: VerifiedNotification
+
+    /// Creates a record for a verified notification.
+    public init(notification: VerifiedNotification) {
+        self.notification = notification
+        self.subject = NotificationSubject.of(notification.payload, transaction: notification.transaction)
+        self.environment = notification.payload.rawEnvironment ?? "unknown"
+        self.validatedAt = notification.payload.signedDate
+    }
+
+    /// Canonical JSON bytes.
+    public func encoded() throws -> [UInt8] {
+        Array(try AppStoreJSON.makeCanonicalEncoder().encode(self))
+    }
+}

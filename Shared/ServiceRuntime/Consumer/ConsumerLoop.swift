@@ -1,0 +1,72 @@
+import Foundation
+public import Logging
+public import RdKafka
+public import ServiceLifecycle
+
+/// What a consumer service does with each batch of records. It must be idempotent: after a crash or a
+/// rebalance the same records come again.
+public protocol BatchHandler: Sendable {
+    /// Processes a batch; returns only when its effect is durable (produced and acknowledged, committed).
+    func handle(_ records: [ConsumerRecord]) async throws
+}
+
+/// The generic at-least-once loop: poll a batch → handle it → store its offsets, until graceful shutdown,
+/// then finish the batch in hand, close the consumer (leaving the group) and return.
+///
+/// A failed batch is retried with exponential backoff (100 ms doubling to 10 s) and its offsets are not
+/// stored meanwhile; after `maximumAttempts` the loop throws, the service exits and its replacement
+/// starts again from the last stored offsets.
+public struct ConsumerLoop<Handler: BatchHandler>: Service {
+    public let consumer: KafkaConsumer
+    public let handler: Handler
+    public let readiness: Readiness?
+    public var maximumBatch: Int = 500
+    public var pollTimeout: Duration = .milliseconds(100)
+    public var maximumAttempts: Int = 20
+    private let logger: Logger
+
+    /// Creates the loop.
+    public init(consumer: KafkaConsumer, handler: Handler, readiness: Readiness? = nil, logger: Logger) {
+        self.consumer = consumer
+        self.handler = handler
+        self.readiness = readiness
+        self.logger = logger
+    }
+
+    /// Runs until graceful shutdown.
+    public func run() async throws {
+        self.readiness?.set(true)
+        defer { self.readiness?.set(false) }
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                    let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout)
+                    guard !records.isEmpty else { continue }
+                    try await self.handleWithRetries(records)
+                    self.consumer.storeOffsets(after: records)
+                }
+            }
+        } catch is CancellationError {
+            // Shutdown interrupted a poll or a retry wait; the batch in hand keeps its offsets unstored.
+        }
+        await self.consumer.close()
+    }
+
+    /// Hands a batch to the handler until it succeeds or the attempts run out.
+    private func handleWithRetries(_ records: [ConsumerRecord]) async throws {
+        var delay = Duration.milliseconds(100)
+        for attempt in 1... {
+            do {
+                try await self.handler.handle(records)
+                return
+            } catch {
+                guard attempt < self.maximumAttempts else { throw error }
+                self.logger.warning("batch failed, retrying", metadata: [
+                    "attempt": "\(attempt)", "records": "\(records.count)", "error": "\(String(reflecting: error))",
+                ])
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(10))
+            }
+        }
+    }
+}

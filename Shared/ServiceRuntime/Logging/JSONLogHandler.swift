@@ -1,0 +1,45 @@
+import Foundation
+public import Logging
+
+/// A swift-log handler writing one JSON object per line to standard error:
+/// `{"ts":…,"level":…,"label":…,"message":…, …metadata}`.
+public struct JSONLogHandler: LogHandler {
+    public var logLevel: Logger.Level
+    public var metadata: Logger.Metadata = [:]
+    private let label: String
+
+    /// Creates a handler for a logger label.
+    public init(label: String, level: Logger.Level = .info) {
+        self.label = label
+        self.logLevel = level
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { self.metadata[key] }
+        set { self.metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var object: [String: String] = [:]
+        for (key, value) in self.metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new }) {
+            object[key] = "\(value)"
+        }
+        object["ts"] = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        object["level"] = event.level.rawValue
+        object["label"] = self.label
+        object["message"] = "\(event.message)"
+        guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        line.append(0x0A)
+        FileHandle.standardError.write(line)
+    }
+}
+
+/// Installs JSON logging for a whole process, once, at a level from `LOG_LEVEL` (default info).
+public enum LoggingSetup {
+    /// Bootstraps swift-log with ``JSONLogHandler`` and returns the service's logger.
+    public static func bootstrap(service: String, settings: EnvironmentSettings) -> Logger {
+        let level = Logger.Level(rawValue: settings.string("LOG_LEVEL", default: "info")) ?? .info
+        LoggingSystem.bootstrap { JSONLogHandler(label: $0, level: level) }
+        return Logger(label: service)
+    }
+}

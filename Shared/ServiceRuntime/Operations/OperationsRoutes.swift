@@ -1,0 +1,45 @@
+public import Hummingbird
+public import Logging
+public import Prometheus
+public import ServiceLifecycle
+
+/// The endpoints every service serves: `/health` (alive), `/ready` (ready for work) and `/metrics`
+/// (Prometheus text format).
+public enum OperationsRoutes {
+    /// Adds the three routes to a router.
+    public static func add<Context: RequestContext>(
+        to router: Router<Context>, readiness: Readiness, registry: PrometheusCollectorRegistry
+    ) {
+        router.get("/health") { _, _ in Self.text("ok\n") }
+        router.get("/ready") { _, _ in
+            readiness.isReady ? Self.text("ready\n") : Self.text("not ready\n", status: .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+    }
+
+    /// A plain-text response.
+    static func text(_ text: String, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// An HTTP server with only the operations endpoints, for services that serve nothing else.
+public enum OperationsServer {
+    /// Builds the application; add the service's own services to it and run it.
+    public static func build(
+        host: String, port: Int, readiness: Readiness, registry: PrometheusCollectorRegistry, services: [any Service],
+        logger: Logger
+    ) -> some ApplicationProtocol {
+        let router = Router()
+        OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+        return Application(
+            router: router, configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            services: services, logger: logger)
+    }
+}
