@@ -112,7 +112,10 @@ let package = Package(
             dependencies: [
                 "AppStoreModels",
                 "JWSVerification",
+                "NotificationPipeline",
+                "RdKafka",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Services/IAPCtl",
             swiftSettings: strictSettings
@@ -179,6 +182,18 @@ let package = Package(
             name: "RdKafkaTests",
             dependencies: ["RdKafka", "TestSupport", .product(name: "Logging", package: "swift-log")],
             path: "Tests/RdKafkaTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "IngestTests",
+            dependencies: [
+                "Ingest", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/IngestTests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -1,0 +1,28 @@
+import Hummingbird
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+import ServiceRuntime
+
+/// Builds the chain verifier: the consumer loop over the raw topic, the producer for the verified and
+/// rejected topics, and the operations endpoints. Shutdown stops the loop first (it finishes its batch and
+/// leaves the group), then flushes the producer. Tests call this too.
+func buildApplication(
+    settings: ChainVerifierSettings, registry: PrometheusCollectorRegistry, logger: Logger
+) throws -> some ApplicationProtocol {
+    let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
+    var consumerConfiguration = KafkaConsumerConfiguration(client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw])
+    consumerConfiguration.sessionTimeout = settings.sessionTimeout
+    consumerConfiguration.heartbeatInterval = min(.seconds(3), settings.sessionTimeout / 6)
+    let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+    let readiness = Readiness()
+    let handler = VerifyBatchHandler(
+        verification: NotificationVerification(verifiers: try settings.makeVerifiers(), topics: settings.topics),
+        producer: producer, metrics: ChainVerifierMetrics(registry: registry))
+    var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
+    loop.maximumBatch = settings.maximumBatch
+    return OperationsServer.build(
+        host: settings.host, port: settings.port, readiness: readiness, registry: registry,
+        services: [producer, loop], logger: logger)
+}

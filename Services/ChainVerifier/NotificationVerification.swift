@@ -1,0 +1,68 @@
+import AppStoreModels
+import Foundation
+import JWSVerification
+import NotificationPipeline
+import RdKafka
+
+/// What verifying one raw message produced.
+enum VerificationOutcome: Sendable {
+    /// A record for the verified topic.
+    case verified(ProducerRecord)
+    /// A record for the rejected topic (DLQ), with the reason counted in metrics.
+    case rejected(ProducerRecord, reason: String)
+    /// A failure that says nothing about the message; the batch is tried again.
+    case retry(VerificationError)
+}
+
+/// Verifies one raw message with the verifier of its environment and builds the output record.
+struct NotificationVerification: Sendable {
+    let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
+    let topics: PipelineTopics
+
+    /// Verifies a raw message; never throws: every input ends as a verified record, a DLQ record, or a retry.
+    func verify(_ message: ConsumerRecord) async -> VerificationOutcome {
+        guard let value = message.value,
+              let envelope = try? JSONDecoder().decode(ResponseBodyV2.self, from: Data(value)),
+              let signedPayload = envelope.signedPayload
+        else {
+            return self.reject(message, reason: "envelope", detail: "the value is not Apple's {\"signedPayload\": …} body", uuid: nil)
+        }
+        let untrusted = try? UnverifiedJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self)
+        let environmentName = message.header(PipelineHeaders.environment)?.text ?? untrusted?.rawEnvironment
+        guard let environment = environmentName.flatMap(AppStoreModels.Environment.init(rawValue:)),
+              let verifier = self.verifiers[environment]
+        else {
+            return self.reject(message, reason: VerificationError.Kind.environment.rawValue,
+                               detail: "no verifier for environment \(environmentName ?? "(none)")", uuid: untrusted?.notificationUUID)
+        }
+        do {
+            let verified = try await verifier.verifyNotification(signedPayload)
+            let record = VerifiedNotificationRecord(notification: verified)
+            var headers = message.headers.filter { [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name) }
+            headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
+            headers.append(KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
+            headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
+            // Encoding plain decoded values cannot fail.
+            return .verified(ProducerRecord(
+                topic: self.topics.verified, key: Array(record.subject.utf8), value: try! record.encoded(), headers: headers))
+        } catch where error.isRetryable {
+            return .retry(error)
+        } catch {
+            return self.reject(message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted?.notificationUUID)
+        }
+    }
+
+    /// A DLQ record carrying the original message and why it was refused.
+    private func reject(_ message: ConsumerRecord, reason: String, detail: String, uuid: String?) -> VerificationOutcome {
+        let original = RejectedNotificationRecord.OriginalMessage(
+            topic: message.topic, partition: message.partition, offset: message.offset,
+            key: message.key.map { String(decoding: $0, as: UTF8.self) },
+            value: message.value.map { String(decoding: $0, as: UTF8.self) },
+            headers: Dictionary(message.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
+        let record = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: original)
+        return .rejected(ProducerRecord(
+            topic: self.topics.rejected, key: message.key, value: try! record.encoded(),
+            headers: message.headers + [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]),
+            reason: reason)
+    }
+}

@@ -1,0 +1,63 @@
+import JWSVerification
+import Prometheus
+import RdKafka
+import ServiceRuntime
+
+/// Verifies a batch of raw messages on every core, then produces each output in input order and returns
+/// once the broker acknowledged them all, so the loop stores offsets only for durable results.
+///
+/// Order: outputs are enqueued in the order their inputs were consumed, and the producer is idempotent,
+/// so messages of one key (one partition) stay in order downstream.
+struct VerifyBatchHandler: BatchHandler {
+    let verification: NotificationVerification
+    let producer: KafkaProducer
+    let metrics: ChainVerifierMetrics
+
+    func handle(_ records: [ConsumerRecord]) async throws {
+        let outcomes = await withTaskGroup(of: (Int, VerificationOutcome).self) { group in
+            for (index, record) in records.enumerated() {
+                group.addTask { (index, await self.verification.verify(record)) }
+            }
+            var outcomes = [VerificationOutcome?](repeating: nil, count: records.count)
+            for await (index, outcome) in group { outcomes[index] = outcome }
+            return outcomes.map { $0! }
+        }
+        var pending: [PendingDelivery] = []
+        for outcome in outcomes {
+            switch outcome {
+            case .verified(let record): pending.append(try await self.producer.enqueue(record))
+            case .rejected(let record, _): pending.append(try await self.producer.enqueue(record))
+            case .retry(let error): throw error
+            }
+        }
+        for delivery in pending { _ = try await delivery.report }
+        for outcome in outcomes {
+            switch outcome {
+            case .verified: self.metrics.verified.increment()
+            case .rejected(_, let reason): self.metrics.rejected(reason: reason)
+            case .retry: break
+            }
+        }
+    }
+}
+
+/// The chain verifier's metrics.
+struct ChainVerifierMetrics: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    /// Notifications verified and published.
+    let verified: Counter
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        self.verified = registry.makeCounter(descriptor: MetricNameDescriptor(
+            namespace: "chain_verifier", metricName: "verified", unitName: "total", helpText: "Notifications verified"))
+    }
+
+    /// Counts a message sent to the DLQ, by reason.
+    func rejected(reason: String) {
+        self.registry.makeCounter(
+            descriptor: MetricNameDescriptor(namespace: "chain_verifier", metricName: "rejected", unitName: "total",
+                                             helpText: "Messages dead-lettered, by reason"),
+            labels: [("reason", reason)]).increment()
+    }
+}

@@ -1,0 +1,57 @@
+import AppStoreModels
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import Ingest
+import Prometheus
+import RdKafka
+import Testing
+import TestSupport
+
+/// With the broker down, ingest answers 503 and never 200; once it is back, everything answered 200 is on
+/// the topic exactly as sent. Uses librdkafka's mock cluster to take the broker down and bring it back.
+@Suite(.timeLimit(.minutes(2))) struct IngestOutageTests {
+    @Test func brokerDownMeans503AndEvery200IsDurable() async throws {
+        let cluster = try MockKafkaCluster()
+        let settings = IngestTestSupport.settings(bootstrap: cluster.bootstrapServers, produceTimeout: .milliseconds(700))
+        try cluster.createTopic(settings.topics.raw, partitions: 2)
+        let fixtures = try SignedFixtures()
+        let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
+        let (accepted, unavailable) = try await app.test(.router) { client -> ([[UInt8]], Int) in
+            var accepted: [[UInt8]] = []
+            var unavailable = 0
+            func post(_ index: Int) async throws -> Int {
+                var payload = SignedFixtures.notification()
+                payload.notificationUUID = "00000000-0000-4000-8000-\(String(format: "%012d", index))"
+                let body = IngestTestSupport.body(try fixtures.signer.sign(payload))
+                let status = try await client.execute(uri: "/notifications", method: .post, body: body) { Int($0.status.code) }
+                if status == 200 { accepted.append(Array(buffer: body)) }
+                return status
+            }
+            for index in 0..<5 { #expect(try await post(index) == 200) }
+            cluster.setBroker(1, up: false)
+            for index in 5..<8 {
+                let status = try await post(index)
+                #expect(status == 503, "never 200 while the broker is down")
+                if status == 503 { unavailable += 1 }
+            }
+            cluster.setBroker(1, up: true)
+            var recovered = false
+            for index in 8..<40 where !recovered {
+                recovered = try await post(index) == 200
+            }
+            #expect(recovered, "ingest answers 200 again once the broker is back")
+            for index in 40..<45 { #expect(try await post(index) == 200) }
+            return (accepted, unavailable)
+        }
+        #expect(unavailable == 3)
+        let records = try await KafkaTestClient(bootstrapServers: cluster.bootstrapServers)
+            .readAll(settings.topics.raw, atLeast: accepted.count, quiet: .seconds(2))
+        let onTopic = records.compactMap(\.value)
+        for body in accepted {
+            #expect(onTopic.contains(body), "a body answered 200 is missing from the topic")
+        }
+        // Bodies answered 503 may also arrive later (Apple retries them anyway); nothing else may.
+        #expect(Set(onTopic.map { $0 }).count <= accepted.count + unavailable + 32)
+    }
+}

@@ -1,0 +1,37 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+@testable import Ingest
+import JWSVerification
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+import TestSupport
+
+/// Builds ingest for tests and signs bodies Apple would post.
+enum IngestTestSupport {
+    static func settings(bootstrap: [String], produceTimeout: Duration = .seconds(5)) -> IngestSettings {
+        var settings = IngestSettings(
+            apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+            kafka: KafkaClientSettings(bootstrapServers: bootstrap))
+        settings.host = "127.0.0.1"
+        settings.port = 0
+        settings.produceTimeout = produceTimeout
+        settings.maximumBodyBytes = 64 * 1024
+        return settings
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "ingest-test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Apple's POST body for a signed payload.
+    static func body(_ signedPayload: String) -> ByteBuffer {
+        ByteBuffer(string: "{\"signedPayload\":\"\(signedPayload)\"}")
+    }
+}

@@ -1,0 +1,54 @@
+public import Foundation
+public import Logging
+public import RdKafka
+
+/// Reads and writes topics in tests, against a real broker or the mock cluster.
+public struct KafkaTestClient: Sendable {
+    public let bootstrapServers: [String]
+    public let logger: Logger
+
+    /// A client for brokers; logs only errors.
+    public init(bootstrapServers: [String]) {
+        self.bootstrapServers = bootstrapServers
+        var logger = Logger(label: "kafka-test-client")
+        logger.logLevel = .error
+        self.logger = logger
+    }
+
+    /// Creates topics.
+    public func createTopics(_ topics: [(String, Int)]) async throws {
+        try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: self.bootstrapServers), logger: self.logger)
+            .createTopics(topics.map { (name: $0.0, partitions: $0.1) })
+    }
+
+    /// Produces records in order and waits for every acknowledgement.
+    public func produce(_ records: [ProducerRecord]) async throws {
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: self.bootstrapServers)), logger: self.logger)
+        var pending: [PendingDelivery] = []
+        for record in records { pending.append(try await producer.enqueue(record)) }
+        for delivery in pending { _ = try await delivery.report }
+        await producer.shutdown()
+    }
+
+    /// Reads a topic from the beginning with a fresh group until `count` records arrived and then nothing
+    /// more for `quiet`, or until `timeout`; returns everything read.
+    public func readAll(_ topic: String, atLeast count: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(60)) async throws -> [ConsumerRecord] {
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: self.bootstrapServers), groupID: "reader-\(UUID().uuidString)", topics: [topic])
+        configuration.sessionTimeout = .seconds(6)
+        configuration.heartbeatInterval = .milliseconds(500)
+        let consumer = try KafkaConsumer(configuration: configuration, logger: self.logger)
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var records: [ConsumerRecord] = []
+        var lastArrival = clock.now
+        while clock.now < deadline {
+            let batch = try await consumer.poll(maxMessages: 1000, timeout: .milliseconds(200))
+            if !batch.isEmpty { lastArrival = clock.now }
+            records += batch
+            if records.count >= count && clock.now - lastArrival >= quiet { break }
+        }
+        await consumer.close()
+        return records
+    }
+}
