@@ -197,6 +197,19 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            name: "ChainVerifierTests",
+            dependencies: [
+                "ChainVerifier", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka",
+                "ServiceRuntime", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/ChainVerifierTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "IAPCtlTests",
             dependencies: ["IAPCtl", "AppStoreSigning", "TestSupport"],
             path: "Tests/IAPCtlTests",

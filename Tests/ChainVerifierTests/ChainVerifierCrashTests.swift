@@ -1,0 +1,97 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import JWSVerification
+import NotificationPipeline
+import RdKafka
+import Testing
+import TestSupport
+
+/// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
+/// or rejected, and a message seen twice is an exact repeat.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ChainVerifierCrashTests {
+    static var binary: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chain-verifier")
+    }
+
+    /// Starts the binary with its environment; output goes to a log file.
+    static func start(environment: [String: String], log: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = binary
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+
+    @Test func killedMidStreamAndRestartedItLosesNothing() async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build chain-verifier before the tests")
+        try await withLocalBroker { bootstrap in
+            let fixtures = try SignedFixtures()
+            let impostor = try SignedFixtures()
+            let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+            let topics = PipelineTopics()
+            try await kafka.createTopics([(topics.raw, 4), (topics.verified, 4), (topics.rejected, 4)])
+
+            let total = 2000
+            var raw: [ProducerRecord] = []
+            var forgedUUIDs: Set<String> = []
+            for index in 0..<total {
+                let subscription = "sub-\(index % 200)"
+                let forged = index % 25 == 0
+                let uuid = "n-\(index)"
+                if forged { forgedUUIDs.insert(uuid) }
+                raw.append(RawMessages.record(
+                    try RawMessages.notification(uuid: uuid, original: subscription, sequence: index / 200,
+                                                 signer: forged ? impostor.signer : fixtures.signer),
+                    subject: subscription, topic: topics.raw))
+            }
+            try await kafka.produce(raw)
+
+            let directory = try LocalComponents.temporaryDirectory("chain-verifier")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let root = directory.appendingPathComponent("root.der")
+            try Data(TestPKI.der(fixtures.pki.root)).write(to: root)
+            let environment = [
+                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
+                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                "CHAIN_VERIFIER_BATCH": "50", "HTTP_HOST": "127.0.0.1", "HTTP_PORT": "0", "LOG_LEVEL": "warning",
+            ]
+            let log = directory.appendingPathComponent("chain-verifier.log")
+
+            // First run: killed once some, but not all, output exists.
+            let first = try Self.start(environment: environment, log: log)
+            let early = try await kafka.readAll(topics.verified, atLeast: 300, quiet: .zero, timeout: .seconds(90))
+            kill(first.processIdentifier, SIGKILL)
+            first.waitUntilExit()
+            #expect(first.terminationReason == .uncaughtSignal)
+            #expect(early.count >= 300 && early.count < total, "killed mid-stream (\(early.count) verified so far)")
+
+            // Second run: finishes the stream.
+            let second = try Self.start(environment: environment, log: log)
+            let verified = try await kafka.readAll(topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(120))
+            let rejected = try await kafka.readAll(topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
+            second.terminate()
+            second.waitUntilExit()
+            #expect(second.terminationStatus == 0, "graceful shutdown on SIGTERM")
+
+            var verifiedValues: [String: [UInt8]] = [:]
+            for record in verified {
+                let uuid = try RawMessages.verified(record).notification.payload.notificationUUID!
+                if let earlier = verifiedValues[uuid] {
+                    #expect(earlier == record.value, "a repeat of \(uuid) differs from the first copy")
+                }
+                verifiedValues[uuid] = record.value
+            }
+            let rejectedUUIDs = Set(try rejected.map { try RawMessages.rejected($0).notificationUUID ?? "" })
+            #expect(Set(verifiedValues.keys).count == total - forgedUUIDs.count, "every valid notification verified")
+            #expect(Set(verifiedValues.keys).isDisjoint(with: forgedUUIDs))
+            #expect(rejectedUUIDs == forgedUUIDs, "every forged notification dead-lettered, nothing else")
+            #expect(Set(verifiedValues.keys).union(rejectedUUIDs).count == total, "nothing lost")
+        }
+    }
+}

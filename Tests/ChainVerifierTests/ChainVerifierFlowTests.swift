@@ -1,0 +1,92 @@
+import AppStoreModels
+import AppStoreSigning
+@testable import ChainVerifier
+import Foundation
+import Hummingbird
+import JWSVerification
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+import ServiceLifecycle
+import Testing
+import TestSupport
+
+/// The chain verifier in-process against a real broker: verified notifications out in per-key order,
+/// everything else in the DLQ with its reason and the original message.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ChainVerifierFlowTests {
+    @Test func rawMessagesEndVerifiedInOrderOrDeadLetteredWithTheirReason() async throws {
+        try await withLocalBroker { bootstrap in
+            let fixtures = try SignedFixtures()
+            let impostor = try SignedFixtures()
+            let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+            var settings = ChainVerifierSettings(
+                apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+            settings.environments = [.sandbox]
+            settings.trustedRoots = [fixtures.pki.root]
+            settings.sessionTimeout = .seconds(6)
+            settings.host = "127.0.0.1"
+            settings.port = 0
+            try await kafka.createTopics([(settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3)])
+
+            var raw: [ProducerRecord] = []
+            for sequence in 0..<10 {
+                for subscription in ["sub-a", "sub-b", "sub-c"] {
+                    let uuid = "\(subscription)-\(sequence)"
+                    raw.append(RawMessages.record(
+                        try RawMessages.notification(uuid: uuid, original: subscription, sequence: sequence, signer: fixtures.signer),
+                        subject: subscription, topic: settings.topics.raw))
+                }
+            }
+            raw.append(RawMessages.record(
+                try RawMessages.notification(uuid: "forged-1", original: "sub-a", sequence: 99, signer: impostor.signer),
+                subject: "sub-a", topic: settings.topics.raw))
+            raw.append(RawMessages.record(
+                try RawMessages.notification(uuid: "production-1", original: "sub-p", sequence: 1, signer: fixtures.signer, environment: .production),
+                subject: "sub-p", topic: settings.topics.raw, environment: "Production"))
+            raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("junk".utf8), value: Array("hello".utf8)))
+            raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("tomb".utf8), value: nil))
+            try await kafka.produce(raw)
+
+            var logger = Logger(label: "chain-verifier-test")
+            logger.logLevel = .error
+            let registry = PrometheusCollectorRegistry()
+            let app = try buildApplication(settings: settings, registry: registry, logger: logger)
+            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
+            let running = Task { try await group.run() }
+            let verified = try await kafka.readAll(settings.topics.verified, atLeast: 30, quiet: .seconds(2))
+            let rejected = try await kafka.readAll(settings.topics.rejected, atLeast: 4, quiet: .seconds(1))
+            await group.triggerGracefulShutdown()
+            try await running.value
+
+            // Verified: all thirty, keyed by subscription, in signing order per subscription.
+            let records = try verified.map(RawMessages.verified)
+            #expect(Set(records.map { $0.notification.payload.notificationUUID! }).count == 30)
+            #expect(verified.count == 30)
+            for subscription in ["sub-a", "sub-b", "sub-c"] {
+                let sequence = zip(verified, records).filter { $0.0.key == Array(subscription.utf8) }.map { $0.1.notification.payload.notificationUUID! }
+                #expect(sequence == (0..<10).map { "\(subscription)-\($0)" })
+            }
+            #expect(records.allSatisfy { $0.schema == VerifiedNotificationRecord.schema && $0.notification.transaction != nil })
+            #expect(verified.allSatisfy { $0.header(PipelineHeaders.verifiedAt) != nil && $0.header(PipelineHeaders.requestID) != nil })
+
+            // Rejected: each with its reason and the original message unchanged.
+            let dead = try rejected.map(RawMessages.rejected)
+            #expect(rejected.count == 4)
+            let reasons = Dictionary(dead.map { ($0.original.key ?? "", $0.reason) }, uniquingKeysWith: { first, _ in first })
+            #expect(reasons["sub-a"] == "chain")
+            #expect(reasons["sub-p"] == "environment")
+            #expect(reasons["junk"] == "envelope")
+            #expect(reasons["tomb"] == "envelope")
+            let forged = try #require(dead.first { $0.original.key == "sub-a" })
+            #expect(forged.notificationUUID == "forged-1")
+            #expect(forged.original.value.map { Array($0.utf8) } == raw[30].value)
+            #expect(forged.original.headers[PipelineHeaders.requestID] == "req-sub-a")
+
+            let metrics = registry.emitToString()
+            #expect(metrics.contains("chain_verifier_verified_total 30"))
+            #expect(metrics.contains("chain_verifier_rejected_total{reason=\"envelope\"} 2"))
+        }
+    }
+}
