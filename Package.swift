@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "ingest", targets: ["Ingest"]),
         .executable(name: "chain-verifier", targets: ["ChainVerifier"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
+        .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "JWSVerification", targets: ["JWSVerification"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
@@ -101,7 +102,7 @@ let package = Package(
 
         .target(
             name: "NotificationPipeline",
-            dependencies: ["AppStoreModels", "JWSVerification"],
+            dependencies: ["AppStoreModels", "JWSVerification", "RdKafka", "ServiceRuntime"],
             path: "Shared/NotificationPipeline",
             swiftSettings: strictSettings
         ),
@@ -154,6 +155,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .executableTarget(
+            name: "HTTPBaseline",
+            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
+            path: "Benchmarks/HTTPBaseline",
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Tests
         .target(
             name: "TestSupport",
@@ -187,7 +195,8 @@ let package = Package(
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "Ingest", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka", "TestSupport",
+                "Ingest", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
+                "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -210,8 +219,20 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            name: "ServiceRuntimeTests",
+            dependencies: ["ServiceRuntime"],
+            path: "Tests/ServiceRuntimeTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "NotificationPipelineTests",
+            dependencies: ["NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport"],
+            path: "Tests/NotificationPipelineTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "IAPCtlTests",
-            dependencies: ["IAPCtl", "AppStoreSigning", "TestSupport"],
+            dependencies: ["IAPCtl", "AppStoreSigning", "NotificationPipeline", "TestSupport"],
             path: "Tests/IAPCtlTests",
             swiftSettings: testSettings
         ),

@@ -23,6 +23,6 @@ func buildApplication(
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     return OperationsServer.build(
-        host: settings.host, port: settings.port, readiness: readiness, registry: registry,
+        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
         services: [producer, loop], logger: logger)
 }

@@ -27,13 +27,14 @@ struct NotificationVerification: Sendable {
         else {
             return self.reject(message, reason: "envelope", detail: "the value is not Apple's {\"signedPayload\": …} body", uuid: nil)
         }
-        let untrusted = try? UnverifiedJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self)
-        let environmentName = message.header(PipelineHeaders.environment)?.text ?? untrusted?.rawEnvironment
+        // Decoded without verification only where needed: a missing environment header, or a DLQ record.
+        let untrusted = { try? UnverifiedJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self) }
+        let environmentName = message.header(PipelineHeaders.environment)?.text ?? untrusted()?.rawEnvironment
         guard let environment = environmentName.flatMap(AppStoreModels.Environment.init(rawValue:)),
               let verifier = self.verifiers[environment]
         else {
             return self.reject(message, reason: VerificationError.Kind.environment.rawValue,
-                               detail: "no verifier for environment \(environmentName ?? "(none)")", uuid: untrusted?.notificationUUID)
+                               detail: "no verifier for environment \(environmentName ?? "(none)")", uuid: untrusted()?.notificationUUID)
         }
         do {
             let verified = try await verifier.verifyNotification(signedPayload)
@@ -48,7 +49,7 @@ struct NotificationVerification: Sendable {
         } catch where error.isRetryable {
             return .retry(error)
         } catch {
-            return self.reject(message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted?.notificationUUID)
+            return self.reject(message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted()?.notificationUUID)
         }
     }
 

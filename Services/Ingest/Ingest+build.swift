@@ -20,13 +20,13 @@ func buildApplication(
     let router = Router()
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
     NotificationController(
-        admission: NotificationAdmission(apps: settings.apps, environments: settings.environments),
+        admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
         producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
         produceTimeout: settings.produceTimeout, metrics: IngestMetrics(registry: registry), logger: logger
     ).addRoutes(to: router)
     return Application(
         router: router,
-        configuration: ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "ingest"),
+        configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
         services: [producer],
         logger: logger)
 }

@@ -9,6 +9,7 @@ import NotificationPipeline
 import Prometheus
 import RdKafka
 import ServiceLifecycle
+import ServiceRuntime
 import Testing
 import TestSupport
 
@@ -21,13 +22,12 @@ import TestSupport
             let impostor = try SignedFixtures()
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
             var settings = ChainVerifierSettings(
-                apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+                accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+                                       environments: [.sandbox]),
                 kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-            settings.environments = [.sandbox]
             settings.trustedRoots = [fixtures.pki.root]
             settings.sessionTimeout = .seconds(6)
-            settings.host = "127.0.0.1"
-            settings.port = 0
+            settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
             try await kafka.createTopics([(settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3)])
 
             var raw: [ProducerRecord] = []

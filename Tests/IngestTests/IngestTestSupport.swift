@@ -9,16 +9,16 @@ import Logging
 import NotificationPipeline
 import Prometheus
 import RdKafka
+import ServiceRuntime
 import TestSupport
 
 /// Builds ingest for tests and signs bodies Apple would post.
 enum IngestTestSupport {
     static func settings(bootstrap: [String], produceTimeout: Duration = .seconds(5)) -> IngestSettings {
         var settings = IngestSettings(
-            apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+            accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)]),
             kafka: KafkaClientSettings(bootstrapServers: bootstrap))
-        settings.host = "127.0.0.1"
-        settings.port = 0
+        settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
         settings.produceTimeout = produceTimeout
         settings.maximumBodyBytes = 64 * 1024
         return settings

@@ -1,34 +1,88 @@
 #!/usr/bin/env bash
-# Runs what the product does so far, on this machine: builds `iapctl` and fully verifies the real
-# Apple-signed Sandbox notification (outer JWS, transaction and renewal info) against Apple Root CA G3,
-# then shows how a forged notification is refused. Later issues grow this into the whole local pipeline.
+# Runs the pipeline on this machine, on loopback: installs what is missing, starts a Kafka-protocol broker
+# (Tansu), creates the topics, starts `ingest` and `chain-verifier`, and runs a demo: the real
+# Apple-signed Sandbox notification is verified by `iapctl`, then posted to ingest together with a tampered
+# copy and a malformed body; the script then shows what each topic holds.
+#   deploy/local/run.sh                 run the demo, then stop everything
+#   deploy/local/run.sh --keep-running  leave the stack up until Ctrl-C
+# Later issues add PostgreSQL, the entitlement updater, the publisher and the App Store stand-in.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export PATH="/opt/swift/usr/bin:$PATH"
+keep_running=false
+[[ "${1:-}" == "--keep-running" ]] && keep_running=true
 deploy/local/prerequisites.sh
-swift build --product iapctl
-iapctl=$(swift build --show-bin-path)/iapctl
+source deploy/local/env.sh
+echo "== building (debug)"
+swift build --product iapctl 2>&1 | grep -E "error|Compiling|Build of" | tail -n 1
+swift build --product ingest 2>&1 | grep -E "error|Build of" | tail -n 1
+swift build --product chain-verifier 2>&1 | grep -E "error|Build of" | tail -n 1
+bin=$(swift build --show-bin-path)
+work=$(mktemp -d)
+pids=()
+stop_all() {
+    trap - EXIT INT TERM
+    echo "== stopping"
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    deploy/local/broker.sh stop "$work/kafka"
+    rm -rf "$work"
+}
+trap stop_all EXIT INT TERM
 sample=Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW
+app="com.loki-project.loki-messenger"
 
 echo "== iapctl verify: the real Apple-signed DID_RENEW notification (Sandbox)"
-"$iapctl" verify --bundle-id com.loki-project.loki-messenger --app-apple-id 1470168868 \
-    --environment Sandbox "$sample" > /tmp/iapctl-verified.json
-python3 - /tmp/iapctl-verified.json <<'PY'
+"$bin/iapctl" verify --bundle-id "$app" --app-apple-id 1470168868 --environment Sandbox "$sample" > "$work/verified.json"
+python3 - "$work/verified.json" <<'PY'
 import json, sys
 n = json.load(open(sys.argv[1]))
 t, r = n["data"]["transactionInfo"], n["data"]["renewalInfo"]
-print(f'valid: {n["notificationType"]} {n["notificationUUID"]} status={n["data"]["status"]}')
+print(f'  valid: {n["notificationType"]} {n["notificationUUID"]} status={n["data"]["status"]}')
 print(f'  transaction {t["transactionId"]} of {t["originalTransactionId"]}: {t["productId"]} '
-      f'{t["transactionReason"]} {t["price"]/1000:.2f} {t["currency"]}, expires {t["expiresDate"]}')
+      f'{t["transactionReason"]} {t["price"]/1000:.2f} {t["currency"]}')
 print(f'  renewal info: autoRenewStatus={r["autoRenewStatus"]} renews to {r["autoRenewProductId"]}')
 PY
-echo "   (full JSON: /tmp/iapctl-verified.json)"
 
-echo "== iapctl verify: the same notification in a Production configuration"
-"$iapctl" verify --bundle-id com.loki-project.loki-messenger --app-apple-id 1470168868 \
-    --environment Production "$sample" || echo "   exit $? (refused, as it must be)"
+echo "== starting the broker, topics, ingest and chain-verifier"
+bootstrap=$(deploy/local/broker.sh start "$work/kafka")
+"$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 | sed 's/^/  /'
+ingest_port=$(deploy/local/free-port.sh)
+verifier_port=$(deploy/local/free-port.sh)
+export APPSTORE_APPS="$app:1470168868" APPSTORE_ENVIRONMENTS=Sandbox KAFKA_BOOTSTRAP_SERVERS="$bootstrap"
+export HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
+HTTP_PORT=$ingest_port "$bin/ingest" 2>>"$work/ingest.log" & pids+=($!)
+HTTP_PORT=$verifier_port "$bin/chain-verifier" 2>>"$work/chain-verifier.log" & pids+=($!)
+for url in "http://127.0.0.1:$ingest_port/ready" "http://127.0.0.1:$verifier_port/ready"; do
+    for _ in $(seq 1 300); do curl -fs "$url" >/dev/null && break; sleep 0.1; done
+done
+echo "  ingest:         http://127.0.0.1:$ingest_port/notifications   (metrics: /metrics, health: /health, /ready)"
+echo "  chain-verifier: http://127.0.0.1:$verifier_port/metrics"
+echo "  broker:         $bootstrap"
 
-echo "== iapctl verify: the same notification with one signature character changed"
-python3 -c 'import sys; s = open(sys.argv[1]).read().strip(); i = s.rindex(".") + 20; print(s[:i] + ("A" if s[i] != "A" else "B") + s[i+1:])' "$sample" \
-    | "$iapctl" verify --bundle-id com.loki-project.loki-messenger \
-    --app-apple-id 1470168868 --environment Sandbox - || echo "   exit $? (refused, as it must be)"
+echo "== posting to ingest"
+python3 - "$sample" "$work" <<'PY'
+import json, sys
+jws = open(sys.argv[1]).read().strip()
+i = jws.rindex(".") + 20
+tampered = jws[:i] + ("A" if jws[i] != "A" else "B") + jws[i + 1:]
+json.dump({"signedPayload": jws}, open(sys.argv[2] + "/real.json", "w"))
+json.dump({"signedPayload": tampered}, open(sys.argv[2] + "/tampered.json", "w"))
+open(sys.argv[2] + "/malformed.json", "w").write('{"signedPayload": "not.a-jws"}')
+PY
+for name in real tampered malformed; do
+    status=$(curl -s -o "$work/answer.json" -w '%{http_code}' -H 'Content-Type: application/json' \
+        --data-binary "@$work/$name.json" "http://127.0.0.1:$ingest_port/notifications/sandbox")
+    echo "  $name: HTTP $status $(cat "$work/answer.json")"
+done
+
+echo "== what the topics hold"
+"$APPSTORE_TOOLS_PYTHON" deploy/local/show-topics.py "$bootstrap" \
+    appstore.notifications.raw appstore.notifications.verified appstore.notifications.rejected
+echo "== counters"
+curl -fs "http://127.0.0.1:$ingest_port/metrics" | grep -E '^ingest_requests_total' | sed 's/^/  /'
+curl -fs "http://127.0.0.1:$verifier_port/metrics" | grep -E '^chain_verifier_(verified|rejected)_total' | sed 's/^/  /'
+
+if $keep_running; then
+    echo "== the stack is up (logs in $work); Ctrl-C stops everything"
+    while true; do sleep 3600; done
+fi

@@ -1,0 +1,59 @@
+"""Prints what the pipeline's topics hold: one line per message (used by deploy/local/run.sh).
+
+Usage: show-topics.py BOOTSTRAP TOPIC [TOPIC...]; reads each topic from the beginning with a fresh group.
+"""
+import json
+import sys
+import time
+import uuid
+
+from confluent_kafka import Consumer
+
+
+def summary(topic, value):
+    """One line describing a message of a pipeline topic."""
+    if value is None:
+        return "(tombstone)"
+    try:
+        record = json.loads(value)
+    except ValueError:
+        return f"{len(value)} bytes"
+    if "notification" in record:
+        n = record["notification"]
+        t = n.get("transaction") or {}
+        return (f'{n["payload"].get("notificationType")} {n["payload"].get("notificationUUID")} '
+                f'subject={record["subject"]} product={t.get("productId")} transaction={t.get("transactionId")}')
+    if "reason" in record:
+        return f'reason={record["reason"]}: {record["detail"][:100]}'
+    if "signedPayload" in record:
+        return f'Apple body, {len(value)} bytes'
+    return value[:120].decode(errors="replace")
+
+
+def main():
+    bootstrap, topics = sys.argv[1], sys.argv[2:]
+    for topic in topics:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"show-{uuid.uuid4()}",
+                             "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
+                             "heartbeat.interval.ms": 500, "enable.auto.commit": False})
+        consumer.subscribe([topic])
+        messages, deadline, quiet_since = [], time.time() + 20, None
+        while time.time() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                if messages and quiet_since and time.time() - quiet_since > 1.5:
+                    break
+                continue
+            if message.error():
+                continue
+            messages.append(message)
+            quiet_since = time.time()
+        consumer.close()
+        print(f"  {topic}: {len(messages)} message(s)")
+        for message in messages:
+            key = message.key().decode() if message.key() else "-"
+            print(f"    [p{message.partition()}@{message.offset()} key={key}] {summary(topic, message.value())}")
+
+
+if __name__ == "__main__":
+    main()
