@@ -21,10 +21,7 @@ struct NotificationVerification: Sendable {
 
     /// Verifies a raw message; never throws: every input ends as a verified record, a DLQ record, or a retry.
     func verify(_ message: ConsumerRecord) async -> VerificationOutcome {
-        guard let value = message.value,
-              let envelope = try? JSONDecoder().decode(ResponseBodyV2.self, from: Data(value)),
-              let signedPayload = envelope.signedPayload
-        else {
+        guard let value = message.value, let signedPayload = EnvelopeReader.signedPayload(in: value) else {
             return self.reject(message, reason: "envelope", detail: "the value is not Apple's {\"signedPayload\": …} body", uuid: nil)
         }
         // Decoded without verification only where needed: a missing environment header, or a DLQ record.

@@ -13,7 +13,9 @@ func buildApplication(
     settings: IngestSettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
     var producerConfiguration = KafkaProducerConfiguration(client: settings.kafka)
-    producerConfiguration.deliveryTimeout = max(settings.produceTimeout * 6, .seconds(30))
+    // The broker's acknowledgement must come within the produce timeout: librdkafka then reports the
+    // message as failed itself (message.timeout.ms), and the request answers 503.
+    producerConfiguration.deliveryTimeout = settings.produceTimeout
     let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
     let readiness = Readiness()
     readiness.set(true)
@@ -22,7 +24,7 @@ func buildApplication(
     NotificationController(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
         producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
-        produceTimeout: settings.produceTimeout, metrics: IngestMetrics(registry: registry), logger: logger
+        metrics: IngestMetrics(registry: registry), logger: logger
     ).addRoutes(to: router)
     return Application(
         router: router,

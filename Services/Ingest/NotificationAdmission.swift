@@ -26,11 +26,14 @@ struct NotificationAdmission: Sendable {
 
     /// Checks a body for a route (`nil`: any configured environment).
     func admit(body: [UInt8], route: Environment?) throws(AdmissionRejection) -> AdmittedNotification {
-        guard let envelope = try? JSONDecoder().decode(ResponseBodyV2.self, from: Data(body)) else {
-            throw AdmissionRejection(status: 400, code: "not-json", message: "the body must be JSON {\"signedPayload\": \"<JWS>\"}")
+        guard let signedPayload = EnvelopeReader.signedPayload(in: body) else {
+            let isJSON = (try? JSONSerialization.jsonObject(with: Data(body))) != nil
+            throw isJSON
+                ? AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
+                : AdmissionRejection(status: 400, code: "not-json", message: "the body must be JSON {\"signedPayload\": \"<JWS>\"}")
         }
-        guard let signedPayload = envelope.signedPayload, !signedPayload.isEmpty else {
-            throw AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
+        guard !signedPayload.isEmpty else {
+            throw AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has an empty signedPayload")
         }
         let jws: UnverifiedJWS
         do {

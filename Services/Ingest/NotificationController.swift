@@ -13,7 +13,6 @@ struct NotificationController: Sendable {
     let producer: KafkaProducer
     let rawTopic: String
     let maximumBodyBytes: Int
-    let produceTimeout: Duration
     let metrics: IngestMetrics
     let logger: Logger
 
@@ -52,7 +51,7 @@ struct NotificationController: Sendable {
             ])
         let start = ContinuousClock.now
         do {
-            _ = try await self.deliver(record)
+            _ = try await self.producer.send(record)
         } catch {
             self.metrics.count(outcome: "unavailable")
             self.logger.error("not acknowledged by the broker; answering 503 so Apple retries", metadata: [
@@ -63,23 +62,6 @@ struct NotificationController: Sendable {
         self.metrics.produceLatency.record(ContinuousClock.now - start)
         self.metrics.count(outcome: "accepted")
         return Self.json(status: 200, ["status": "accepted", "notificationUUID": admitted.notificationUUID ?? ""])
-    }
-
-    /// Produces a record and waits for its acknowledgement, at most the produce timeout.
-    private func deliver(_ record: ProducerRecord) async throws -> DeliveryReport {
-        let pending = try await self.producer.enqueue(record)
-        return try await withThrowingTaskGroup(of: DeliveryReport?.self) { group in
-            group.addTask { try await pending.report }
-            group.addTask {
-                try await Task.sleep(for: self.produceTimeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let report = try await group.next() ?? nil else {
-                throw KafkaError(.timeout, "no acknowledgement within \(self.produceTimeout)", isRetriable: true)
-            }
-            return report
-        }
     }
 
     /// A 4xx answer for a refused body, logged and counted.

@@ -20,7 +20,15 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
     public var notification: VerifiedNotification
 
     /// Creates a record for a verified notification.
+    ///
+    /// The decoded payload's nested signed strings (`data.signedTransactionInfo`, `data.signedRenewalInfo`,
+    /// `appData.signedAppTransactionInfo`) are left out: they stand, byte for byte, inside `signedPayload`,
+    /// and their decoded forms are `transaction`, `renewalInfo` and `appTransaction`. That halves the record.
     public init(notification: VerifiedNotification) {
+        var notification = notification
+        notification.payload.data?.signedTransactionInfo = nil
+        notification.payload.data?.signedRenewalInfo = nil
+        notification.payload.appData?.signedAppTransactionInfo = nil
         self.notification = notification
         self.subject = NotificationSubject.of(notification.payload, transaction: notification.transaction)
         self.environment = notification.payload.rawEnvironment ?? "unknown"

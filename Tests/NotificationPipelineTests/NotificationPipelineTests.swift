@@ -43,6 +43,10 @@ import TestSupport
         let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(first))
         #expect(decoded.subject == "2000000000000001")
         #expect(decoded.environment == "Sandbox")
-        #expect(decoded.notification == verified)
+        #expect(decoded.notification.signedPayload == verified.signedPayload)
+        #expect(decoded.notification.transaction == verified.transaction)
+        #expect(decoded.notification.renewalInfo == verified.renewalInfo)
+        #expect(decoded.notification.payload.data?.signedTransactionInfo == nil, "kept once, inside signedPayload")
+        #expect(decoded.notification.payload.notificationUUID == verified.payload.notificationUUID)
     }
 }

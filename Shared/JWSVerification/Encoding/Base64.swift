@@ -18,36 +18,52 @@ enum Base64 {
 
     /// Decodes base64 or base64url text (padding optional), or returns nil if it is not valid.
     static func decode(_ encoded: some Collection<UInt8>) -> [UInt8]? {
-        var input = Array(encoded)
-        while input.last == UInt8(ascii: "=") { input.removeLast() }
-        if input.count % 4 == 1 { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(input.count * 3 / 4)
+        let decoded: [UInt8]?? = encoded.withContiguousStorageIfAvailable { Self.decode(buffer: $0) }
+        if let decoded { return decoded }
+        return Array(encoded).withUnsafeBufferPointer { Self.decode(buffer: $0) }
+    }
+
+    /// Decodes from contiguous bytes straight into a preallocated array.
+    private static func decode(buffer: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        var length = buffer.count
+        while length > 0, buffer[length - 1] == UInt8(ascii: "=") { length -= 1 }
+        if length % 4 == 1 { return nil }
+        let outputCount = length / 4 * 3 + max(0, length % 4 - 1)
         let table = Self.table
-        return input.withUnsafeBufferPointer { bytes -> [UInt8]? in
-            var index = 0
-            let whole = bytes.count - bytes.count % 4
-            while index < whole {
-                let a = table[Int(bytes[index])], b = table[Int(bytes[index + 1])]
-                let c = table[Int(bytes[index + 2])], d = table[Int(bytes[index + 3])]
-                guard (a | b | c | d) & 0xC0 == 0 else { return nil }
-                output.append(a << 2 | b >> 4)
-                output.append(b << 4 | c >> 2)
-                output.append(c << 6 | d)
-                index += 4
-            }
-            let remaining = bytes.count - whole
-            if remaining >= 2 {
-                let a = table[Int(bytes[index])], b = table[Int(bytes[index + 1])]
-                guard (a | b) & 0xC0 == 0 else { return nil }
-                output.append(a << 2 | b >> 4)
-                if remaining == 3 {
-                    let c = table[Int(bytes[index + 2])]
-                    guard c & 0xC0 == 0 else { return nil }
-                    output.append(b << 4 | c >> 2)
+        var valid = true
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { out, initialized in
+            table.withUnsafeBufferPointer { table in
+                var input = 0
+                var index = 0
+                let whole = length - length % 4
+                var invalid: UInt8 = 0
+                while input < whole {
+                    let a = table[Int(buffer[input])], b = table[Int(buffer[input + 1])]
+                    let c = table[Int(buffer[input + 2])], d = table[Int(buffer[input + 3])]
+                    invalid |= a | b | c | d
+                    out[index] = a << 2 | b >> 4
+                    out[index + 1] = b << 4 | c >> 2
+                    out[index + 2] = c << 6 | d
+                    input += 4
+                    index += 3
                 }
+                let remaining = length - whole
+                if remaining >= 2 {
+                    let a = table[Int(buffer[input])], b = table[Int(buffer[input + 1])]
+                    invalid |= a | b
+                    out[index] = a << 2 | b >> 4
+                    index += 1
+                    if remaining == 3 {
+                        let c = table[Int(buffer[input + 2])]
+                        invalid |= c
+                        out[index] = b << 4 | c >> 2
+                        index += 1
+                    }
+                }
+                valid = invalid & 0xC0 == 0
+                initialized = index
             }
-            return output
         }
+        return valid ? output : nil
     }
 }

@@ -1,0 +1,22 @@
+import Foundation
+import NotificationPipeline
+import Testing
+
+/// The envelope fast path agrees with a JSON decoder on every form of Apple's body.
+@Suite struct EnvelopeReaderTests {
+    @Test(arguments: [
+        (#"{"signedPayload":"aGVhZA.cGF5bG9hZA.c2ln"}"#, "aGVhZA.cGF5bG9hZA.c2ln"),
+        (#"{ "signedPayload" : "a.b.c" }"#, "a.b.c"),
+        (#"{"signedPayload":"a\/b.c.d"}"#, "a/b.c.d"),
+        (#"{"other":1,"signedPayload":"x.y.z"}"#, "x.y.z"),
+        (#"{"signedPayload":""}"#, ""),
+    ])
+    func readsTheSignedPayload(body: String, expected: String) {
+        #expect(EnvelopeReader.signedPayload(in: Array(body.utf8)) == expected)
+    }
+
+    @Test(arguments: [#"{"signedPayload":12}"#, "not json", #"{"other":"x"}"#, #"{"signedPayload":"a.b"#, ""])
+    func refusesWhatIsNotTheEnvelope(body: String) {
+        #expect(EnvelopeReader.signedPayload(in: Array(body.utf8)) == nil)
+    }
+}
