@@ -154,3 +154,23 @@ import TestSupport
         #expect(LegacyReceipt.transactionId(fromBase64: "not a receipt") == nil)
     }
 }
+
+/// Transaction identifiers from PKCS#7 app receipts (Xcode's StoreKit-testing receipts).
+@Suite struct AppReceiptTests {
+    @Test func aReceiptWithAPurchaseYieldsItsTransactionId() throws {
+        #expect(AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/xcode/xcode-app-receipt-with-transaction")) == ["0"])
+    }
+
+    @Test func aReceiptWithoutPurchasesYieldsNone() throws {
+        #expect(AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/xcode/xcode-app-receipt-empty")) == [])
+    }
+
+    @Test func anythingElseIsNotAReceipt() throws {
+        #expect(AppReceipt.transactionIds(fromBase64: "not base64 at all") == nil)
+        #expect(AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/mock_signed_data/legacyTransaction")) == nil)
+        let receipt = Array(Data(base64Encoded: try Fixtures.text("apple/xcode/xcode-app-receipt-with-transaction"))!)
+        for length in stride(from: 0, to: receipt.count, by: 7) {  // every truncation is refused, never a crash
+            #expect(AppReceipt.transactionIds(fromBase64: Data(receipt.prefix(length)).base64EncodedString()) == nil)
+        }
+    }
+}
