@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -107,6 +108,17 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .target(
+            name: "Storage",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/Storage",
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "IAPCtl",
@@ -115,6 +127,7 @@ let package = Package(
                 "JWSVerification",
                 "NotificationPipeline",
                 "RdKafka",
+                "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -228,6 +241,16 @@ let package = Package(
             name: "NotificationPipelineTests",
             dependencies: ["NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport"],
             path: "Tests/NotificationPipelineTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: [
+                "Storage", "TestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/StorageTests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -63,3 +63,15 @@ public func withLocalBroker<T>(_ body: (_ bootstrapServers: String) async throws
     }
     return try await body(bootstrap)
 }
+
+/// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body
+/// returns or throws. The body gets the `postgres://` URL.
+public func withLocalPostgres<T>(_ body: (_ databaseURL: String) async throws -> T) async throws -> T {
+    let directory = try LocalComponents.temporaryDirectory("postgres")
+    let url = try LocalComponents.script("postgres.sh", ["start", directory.path])
+    defer {
+        _ = try? LocalComponents.script("postgres.sh", ["stop", directory.path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(url)
+}

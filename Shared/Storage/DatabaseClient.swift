@@ -1,0 +1,21 @@
+public import Logging
+public import PostgresNIO
+
+/// Runs work against a database with a running client, for tools and tests. Services instead add their
+/// `PostgresClient` to their service group, before the services that use it.
+public enum DatabaseClient {
+    /// Creates a client, runs it, gives it to `body`, and stops it when `body` returns or throws.
+    public static func with<T: Sendable>(
+        _ settings: DatabaseSettings, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T
+    ) async throws -> T {
+        let client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: logger)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                await client.run()
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await body(client)
+        }
+    }
+}

@@ -1,0 +1,17 @@
+public import Logging
+public import PostgresNIO
+
+/// One step of the schema, applied once, in order, in its own transaction.
+public protocol DatabaseMigration: Sendable {
+    /// Its position in the history; versions are 1, 2, 3… with no gaps.
+    var version: Int { get }
+    /// What it does, recorded beside the version.
+    var name: String { get }
+    /// Applies the step on a connection that is inside a transaction.
+    func apply(on connection: PostgresConnection, logger: Logger) async throws
+}
+
+/// Every migration of the product, in order.
+public enum Migrations {
+    public static let all: [any DatabaseMigration] = [InitialSchema()]
+}

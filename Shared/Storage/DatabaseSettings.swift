@@ -1,0 +1,39 @@
+import Foundation
+public import PostgresNIO
+
+/// Where the database is: `DATABASE_URL`, `postgres://user[:password]@host[:port]/database`.
+public struct DatabaseSettings: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    public var username: String
+    public var password: String?
+    public var database: String
+
+    /// Parses a `postgres://` URL.
+    public init(url text: String) throws(StorageError) {
+        guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
+              let host = url.host, !host.isEmpty, let username = url.user
+        else {
+            throw StorageError("DATABASE_URL must look like postgres://user[:password]@host[:port]/database, not \(text)")
+        }
+        self.host = host
+        self.port = url.port ?? 5432
+        self.username = username
+        self.password = url.password
+        let path = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        self.database = path.isEmpty ? username : path
+    }
+
+    /// The PostgresNIO client configuration (no TLS: loopback and in-cluster connections).
+    public var clientConfiguration: PostgresClient.Configuration {
+        PostgresClient.Configuration(
+            host: self.host, port: self.port, username: self.username, password: self.password, database: self.database,
+            tls: .disable)
+    }
+}
+
+/// A storage failure: a bad setting or an inconsistent database.
+public struct StorageError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
