@@ -9,12 +9,16 @@ public enum DatabaseClient {
         _ settings: DatabaseSettings, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T
     ) async throws -> T {
         let client = PostgresClient(configuration: settings.clientConfiguration, backgroundLogger: logger)
+        let (started, signal) = AsyncStream.makeStream(of: Void.self)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
+                signal.finish()
                 await client.run()
                 return nil
             }
             defer { group.cancelAll() }
+            for await _ in started {}  // the pool is running (or about to) before the first lease
+            await Task.yield()
             return try await body(client)
         }
     }
