@@ -119,6 +119,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        .target(
+            name: "Entitlements",
+            dependencies: ["AppStoreModels", "JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Shared/Entitlements",
+            swiftSettings: strictSettings
+        ),
+
         // MARK: Executables
         .executableTarget(
             name: "IAPCtl",
@@ -251,6 +258,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/StorageTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "EntitlementsTests",
+            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification"],
+            path: "Tests/EntitlementsTests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -1,0 +1,49 @@
+/// A customer's access to one product, as stored in the `entitlements` table and carried in events.
+public struct EntitlementState: Codable, Hashable, Sendable {
+    /// The customer: the `appAccountToken` when the app set a valid one, else the `originalTransactionId`.
+    public var customer: String
+    public var productId: String
+    public var active: Bool
+    public var originalTransactionId: String
+    /// The transaction that last changed this entitlement.
+    public var sourceTransactionId: String
+    /// `PURCHASED`, `FAMILY_SHARED`, `ASSIGNED`, or a value Apple adds later.
+    public var ownershipType: String
+    /// When access began (the transaction's purchase date), epoch milliseconds.
+    public var validFrom: Int64?
+    /// When access ends (expiry, or the end of a grace period); nil for lifetime products.
+    public var validUntil: Int64?
+    /// When the App Store refunded or revoked the source transaction.
+    public var revokedAt: Int64?
+    public var revocationReason: Int32?
+    public var revocationType: String?
+
+    public init(customer: String, productId: String, active: Bool, originalTransactionId: String, sourceTransactionId: String,
+                ownershipType: String, validFrom: Int64? = nil, validUntil: Int64? = nil, revokedAt: Int64? = nil,
+                revocationReason: Int32? = nil, revocationType: String? = nil) {
+        self.customer = customer
+        self.productId = productId
+        self.active = active
+        self.originalTransactionId = originalTransactionId
+        self.sourceTransactionId = sourceTransactionId
+        self.ownershipType = ownershipType
+        self.validFrom = validFrom
+        self.validUntil = validUntil
+        self.revokedAt = revokedAt
+        self.revocationReason = revocationReason
+        self.revocationType = revocationType
+    }
+}
+
+/// What the database holds for a subject before a notification is applied.
+public struct SubjectState: Hashable, Sendable {
+    /// The `signedDate` of the newest notification applied to this subject.
+    public var lastSignedDate: Int64?
+    /// The entitlement this subject grants, if any.
+    public var entitlement: EntitlementState?
+
+    public init(lastSignedDate: Int64? = nil, entitlement: EntitlementState? = nil) {
+        self.lastSignedDate = lastSignedDate
+        self.entitlement = entitlement
+    }
+}

@@ -1,0 +1,28 @@
+/// What applying one notification does, for the updater to write in one database transaction.
+public struct EntitlementUpdate: Hashable, Sendable {
+    /// How the notification log records it.
+    public enum Outcome: String, Hashable, Sendable {
+        /// State changed (or was confirmed) by this notification.
+        case applied
+        /// Older than what the subject already reflects: logged, nothing else written.
+        case stale
+        /// A notification that changes no entitlement (TEST, summaries, tokens, consent, Advanced Commerce…).
+        case ignored
+        /// A type this version does not know: logged and passed on untouched.
+        case unknownType = "unknown-type"
+        /// A refund whose effect on the subscription is unclear: a status request was written instead.
+        case awaitingStatus = "awaiting-status"
+    }
+
+    public var outcome: Outcome
+    /// Why, in words, for the notification log.
+    public var detail: String
+    /// The entitlement to store (nil: leave it as it is).
+    public var entitlement: EntitlementState?
+    /// The events for the outbox, in order.
+    public var events: [EntitlementEvent] = []
+    /// A request for refund-resolver, when the state is unclear.
+    public var statusRequest: StatusRequest?
+    /// Whether the subject's `lastSignedDate` moves to this notification's.
+    public var advancesSubject: Bool
+}
