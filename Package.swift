@@ -111,6 +111,7 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
+                "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -253,7 +254,7 @@ let package = Package(
         .testTarget(
             name: "StorageTests",
             dependencies: [
-                "Storage", "TestSupport",
+                "Storage", "TestSupport", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

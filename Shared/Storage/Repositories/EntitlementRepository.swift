@@ -1,0 +1,110 @@
+import AppStoreModels
+public import Entitlements
+import Foundation
+import JWSVerification
+public import Logging
+public import NotificationPipeline
+public import PostgresNIO
+
+/// What applying a notification did, as the updater reports it.
+public enum ApplyResult: Equatable, Sendable {
+    /// Already applied before (same `notificationUUID`): nothing changed.
+    case duplicate
+    /// Applied (or logged as stale, ignored, unknown, awaiting status) with this outcome.
+    case recorded(EntitlementUpdate.Outcome)
+}
+
+/// Applies verified notifications to PostgreSQL, each in one transaction: idempotent by `notificationUUID`,
+/// serialized per subject, with the outbox rows and status request of the same change.
+public struct EntitlementRepository: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
+    public func apply(_ record: VerifiedNotificationRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+        let payload = record.notification.payload
+        let uuid = payload.notificationUUID ?? ""
+        let signedDate = payload.signedDate?.millisecondsSince1970 ?? 0
+        let subject = record.subject
+        let logger = self.logger
+        return try await self.client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(subject)))", logger: logger)
+            let inserted = try await connection.query("""
+                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, signed_date, received_at, outcome)
+                VALUES (\(uuid), \(payload.rawNotificationType ?? "unknown"), \(payload.rawSubtype), \(subject), \(record.environment),
+                        \(signedDate), \(receivedAt), 'pending')
+                ON CONFLICT (notification_uuid) DO NOTHING RETURNING 1
+                """, logger: logger)
+            var isNew = false
+            for try await _ in inserted.decode(Int.self) { isNew = true }
+            guard isNew else { return .duplicate }
+
+            let current = try await Self.loadState(subject: subject, on: connection, logger: logger)
+            let update = EntitlementRules.apply(record.notification, subject: subject, current: current)
+            try await connection.query(
+                "UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail), advances_subject = \(update.advancesSubject) WHERE notification_uuid = \(uuid)",
+                logger: logger)
+            guard update.outcome != .stale else { return .recorded(.stale) }
+            if let transaction = record.notification.transaction {
+                try await TransactionRows.upsert(transaction, signedDate: signedDate, on: connection, logger: logger)
+            }
+            if let entitlement = update.entitlement {
+                try await Self.upsert(entitlement, signedDate: signedDate, on: connection, logger: logger)
+            }
+            for event in update.events {
+                try await OutboxRows.insert(event, topics: topics, on: connection, logger: logger)
+            }
+            if let request = update.statusRequest {
+                try await connection.query("""
+                    INSERT INTO status_requests (request_id, original_transaction_id, environment, reason, notification_uuid)
+                    VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.reason), \(request.notificationUUID))
+                    ON CONFLICT (request_id) DO NOTHING
+                    """, logger: logger)
+            }
+            return .recorded(update.outcome)
+        }
+    }
+
+    // MARK: State
+
+    /// The subject's newest applied signing time and its entitlement.
+    static func loadState(subject: String, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
+        var state = SubjectState()
+        let last = try await connection.query(
+            "SELECT max(signed_date) FROM notification_log WHERE subject = \(subject) AND advances_subject", logger: logger)
+        for try await value in last.decode(Int64?.self) { state.lastSignedDate = value }
+        let rows = try await connection.query("""
+            SELECT customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
+                   valid_from, valid_until, revoked_at, revocation_reason, revocation_type
+            FROM entitlements WHERE original_transaction_id = \(subject) ORDER BY updated_at DESC LIMIT 1
+            """, logger: logger)
+        for try await row in rows.decode((String, String, Bool, String, String, String, Int64?, Int64?, Int64?, Int32?, String?).self) {
+            state.entitlement = EntitlementState(
+                customer: row.0, productId: row.1, active: row.2, originalTransactionId: row.3, sourceTransactionId: row.4,
+                ownershipType: row.5, validFrom: row.6, validUntil: row.7, revokedAt: row.8, revocationReason: row.9,
+                revocationType: row.10)
+        }
+        return state
+    }
+
+    /// Writes an entitlement (one row per customer and product).
+    static func upsert(_ e: EntitlementState, signedDate: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO entitlements (customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
+                                      valid_from, valid_until, revoked_at, revocation_reason, revocation_type, last_signed_date)
+            VALUES (\(e.customer), \(e.productId), \(e.active), \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType),
+                    \(e.validFrom), \(e.validUntil), \(e.revokedAt), \(e.revocationReason), \(e.revocationType), \(signedDate))
+            ON CONFLICT (customer, product_id) DO UPDATE SET
+                active = EXCLUDED.active, original_transaction_id = EXCLUDED.original_transaction_id,
+                source_transaction_id = EXCLUDED.source_transaction_id, ownership_type = EXCLUDED.ownership_type,
+                valid_from = EXCLUDED.valid_from, valid_until = EXCLUDED.valid_until, revoked_at = EXCLUDED.revoked_at,
+                revocation_reason = EXCLUDED.revocation_reason, revocation_type = EXCLUDED.revocation_type,
+                last_signed_date = EXCLUDED.last_signed_date, updated_at = now()
+            """, logger: logger)
+    }
+}

@@ -1,0 +1,181 @@
+import AppStoreModels
+import Entitlements
+import JWSVerification
+import Logging
+import NotificationPipeline
+import PostgresNIO
+import Storage
+import Testing
+import TestSupport
+
+/// Notifications applied to a real PostgreSQL: once per notificationUUID, stale-safe per subject, and life
+/// cycles that end in the same state whatever order and duplication they arrive in.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct EntitlementRepositoryTests {
+    let logger: Logger = {
+        var logger = Logger(label: "repository-test")
+        logger.logLevel = .error
+        return logger
+    }()
+
+    static let day: Int64 = 86_400_000
+    static let start: Int64 = 1_700_000_000_000
+
+    /// One step of a life cycle: a notification about `original`, signed at day `day`.
+    static func step(
+        _ type: String, _ subtype: String? = nil, day: Int64, original: String = "sub-1", product: ProductType = .autoRenewableSubscription,
+        status: Status? = nil, expiresDay: Int64? = nil, ownership: InAppOwnershipType = .purchased, refundedTransaction: Int64? = nil
+    ) -> VerifiedNotificationRecord {
+        let signed = start + day * Self.day
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.rawNotificationType = type
+        payload.rawSubtype = subtype
+        payload.notificationUUID = "\(original)-\(type)-\(subtype ?? "none")-\(day)"
+        payload.signedDate = Timestamp(millisecondsSince1970: signed)
+        var data = NotificationData()
+        data.environment = .sandbox
+        data.bundleId = "com.example.app"
+        data.status = status
+        payload.data = data
+        var transaction = JWSTransactionDecodedPayload()
+        let transactionDay = refundedTransaction ?? day
+        transaction.transactionId = "\(original)-t\(transactionDay)"
+        transaction.originalTransactionId = original
+        transaction.bundleId = "com.example.app"
+        transaction.productId = "pro"
+        transaction.type = product
+        transaction.inAppOwnershipType = ownership
+        transaction.environment = .sandbox
+        transaction.signedDate = Timestamp(millisecondsSince1970: signed)
+        transaction.purchaseDate = Timestamp(millisecondsSince1970: start + transactionDay * Self.day)
+        if let expiresDay { transaction.expiresDate = Timestamp(millisecondsSince1970: start + expiresDay * Self.day) }
+        if ["REFUND", "REVOKE"].contains(type) {
+            transaction.revocationDate = Timestamp(millisecondsSince1970: signed)
+            transaction.revocationReason = .refundedForOtherReason
+        }
+        var renewal = JWSRenewalInfoDecodedPayload()
+        renewal.originalTransactionId = original
+        renewal.gracePeriodExpiresDate = Timestamp(millisecondsSince1970: signed + 16 * Self.day)
+        return VerifiedNotificationRecord(notification: VerifiedNotification(
+            signedPayload: "jws-\(payload.notificationUUID!)", payload: payload, transaction: transaction, renewalInfo: renewal))
+    }
+
+    /// purchase → renewals → billing retry → grace → recovery → refund of an old period → expiry.
+    static let subscription: [VerifiedNotificationRecord] = [
+        step("SUBSCRIBED", "INITIAL_BUY", day: 0, expiresDay: 30),
+        step("DID_RENEW", day: 30, expiresDay: 60),
+        step("DID_RENEW", day: 60, expiresDay: 90),
+        step("DID_FAIL_TO_RENEW", day: 90, expiresDay: 90),
+        step("DID_FAIL_TO_RENEW", "GRACE_PERIOD", day: 91, expiresDay: 90),
+        step("DID_RENEW", "BILLING_RECOVERY", day: 95, expiresDay: 125),
+        step("REFUND", day: 100, status: .active, expiresDay: 60, refundedTransaction: 30),
+        step("EXPIRED", "VOLUNTARY", day: 125, expiresDay: 125),
+    ]
+    /// family sharing gained, then revoked.
+    static let family: [VerifiedNotificationRecord] = [
+        step("SUBSCRIBED", "INITIAL_BUY", day: 0, original: "fam-1", expiresDay: 30, ownership: .familyShared),
+        step("DID_RENEW", day: 30, original: "fam-1", expiresDay: 60, ownership: .familyShared),
+        step("REVOKE", day: 40, original: "fam-1", expiresDay: 60, ownership: .familyShared),
+    ]
+    /// a one-time purchase refunded, then the refund reversed.
+    static let oneTime: [VerifiedNotificationRecord] = [
+        step("ONE_TIME_CHARGE", day: 0, original: "life-1", product: .nonConsumable),
+        step("REFUND", day: 5, original: "life-1", product: .nonConsumable, refundedTransaction: 0),
+        step("REFUND_REVERSED", day: 9, original: "life-1", product: .nonConsumable, refundedTransaction: 0),
+    ]
+
+    /// Migrates a fresh database and applies records in order; returns each result.
+    func applyAll(_ records: [VerifiedNotificationRecord], client: PostgresClient) async throws -> [ApplyResult] {
+        let repository = EntitlementRepository(client: client, logger: logger)
+        var results: [ApplyResult] = []
+        for record in records {
+            results.append(try await repository.apply(record, receivedAt: nil, topics: PipelineTopics()))
+        }
+        return results
+    }
+
+    /// The entitlements table, as comparable tuples.
+    func entitlements(_ client: PostgresClient) async throws -> [String] {
+        var rows: [String] = []
+        let query = try await client.query("""
+            SELECT customer, product_id, active, source_transaction_id, valid_until, revoked_at FROM entitlements ORDER BY customer, product_id
+            """, logger: logger)
+        for try await row in query.decode((String, String, Bool, String, Int64?, Int64?).self) { rows.append("\(row)") }
+        return rows
+    }
+
+    func count(_ table: String, _ client: PostgresClient) async throws -> Int {
+        var count = 0
+        for try await value in try await client.query("SELECT count(*) FROM \(unescaped: table)", logger: logger).decode(Int.self) { count = value }
+        return count
+    }
+
+    /// Runs `body` against a freshly migrated database.
+    func withDatabase<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        try await withLocalPostgres { url in
+            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                return try await body(client)
+            }
+        }
+    }
+
+    @Test func aDuplicateChangesNothingAndAnOlderNotificationIsOnlyLogged() async throws {
+        try await withDatabase { client in
+            let results = try await applyAll([Self.subscription[0], Self.subscription[1], Self.subscription[1], Self.subscription[0]], client: client)
+            #expect(results == [.recorded(.applied), .recorded(.applied), .duplicate, .duplicate])
+            let stale = Self.step("DID_RENEW", day: 20, expiresDay: 50)
+            #expect(try await applyAll([stale], client: client) == [.recorded(.stale)])
+            #expect(try await count("notification_log", client) == 3)
+            #expect(try await entitlements(client).count == 1)
+            #expect(try await entitlements(client)[0].contains("sub-1-t30"), "the newer renewal still stands")
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func lifeCyclesEndInTheSameStateShuffledAndDuplicated(seed: UInt64) async throws {
+        let all = Self.subscription + Self.family + Self.oneTime
+        let expected = try await withDatabase { client in
+            _ = try await applyAll(all, client: client)
+            return try await entitlements(client)
+        }
+        #expect(expected.count == 3)
+        #expect(expected.contains { $0.hasPrefix("(\"sub-1\"") && $0.contains("false") }, "the subscription ended expired")
+        #expect(expected.contains { $0.hasPrefix("(\"fam-1\"") && $0.contains("false") }, "family access revoked")
+        #expect(expected.contains { $0.hasPrefix("(\"life-1\"") && $0.contains("true") }, "refund reversed: active again")
+        var generator = SeededGenerator(seed: seed)
+        let delivered = (all + all.shuffled(using: &generator).prefix(6)).shuffled(using: &generator)
+        let (shuffled, logged) = try await withDatabase { client in
+            let results = try await applyAll(delivered, client: client)
+            #expect(results.filter { $0 == .duplicate }.count == delivered.count - all.count)
+            return (try await entitlements(client), try await count("notification_log", client))
+        }
+        #expect(shuffled == expected)
+        #expect(logged == all.count, "each notification logged once")
+    }
+
+    @Test func theOutboxAndStatusRequestsAreWrittenWithTheChange() async throws {
+        try await withDatabase { client in
+            let ambiguous = Self.step("REFUND", day: 40, expiresDay: 60, refundedTransaction: 30)
+            _ = try await applyAll([Self.subscription[0], Self.subscription[1], ambiguous, ambiguous], client: client)
+            #expect(try await count("status_requests", client) == 1)
+            var types: [String] = []
+            for try await type in try await client.query("SELECT payload->>'eventType' FROM outbox ORDER BY id", logger: logger).decode(String.self) {
+                types.append(type)
+            }
+            #expect(types == ["entitlement.granted", "entitlement.updated", "revocation.refunded"])
+        }
+    }
+}
+
+/// A deterministic generator for reproducible shuffles.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { self.state = seed &* 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
