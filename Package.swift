@@ -22,6 +22,8 @@ let package = Package(
         .executable(name: "iapctl", targets: ["IAPCtl"]),
         .executable(name: "ingest", targets: ["Ingest"]),
         .executable(name: "chain-verifier", targets: ["ChainVerifier"]),
+        .executable(name: "entitlement-updater", targets: ["EntitlementUpdater"]),
+        .executable(name: "event-publisher", targets: ["EventPublisher"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
@@ -166,6 +168,32 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(
+            name: "EntitlementUpdater",
+            dependencies: [
+                "Entitlements", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/EntitlementUpdater",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "EventPublisher",
+            dependencies: [
+                "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/EventPublisher",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
             name: "VerificationBenchmark",
             dependencies: [
                 "AppStoreModels",
@@ -265,6 +293,18 @@ let package = Package(
             name: "EntitlementsTests",
             dependencies: ["Entitlements", "AppStoreModels", "JWSVerification"],
             path: "Tests/EntitlementsTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "EntitlementServicesTests",
+            dependencies: [
+                "EntitlementUpdater", "EventPublisher", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
+                "RdKafka", "ServiceRuntime", "Storage", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/EntitlementServicesTests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -1,0 +1,46 @@
+import Hummingbird
+import Logging
+import NotificationPipeline
+import PostgresNIO
+import Prometheus
+import RdKafka
+import ServiceLifecycle
+import ServiceRuntime
+import Storage
+
+/// Builds the entitlement updater: the PostgreSQL client, the DLQ producer and the consumer loop over the
+/// verified topic (after migrating, when configured), behind the operations endpoints. The database client
+/// is registered first so it shuts down last. Tests call this too.
+func buildApplication(
+    settings: EntitlementUpdaterSettings, registry: PrometheusCollectorRegistry, logger: Logger
+) throws -> some ApplicationProtocol {
+    let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
+    let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
+    var consumerConfiguration = KafkaConsumerConfiguration(client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified])
+    consumerConfiguration.sessionTimeout = settings.sessionTimeout
+    consumerConfiguration.heartbeatInterval = min(.seconds(3), settings.sessionTimeout / 6)
+    let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+    let readiness = Readiness()
+    let handler = ApplyBatchHandler(
+        repository: EntitlementRepository(client: database, logger: logger), producer: producer, topics: settings.topics,
+        registry: registry)
+    var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
+    loop.maximumBatch = settings.maximumBatch
+    let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
+    return OperationsServer.build(
+        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
+        services: [database, producer, worker], logger: logger)
+}
+
+/// Applies pending migrations (when asked), then runs a service.
+struct MigratingService<Wrapped: Service>: Service {
+    let database: PostgresClient
+    let migrate: Bool
+    let then: Wrapped
+    let logger: Logger
+
+    func run() async throws {
+        if self.migrate { try await MigrationRunner().migrate(client: self.database, logger: self.logger) }
+        try await self.then.run()
+    }
+}

@@ -1,0 +1,14 @@
+import Hummingbird
+import Prometheus
+import ServiceRuntime
+
+/// `entitlement-updater`: applies verified notifications to PostgreSQL, the only writer of entitlements.
+@main
+enum EntitlementUpdaterMain {
+    static func main() async throws {
+        let environment = EnvironmentSettings.process
+        let logger = LoggingSetup.bootstrap(service: "entitlement-updater", settings: environment)
+        let app = try buildApplication(settings: try EntitlementUpdaterSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        try await app.runService()
+    }
+}

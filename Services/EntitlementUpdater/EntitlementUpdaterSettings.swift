@@ -1,0 +1,35 @@
+import NotificationPipeline
+import RdKafka
+import ServiceRuntime
+import Storage
+
+/// Everything the entitlement updater reads from its environment (see the README's configuration table).
+struct EntitlementUpdaterSettings: Sendable {
+    var http = HTTPSettings(port: 8082)
+    var database: DatabaseSettings
+    var kafka: KafkaClientSettings
+    var groupID = "entitlement-updater"
+    var sessionTimeout: Duration = .seconds(45)
+    var topics = PipelineTopics()
+    var maximumBatch = 200
+    /// Whether to apply pending migrations at start (safe with several replicas: an advisory lock serializes them).
+    var migrateOnStart = true
+
+    init(database: DatabaseSettings, kafka: KafkaClientSettings) {
+        self.database = database
+        self.kafka = kafka
+    }
+
+    /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
+    /// `UPDATER_BATCH` and `MIGRATE_ON_START`.
+    init(_ settings: EnvironmentSettings) throws {
+        self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
+        self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
+        self.topics = PipelineTopics(settings)
+        self.http = try HTTPSettings(settings, defaultPort: 8082)
+        self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
+        self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
+        self.maximumBatch = try settings.int("UPDATER_BATCH", default: self.maximumBatch)
+        self.migrateOnStart = settings.string("MIGRATE_ON_START", default: "true") == "true"
+    }
+}

@@ -1,0 +1,14 @@
+import Hummingbird
+import Prometheus
+import ServiceRuntime
+
+/// `event-publisher`: relays the outbox to the downstream entitlement topics.
+@main
+enum EventPublisherMain {
+    static func main() async throws {
+        let environment = EnvironmentSettings.process
+        let logger = LoggingSetup.bootstrap(service: "event-publisher", settings: environment)
+        let app = try buildApplication(settings: try EventPublisherSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        try await app.runService()
+    }
+}

@@ -1,0 +1,124 @@
+import AppStoreModels
+import Entitlements
+@testable import EntitlementUpdater
+@testable import EventPublisher
+import Foundation
+import JWSVerification
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+import ServiceLifecycle
+import ServiceRuntime
+import Storage
+import Testing
+import TestSupport
+
+/// The updater and the publisher together, against a real broker and a real PostgreSQL: verified
+/// notifications become entitlement rows and, through the outbox, downstream events keyed by customer.
+@Suite(.serialized, .timeLimit(.minutes(4))) struct EntitlementFlowTests {
+    /// A verified record of subscription `original`, the `day`-th day of its life.
+    static func record(_ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64,
+                       ownership: InAppOwnershipType = .purchased, status: Status? = nil) -> VerifiedNotificationRecord {
+        let start: Int64 = 1_700_000_000_000, dayMs: Int64 = 86_400_000
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.rawNotificationType = type
+        payload.rawSubtype = subtype
+        payload.notificationUUID = "\(original)-\(type)-\(day)"
+        payload.signedDate = Timestamp(millisecondsSince1970: start + day * dayMs)
+        var data = NotificationData()
+        data.environment = .sandbox
+        data.bundleId = "com.example.app"
+        data.status = status
+        payload.data = data
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "\(original)-t\(day)"
+        transaction.originalTransactionId = original
+        transaction.bundleId = "com.example.app"
+        transaction.productId = "pro"
+        transaction.type = .autoRenewableSubscription
+        transaction.inAppOwnershipType = ownership
+        transaction.environment = .sandbox
+        transaction.purchaseDate = Timestamp(millisecondsSince1970: start + day * dayMs)
+        transaction.expiresDate = Timestamp(millisecondsSince1970: start + expiresDay * dayMs)
+        if type == "REVOKE" { transaction.revocationDate = payload.signedDate }
+        return VerifiedNotificationRecord(notification: VerifiedNotification(signedPayload: "jws", payload: payload, transaction: transaction))
+    }
+
+    @Test func verifiedNotificationsBecomeRowsAndOrderedEventsKeyedByCustomer() async throws {
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { url in
+                let logger: Logger = {
+                    var logger = Logger(label: "entitlement-flow")
+                    logger.logLevel = .error
+                    return logger
+                }()
+                let topics = PipelineTopics()
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                try await kafka.createTopics(topics.all.map { ($0, 2) })
+                var records: [VerifiedNotificationRecord] = []
+                for customer in 0..<10 {
+                    let original = "sub-\(customer)"
+                    records.append(Self.record("SUBSCRIBED", "INITIAL_BUY", original: original, day: 0, expiresDay: 30))
+                    records.append(Self.record("DID_RENEW", original: original, day: 30, expiresDay: 60))
+                    records.append(Self.record("EXPIRED", "VOLUNTARY", original: original, day: 60, expiresDay: 60))
+                }
+                records.append(Self.record("SUBSCRIBED", "INITIAL_BUY", original: "fam-1", day: 0, expiresDay: 30, ownership: .familyShared))
+                records.append(Self.record("REVOKE", original: "fam-1", day: 10, expiresDay: 30, ownership: .familyShared))
+                var raw = try records.map {
+                    ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded())
+                }
+                raw += raw.prefix(5)  // redelivered duplicates
+                raw.append(ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8)))
+                try await kafka.produce(raw)
+
+                let database = try DatabaseSettings(url: url)
+                var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                updaterSettings.sessionTimeout = .seconds(6)
+                var publisherSettings = EventPublisherSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                publisherSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                let updater = try EntitlementUpdater.buildApplication(settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+                // The publisher starts once the updater has migrated the schema.
+                try await DatabaseClient.with(database, logger: logger) { try await MigrationRunner().migrate(client: $0, logger: logger) }
+                let publisher = try EventPublisher.buildApplication(settings: publisherSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+                let group = ServiceGroup(configuration: .init(services: [updater, publisher], logger: logger))
+                let running = Task { try await group.run() }
+
+                let changes = try await kafka.readAll(topics.entitlementChanges, atLeast: 31, quiet: .seconds(2), timeout: .seconds(90))
+                let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
+                let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
+                let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1))
+                await group.triggerGracefulShutdown()
+                try await running.value
+
+                let decoder = JSONDecoder()
+                let events = try changes.map { try decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
+                #expect(Set(events.map(\.eventId)).count == 32, "granted, updated, expired per subscription; granted, revoked for the family member")
+                for (record, event) in zip(changes, events) {
+                    #expect(record.key == Array(event.customer.utf8), "keyed by customer")
+                }
+                for customer in 0..<10 {
+                    let sequence = events.filter { $0.customer == "sub-\(customer)" }.map(\.eventType)
+                    let firstSeen = sequence.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                    #expect(firstSeen == ["entitlement.granted", "entitlement.updated", "entitlement.expired"], "in order for sub-\(customer)")
+                }
+                #expect(family.map { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventType }
+                    == ["family.access-gained", "family.access-lost"])
+                #expect(revocations.count == 1)
+                #expect(rejected.count == 1)
+
+                try await DatabaseClient.with(database, logger: logger) { client in
+                    var active = 0, total = 0, unpublished = -1
+                    for try await (isActive) in try await client.query("SELECT active FROM entitlements", logger: logger).decode(Bool.self) {
+                        total += 1
+                        if isActive { active += 1 }
+                    }
+                    #expect(total == 11 && active == 0, "every subscription expired, the family member revoked")
+                    unpublished = try await OutboxRelay(client: client, logger: logger).backlog()
+                    #expect(unpublished == 0)
+                }
+            }
+        }
+    }
+}
