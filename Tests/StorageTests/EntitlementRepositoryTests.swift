@@ -153,6 +153,21 @@ import TestSupport
         #expect(logged == all.count, "each notification logged once")
     }
 
+    @Test func theOperatorViewShowsStateSubscriptionAndHistory() async throws {
+        try await withDatabase { client in
+            _ = try await applyAll(Self.subscription, client: client)
+            let view = try await EntitlementQueries(client: client, logger: logger).describe("sub-1")
+            #expect(view["entitlements"]?.count == 1)
+            #expect(view["entitlements"]?.first?["active"] == "false")
+            let subscription = try #require(view["subscriptions"]?.first)
+            #expect(subscription["expiresDate"] == String(Self.start + 125 * Self.day))
+            #expect(subscription["status"] == "1", "the last data.status seen (the refund's) is kept")
+            #expect(view["history"]?.map { $0["notificationType"] ?? "" }
+                == ["SUBSCRIBED", "DID_RENEW", "DID_RENEW", "DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "DID_RENEW", "REFUND", "EXPIRED"])
+            #expect(try await EntitlementQueries(client: client, logger: logger).describe("nobody")["entitlements"]?.isEmpty == true)
+        }
+    }
+
     @Test func theOutboxAndStatusRequestsAreWrittenWithTheChange() async throws {
         try await withDatabase { client in
             let ambiguous = Self.step("REFUND", day: 40, expiresDay: 60, refundedTransaction: 30)

@@ -53,6 +53,8 @@ public struct EntitlementRepository: Sendable {
             if let transaction = record.notification.transaction {
                 try await TransactionRows.upsert(transaction, signedDate: signedDate, on: connection, logger: logger)
             }
+            try await SubscriptionRows.upsert(
+                record.notification, customer: update.entitlement?.customer ?? subject, signedDate: signedDate, on: connection, logger: logger)
             if let entitlement = update.entitlement {
                 try await Self.upsert(entitlement, signedDate: signedDate, on: connection, logger: logger)
             }
