@@ -23,6 +23,10 @@ def summary(topic, value):
         t = n.get("transaction") or {}
         return (f'{n["payload"].get("notificationType")} {n["payload"].get("notificationUUID")} '
                 f'subject={record["subject"]} product={t.get("productId")} transaction={t.get("transactionId")}')
+    if "eventType" in record:
+        state = record.get("state") or {}
+        return (f'{record["eventType"]} customer={record["customer"]} product={record["productId"]} '
+                f'active={state.get("active")} until={state.get("validUntil")} cause={record["cause"]["notificationType"]}')
     if "reason" in record:
         return f'reason={record["reason"]}: {record["detail"][:100]}'
     if "signedPayload" in record:
