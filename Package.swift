@@ -126,6 +126,7 @@ let package = Package(
             name: "Entitlements",
             dependencies: ["AppStoreModels", "JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/Entitlements",
+            exclude: ["Schemas"],
             swiftSettings: strictSettings
         ),
 
