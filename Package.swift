@@ -215,7 +215,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "RdKafka"],
+            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "NotificationPipeline", "RdKafka"],
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),

@@ -21,23 +21,9 @@ import TestSupport
         return logger
     }()
 
-    /// A life cycle per subscription: purchase, renewals, a billing failure and recovery, then expiry for some.
+    /// Life cycles of many subscriptions (see ``VerifiedRecords/lifeCycle``).
     static func records(subscriptions: Int) -> [VerifiedNotificationRecord] {
-        var records: [VerifiedNotificationRecord] = []
-        for index in 0..<subscriptions {
-            let original = "s-\(index)"
-            let family: InAppOwnershipType = index % 7 == 0 ? .familyShared : .purchased
-            var steps: [(String, String?, Int64, Int64)] = [("SUBSCRIBED", "INITIAL_BUY", 0, 30)]
-            for month in 1...5 { steps.append(("DID_RENEW", nil, Int64(month) * 30, Int64(month + 1) * 30)) }
-            steps.append(("DID_FAIL_TO_RENEW", "GRACE_PERIOD", 180, 180))
-            steps.append(("DID_RENEW", "BILLING_RECOVERY", 185, 215))
-            steps.append(index % 3 == 0 ? ("EXPIRED", "VOLUNTARY", 215, 215) : ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", 200, 215))
-            if family == .familyShared { steps.append(("REVOKE", nil, 220, 215)) }
-            for (type, subtype, day, expires) in steps {
-                records.append(EntitlementFlowTests.record(type, subtype, original: original, day: day, expiresDay: expires, ownership: family))
-            }
-        }
-        return records
+        (0..<subscriptions).flatMap(VerifiedRecords.lifeCycle)
     }
 
     /// Starts a service binary with an environment; output appended to a log.

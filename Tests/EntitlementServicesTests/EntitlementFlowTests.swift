@@ -20,29 +20,7 @@ import TestSupport
     /// A verified record of subscription `original`, the `day`-th day of its life.
     static func record(_ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64,
                        ownership: InAppOwnershipType = .purchased, status: Status? = nil) -> VerifiedNotificationRecord {
-        let start: Int64 = 1_700_000_000_000, dayMs: Int64 = 86_400_000
-        var payload = ResponseBodyV2DecodedPayload()
-        payload.rawNotificationType = type
-        payload.rawSubtype = subtype
-        payload.notificationUUID = "\(original)-\(type)-\(day)"
-        payload.signedDate = Timestamp(millisecondsSince1970: start + day * dayMs)
-        var data = NotificationData()
-        data.environment = .sandbox
-        data.bundleId = "com.example.app"
-        data.status = status
-        payload.data = data
-        var transaction = JWSTransactionDecodedPayload()
-        transaction.transactionId = "\(original)-t\(day)"
-        transaction.originalTransactionId = original
-        transaction.bundleId = "com.example.app"
-        transaction.productId = "pro"
-        transaction.type = .autoRenewableSubscription
-        transaction.inAppOwnershipType = ownership
-        transaction.environment = .sandbox
-        transaction.purchaseDate = Timestamp(millisecondsSince1970: start + day * dayMs)
-        transaction.expiresDate = Timestamp(millisecondsSince1970: start + expiresDay * dayMs)
-        if type == "REVOKE" { transaction.revocationDate = payload.signedDate }
-        return VerifiedNotificationRecord(notification: VerifiedNotification(signedPayload: "jws", payload: payload, transaction: transaction))
+        VerifiedRecords.step(type, subtype, original: original, day: day, expiresDay: expiresDay, ownership: ownership, status: status)
     }
 
     @Test func verifiedNotificationsBecomeRowsAndOrderedEventsKeyedByCustomer() async throws {

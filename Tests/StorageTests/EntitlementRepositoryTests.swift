@@ -17,46 +17,16 @@ import TestSupport
         return logger
     }()
 
-    static let day: Int64 = 86_400_000
-    static let start: Int64 = 1_700_000_000_000
+    static let day = VerifiedRecords.day
+    static let start = VerifiedRecords.start
 
-    /// One step of a life cycle: a notification about `original`, signed at day `day`.
+    /// One step of a life cycle (see ``VerifiedRecords/step``); subscription `sub-1` unless told.
     static func step(
         _ type: String, _ subtype: String? = nil, day: Int64, original: String = "sub-1", product: ProductType = .autoRenewableSubscription,
         status: Status? = nil, expiresDay: Int64? = nil, ownership: InAppOwnershipType = .purchased, refundedTransaction: Int64? = nil
     ) -> VerifiedNotificationRecord {
-        let signed = start + day * Self.day
-        var payload = ResponseBodyV2DecodedPayload()
-        payload.rawNotificationType = type
-        payload.rawSubtype = subtype
-        payload.notificationUUID = "\(original)-\(type)-\(subtype ?? "none")-\(day)"
-        payload.signedDate = Timestamp(millisecondsSince1970: signed)
-        var data = NotificationData()
-        data.environment = .sandbox
-        data.bundleId = "com.example.app"
-        data.status = status
-        payload.data = data
-        var transaction = JWSTransactionDecodedPayload()
-        let transactionDay = refundedTransaction ?? day
-        transaction.transactionId = "\(original)-t\(transactionDay)"
-        transaction.originalTransactionId = original
-        transaction.bundleId = "com.example.app"
-        transaction.productId = "pro"
-        transaction.type = product
-        transaction.inAppOwnershipType = ownership
-        transaction.environment = .sandbox
-        transaction.signedDate = Timestamp(millisecondsSince1970: signed)
-        transaction.purchaseDate = Timestamp(millisecondsSince1970: start + transactionDay * Self.day)
-        if let expiresDay { transaction.expiresDate = Timestamp(millisecondsSince1970: start + expiresDay * Self.day) }
-        if ["REFUND", "REVOKE"].contains(type) {
-            transaction.revocationDate = Timestamp(millisecondsSince1970: signed)
-            transaction.revocationReason = .refundedForOtherReason
-        }
-        var renewal = JWSRenewalInfoDecodedPayload()
-        renewal.originalTransactionId = original
-        renewal.gracePeriodExpiresDate = Timestamp(millisecondsSince1970: signed + 16 * Self.day)
-        return VerifiedNotificationRecord(notification: VerifiedNotification(
-            signedPayload: "jws-\(payload.notificationUUID!)", payload: payload, transaction: transaction, renewalInfo: renewal))
+        VerifiedRecords.step(type, subtype, original: original, day: day, expiresDay: expiresDay, product: product, ownership: ownership,
+                             status: status, transactionDay: refundedTransaction)
     }
 
     /// purchase → renewals → billing retry → grace → recovery → refund of an old period → expiry.
