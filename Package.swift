@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "event-publisher", targets: ["EventPublisher"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
+        .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "JWSVerification", targets: ["JWSVerification"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
@@ -209,6 +210,17 @@ let package = Package(
             name: "HTTPBaseline",
             dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
             path: "Benchmarks/HTTPBaseline",
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "EntitlementsBenchmark",
+            dependencies: [
+                "NotificationPipeline", "RdKafka", "Storage", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Benchmarks/EntitlementsBenchmark",
             swiftSettings: strictSettings
         ),
 

@@ -9,6 +9,14 @@ public struct OutboxRow: Sendable, Hashable {
     public var key: String
     /// The event JSON, exactly as written by the updater.
     public var payload: String
+
+    public init(id: Int64, eventId: String, topic: String, key: String, payload: String) {
+        self.id = id
+        self.eventId = eventId
+        self.topic = topic
+        self.key = key
+        self.payload = payload
+    }
 }
 
 /// Moves outbox rows to Kafka: takes the oldest unpublished rows, hands them to `publish` (which returns

@@ -1,0 +1,129 @@
+import Dispatch
+import Foundation
+import Logging
+import NotificationPipeline
+import PostgresNIO
+import RdKafka
+import Storage
+import TestSupport
+
+/// Measures, against a local PostgreSQL and broker (`Benchmarks/run-entitlements.sh` starts them):
+/// notifications applied per second (one transaction each, two workers over disjoint subjects) next to
+/// bare single-row transactions, and outbox events published per second next to producing the same
+/// payloads directly.
+///
+/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS]`.
+@main
+enum EntitlementsBenchmarkMain {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard arguments.count >= 3 else {
+            print("usage: entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS]")
+            exit(2)
+        }
+        let settings = try DatabaseSettings(url: arguments[1])
+        let bootstrap = [arguments[2]]
+        let subscriptions = arguments.count > 3 ? Int(arguments[3]) ?? 2000 : 2000
+        let logger: Logger = {
+            var logger = Logger(label: "entitlements-benchmark")
+            logger.logLevel = .error
+            return logger
+        }()
+        let records = (0..<subscriptions).flatMap(VerifiedRecords.lifeCycle)
+        let topics = PipelineTopics()
+        let workers = 2
+
+        let (bare, applied, events) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double, Int) in
+            try await MigrationRunner().migrate(client: client, logger: logger)
+            try await client.query("CREATE TABLE IF NOT EXISTS bench_baseline (id bigint PRIMARY KEY)", logger: logger)
+            let bare = try await Self.rate(count: records.count, workers: workers) { worker, index in
+                try await client.withTransaction(logger: logger) { connection -> Void in
+                    _ = try await connection.query("INSERT INTO bench_baseline (id) VALUES (\(Int64(index * workers + worker)))", logger: logger)
+                }
+            }
+            let repository = EntitlementRepository(client: client, logger: logger)
+            let bySubject = Dictionary(grouping: records, by: { abs($0.subject.hashValue) % workers })
+            let applied = try await Self.rate(lanes: (0..<workers).map { bySubject[$0] ?? [] }) { record in
+                _ = try await repository.apply(record, receivedAt: nil, topics: topics)
+            }
+            var events = 0
+            for try await count in try await client.query("SELECT count(*) FROM outbox", logger: logger).decode(Int.self) { events = count }
+            return (bare, applied, events)
+        }
+
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: bootstrap)), logger: logger)
+        let (direct, published) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double) in
+            var rows: [OutboxRow] = []
+            let query = try await client.query("SELECT id, event_id, topic, key, payload::text FROM outbox ORDER BY id", logger: logger)
+            for try await (id, eventId, topic, key, payload) in query.decode((Int64, String, String, String, String).self) {
+                rows.append(OutboxRow(id: id, eventId: eventId, topic: topic, key: key, payload: payload))
+            }
+            let direct = try await Self.timed(rows.count) {
+                var pending: [PendingDelivery] = []
+                for row in rows {
+                    pending.append(try await producer.enqueue(ProducerRecord(topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8))))
+                }
+                for delivery in pending { _ = try await delivery.report }
+            }
+            let relay = OutboxRelay(client: client, logger: logger)
+            let published = try await Self.timed(rows.count) {
+                while try await relay.relay(limit: 500, publish: { batch in
+                    var pending: [PendingDelivery] = []
+                    for row in batch {
+                        pending.append(try await producer.enqueue(ProducerRecord(
+                            topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8),
+                            headers: [KafkaHeader(name: "event-id", text: row.eventId)])))
+                    }
+                    for delivery in pending { _ = try await delivery.report }
+                }) > 0 {}
+            }
+            return (direct, published)
+        }
+        await producer.shutdown()
+
+        print("Entitlements benchmark: \(records.count) notifications of \(subscriptions) subscriptions, \(events) events, \(workers) workers")
+        print("measurement (2 cores, PostgreSQL and broker co-located)                 per second  compared with")
+        Self.row("bare single-row INSERT transactions", bare, "baseline")
+        let applyRatio: Double = applied / bare
+        let publishRatio: Double = published / direct
+        Self.row("notifications applied (log, lock, rules, rows, outbox; one transaction)", applied,
+                 String(format: "%.2f of bare transactions", applyRatio))
+        Self.row("events produced directly (acks=all), no outbox", direct, "baseline")
+        Self.row("events published from the outbox (select, produce, mark published)", published,
+                 String(format: "%.2f of direct produce", publishRatio))
+    }
+
+    /// Runs `count` operations spread over `workers` concurrent loops; returns operations per second.
+    static func rate(count: Int, workers: Int, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> Double {
+        try await self.timed(count) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<workers {
+                    group.addTask { for index in 0..<(count / workers) { try await operation(worker, index) } }
+                }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Runs each lane's items in order, lanes concurrently; returns items per second.
+    static func rate<Item: Sendable>(lanes: [[Item]], _ operation: @escaping @Sendable (Item) async throws -> Void) async throws -> Double {
+        try await self.timed(lanes.map(\.count).reduce(0, +)) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for lane in lanes { group.addTask { for item in lane { try await operation(item) } } }
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    /// Operations per second of a timed block that performs `count` operations.
+    static func timed(_ count: Int, _ body: () async throws -> Void) async throws -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        return Double(count) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+
+    /// Prints one aligned row.
+    static func row(_ name: String, _ rate: Double, _ comparison: String) {
+        print("\(name.padding(toLength: 74, withPad: " ", startingAt: 0)) \(String(format: "%10.0f", rate))  \(comparison)")
+    }
+}

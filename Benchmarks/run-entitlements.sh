@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Entitlement stage benchmark (release build): notifications applied per second into a local PostgreSQL
+# next to bare single-row transactions, and events published from the outbox next to producing them
+# directly to a local Tansu broker. Usage: Benchmarks/run-entitlements.sh [SUBSCRIPTIONS] (default 2000, ~9 notifications each)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+deploy/local/prerequisites.sh
+source deploy/local/env.sh
+swift build -c release --product entitlements-benchmark 2>&1 | grep -E "error" || true
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+cleanup() { deploy/local/broker.sh stop "$work/kafka"; deploy/local/postgres.sh stop "$work/postgres"; rm -rf "$work"; }
+trap cleanup EXIT
+bootstrap=$(deploy/local/broker.sh start "$work/kafka")
+database=$(deploy/local/postgres.sh start "$work/postgres")
+"$APPSTORE_TOOLS_PYTHON" - "$bootstrap" <<'PY'
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+admin = AdminClient({"bootstrap.servers": sys.argv[1]})
+for future in admin.create_topics([NewTopic(t, num_partitions=4, replication_factor=1)
+        for t in ("entitlements.changes", "entitlements.family", "entitlements.revocations")]).values():
+    future.result()
+PY
+"$bin/entitlements-benchmark" "$database" "$bootstrap" "${1:-2000}"
