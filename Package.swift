@@ -227,7 +227,7 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "NotificationPipeline", "RdKafka"],
+            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "Entitlements", "NotificationPipeline", "RdKafka"],
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),
@@ -304,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EntitlementsTests",
-            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification"],
+            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification", "TestSupport"],
             path: "Tests/EntitlementsTests",
             swiftSettings: testSettings
         ),

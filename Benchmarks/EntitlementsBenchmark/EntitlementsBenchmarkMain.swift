@@ -8,11 +8,11 @@ import Storage
 import TestSupport
 
 /// Measures, against a local PostgreSQL and broker (`Benchmarks/run-entitlements.sh` starts them):
-/// notifications applied per second (one transaction each, two workers over disjoint subjects) next to
-/// bare single-row transactions, and outbox events published per second next to producing the same
+/// notifications applied per second (one transaction each, `LANES` concurrent lanes over disjoint
+/// subjects, as the updater applies them) next to bare single-row transactions with as many workers, and outbox events published per second next to producing the same
 /// payloads directly.
 ///
-/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS]`.
+/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES]`.
 @main
 enum EntitlementsBenchmarkMain {
     static func main() async throws {
@@ -31,7 +31,7 @@ enum EntitlementsBenchmarkMain {
         }()
         let records = (0..<subscriptions).flatMap(VerifiedRecords.lifeCycle)
         let topics = PipelineTopics()
-        let workers = 2
+        let workers = arguments.count > 4 ? Int(arguments[4]) ?? 8 : 8
 
         let (bare, applied, events) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double, Int) in
             try await MigrationRunner().migrate(client: client, logger: logger)
@@ -42,7 +42,7 @@ enum EntitlementsBenchmarkMain {
                 }
             }
             let repository = EntitlementRepository(client: client, logger: logger)
-            let bySubject = Dictionary(grouping: records, by: { abs($0.subject.hashValue) % workers })
+            let bySubject = Dictionary(grouping: records, by: { abs($0.subject.hashValue % workers) })
             let applied = try await Self.rate(lanes: (0..<workers).map { bySubject[$0] ?? [] }) { record in
                 _ = try await repository.apply(record, receivedAt: nil, topics: topics)
             }

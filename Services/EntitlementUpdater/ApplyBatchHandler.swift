@@ -7,16 +7,34 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Applies each verified notification of a batch, in order, each in its own database transaction; an
-/// undecodable record goes to the DLQ. Returns once every effect is committed (and every DLQ record
-/// acknowledged), so the loop stores offsets only after the database commit.
+/// Applies each verified notification of a batch in its own database transaction; an undecodable record
+/// goes to the DLQ. Records are split into `lanes` by subject (the Kafka key): lanes run concurrently,
+/// each in consumption order, so one subject's notifications are still applied in order. Returns once every
+/// effect is committed (and every DLQ record acknowledged), so the loop stores offsets only after the commits.
 struct ApplyBatchHandler: BatchHandler {
     let repository: EntitlementRepository
     let producer: KafkaProducer
     let topics: PipelineTopics
     let registry: PrometheusCollectorRegistry
+    var lanes = 8
 
     func handle(_ records: [ConsumerRecord]) async throws {
+        var byLane: [Int: [ConsumerRecord]] = [:]
+        for record in records {
+            var hasher = Hasher()
+            hasher.combine(record.key ?? [])
+            byLane[abs(hasher.finalize() % max(self.lanes, 1)), default: []].append(record)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in byLane.values {
+                group.addTask { try await self.apply(lane) }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// Applies one lane's records in order.
+    private func apply(_ records: [ConsumerRecord]) async throws {
         var dead: [PendingDelivery] = []
         for record in records {
             guard let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) else {

@@ -23,7 +23,7 @@ func buildApplication(
     let readiness = Readiness()
     let handler = ApplyBatchHandler(
         repository: EntitlementRepository(client: database, logger: logger), producer: producer, topics: settings.topics,
-        registry: registry)
+        registry: registry, lanes: settings.lanes)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)

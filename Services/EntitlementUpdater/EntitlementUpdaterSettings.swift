@@ -12,6 +12,8 @@ struct EntitlementUpdaterSettings: Sendable {
     var sessionTimeout: Duration = .seconds(45)
     var topics = PipelineTopics()
     var maximumBatch = 200
+    /// Subjects applied concurrently (each subject's notifications stay in order).
+    var lanes = 8
     /// Whether to apply pending migrations at start (safe with several replicas: an advisory lock serializes them).
     var migrateOnStart = true
 
@@ -21,7 +23,7 @@ struct EntitlementUpdaterSettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
-    /// `UPDATER_BATCH` and `MIGRATE_ON_START`.
+    /// `UPDATER_BATCH`, `UPDATER_LANES` and `MIGRATE_ON_START`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
         self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
@@ -30,6 +32,7 @@ struct EntitlementUpdaterSettings: Sendable {
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("UPDATER_BATCH", default: self.maximumBatch)
+        self.lanes = try settings.int("UPDATER_LANES", default: self.lanes)
         self.migrateOnStart = settings.string("MIGRATE_ON_START", default: "true") == "true"
     }
 }

@@ -9,7 +9,7 @@ import TestSupport
 
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct ChainVerifierCrashTests {
+@Suite(.serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chain-verifier")
     }
@@ -73,7 +73,7 @@ import TestSupport
 
             // Second run: finishes the stream.
             let second = try Self.start(environment: environment, log: log)
-            let verified = try await kafka.readAll(topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(120))
+            let verified = try await kafka.readAll(topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(240))
             let rejected = try await kafka.readAll(topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
             second.terminate()
             second.waitUntilExit()
