@@ -12,10 +12,10 @@ func buildApplication(
     settings: ChainVerifierSettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
-    var consumerConfiguration = KafkaConsumerConfiguration(client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw])
-    consumerConfiguration.sessionTimeout = settings.sessionTimeout
-    consumerConfiguration.heartbeatInterval = min(.seconds(3), settings.sessionTimeout / 6)
-    let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+    let consumer = try KafkaConsumer(
+        configuration: KafkaConsumerConfiguration(
+            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw], sessionTimeout: settings.sessionTimeout),
+        logger: logger)
     let readiness = Readiness()
     let handler = VerifyBatchHandler(
         verification: NotificationVerification(verifiers: try settings.makeVerifiers(), topics: settings.topics),

@@ -52,12 +52,7 @@ struct NotificationVerification: Sendable {
 
     /// A DLQ record carrying the original message and why it was refused.
     private func reject(_ message: ConsumerRecord, reason: String, detail: String, uuid: String?) -> VerificationOutcome {
-        let original = RejectedNotificationRecord.OriginalMessage(
-            topic: message.topic, partition: message.partition, offset: message.offset,
-            key: message.key.map { String(decoding: $0, as: UTF8.self) },
-            value: message.value.map { String(decoding: $0, as: UTF8.self) },
-            headers: Dictionary(message.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
-        let record = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: original)
+        let record = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: .init(message))
         return .rejected(ProducerRecord(
             topic: self.topics.rejected, key: message.key, value: try! record.encoded(),
             headers: message.headers + [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]),

@@ -53,12 +53,8 @@ struct ApplyBatchHandler: BatchHandler {
 
     /// A DLQ record for a message that is not a verified-notification record.
     private func deadLetter(_ record: ConsumerRecord) throws -> ProducerRecord {
-        let original = RejectedNotificationRecord.OriginalMessage(
-            topic: record.topic, partition: record.partition, offset: record.offset,
-            key: record.key.map { String(decoding: $0, as: UTF8.self) }, value: record.value.map { String(decoding: $0, as: UTF8.self) },
-            headers: Dictionary(record.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
         let rejected = RejectedNotificationRecord(
-            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema) record", notificationUUID: nil, original: original)
+            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema) record", notificationUUID: nil, original: .init(record))
         return ProducerRecord(topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
     }
 

@@ -16,10 +16,10 @@ func buildApplication(
 ) throws -> some ApplicationProtocol {
     let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
-    var consumerConfiguration = KafkaConsumerConfiguration(client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified])
-    consumerConfiguration.sessionTimeout = settings.sessionTimeout
-    consumerConfiguration.heartbeatInterval = min(.seconds(3), settings.sessionTimeout / 6)
-    let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+    let consumer = try KafkaConsumer(
+        configuration: KafkaConsumerConfiguration(
+            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified], sessionTimeout: settings.sessionTimeout),
+        logger: logger)
     let readiness = Readiness()
     let handler = ApplyBatchHandler(
         repository: EntitlementRepository(client: database, logger: logger), producer: producer, topics: settings.topics,

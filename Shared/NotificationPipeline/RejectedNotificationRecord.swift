@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+public import RdKafka
 
 /// The value written to the rejected topic (the DLQ): why a raw message was refused, and the message itself,
 /// exactly as it was, so that `iapctl replay` can send it back once the cause is fixed.
@@ -18,6 +19,14 @@ public struct RejectedNotificationRecord: Codable, Hashable, Sendable {
         public var value: String?
         /// Every header, values as UTF-8 text.
         public var headers: [String: String]
+
+        /// The original of a consumed message: key, value and headers as UTF-8 text, and its position.
+        public init(_ record: ConsumerRecord) {
+            self.init(
+                topic: record.topic, partition: record.partition, offset: record.offset,
+                key: record.key.map { String(decoding: $0, as: UTF8.self) }, value: record.value.map { String(decoding: $0, as: UTF8.self) },
+                headers: Dictionary(record.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
+        }
 
         public init(topic: String, partition: Int32, offset: Int64, key: String?, value: String?, headers: [String: String]) {
             self.topic = topic

@@ -67,6 +67,13 @@ public struct KafkaConsumerConfiguration: Sendable, Hashable {
         self.topics = topics
     }
 
+    /// Creates consumer settings with a session timeout, heartbeating six times per session (at most every 3 s).
+    public init(client: KafkaClientSettings, groupID: String, topics: [String], sessionTimeout: Duration) {
+        self.init(client: client, groupID: groupID, topics: topics)
+        self.sessionTimeout = sessionTimeout
+        self.heartbeatInterval = min(.seconds(3), sessionTimeout / 6)
+    }
+
     /// The librdkafka properties. Offsets are stored by the application only after its effect is durable
     /// (`enable.auto.offset.store=false`) and committed in the background; a new group starts at the
     /// beginning (`auto.offset.reset=earliest`, librdkafka's default is `largest`).

@@ -10,26 +10,8 @@ import TestSupport
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.
 @Suite(.serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
-    static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chain-verifier")
-    }
-
-    /// Starts the binary with its environment; output goes to a log file.
-    static func start(environment: [String: String], log: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = binary
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
-    }
-
     @Test func killedMidStreamAndRestartedItLosesNothing() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build chain-verifier before the tests")
+        #expect(FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent("chain-verifier").path), "build chain-verifier before the tests")
         try await withLocalBroker { bootstrap in
             let fixtures = try SignedFixtures()
             let impostor = try SignedFixtures()
@@ -64,7 +46,7 @@ import TestSupport
             let log = directory.appendingPathComponent("chain-verifier.log")
 
             // First run: killed once some, but not all, output exists.
-            let first = try Self.start(environment: environment, log: log)
+            let first = try ServiceProcess.start("chain-verifier", environment: environment, log: log)
             let early = try await kafka.readAll(topics.verified, atLeast: 300, quiet: .zero, timeout: .seconds(90))
             kill(first.processIdentifier, SIGKILL)
             first.waitUntilExit()
@@ -72,7 +54,7 @@ import TestSupport
             #expect(early.count >= 300 && early.count < total, "killed mid-stream (\(early.count) verified so far)")
 
             // Second run: finishes the stream.
-            let second = try Self.start(environment: environment, log: log)
+            let second = try ServiceProcess.start("chain-verifier", environment: environment, log: log)
             let verified = try await kafka.readAll(topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(240))
             let rejected = try await kafka.readAll(topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
             second.terminate()

@@ -14,7 +14,6 @@ import TestSupport
 /// notifications: after restarts the database equals an uninterrupted run's, and every event of that run
 /// was published (repeats allowed, with the same eventId).
 @Suite(.serialized, .timeLimit(.minutes(10))) struct EntitlementCrashTests {
-    static let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let logger: Logger = {
         var logger = Logger(label: "entitlement-crash")
         logger.logLevel = .error
@@ -24,20 +23,6 @@ import TestSupport
     /// Life cycles of many subscriptions (see ``VerifiedRecords/lifeCycle``).
     static func records(subscriptions: Int) -> [VerifiedNotificationRecord] {
         (0..<subscriptions).flatMap(VerifiedRecords.lifeCycle)
-    }
-
-    /// Starts a service binary with an environment; output appended to a log.
-    static func start(_ name: String, environment: [String: String], log: URL) throws -> Process {
-        let process = Process()
-        process.executableURL = binaries.appendingPathComponent(name)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
-        let handle = try FileHandle(forWritingTo: log)
-        handle.seekToEndOfFile()
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        return process
     }
 
     /// Entitlement rows of a database, comparable.
@@ -58,7 +43,7 @@ import TestSupport
 
     @Test func killedAtRandomPointsTheResultEqualsAnUninterruptedRun() async throws {
         for name in ["entitlement-updater", "event-publisher"] {
-            #expect(FileManager.default.isExecutableFile(atPath: Self.binaries.appendingPathComponent(name).path), "build \(name) first")
+            #expect(FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent(name).path), "build \(name) first")
         }
         let logger = self.logger
         try await withLocalBroker { bootstrap in
@@ -92,8 +77,8 @@ import TestSupport
                 ]
                 _ = try await DatabaseClient.with(server, logger: logger) { try await MigrationRunner().migrate(client: $0, logger: logger) }
                 var running = [
-                    "entitlement-updater": try Self.start("entitlement-updater", environment: environment, log: directory.appendingPathComponent("updater.log")),
-                    "event-publisher": try Self.start("event-publisher", environment: environment, log: directory.appendingPathComponent("publisher.log")),
+                    "entitlement-updater": try ServiceProcess.start("entitlement-updater", environment: environment, log: directory.appendingPathComponent("updater.log")),
+                    "event-publisher": try ServiceProcess.start("event-publisher", environment: environment, log: directory.appendingPathComponent("publisher.log")),
                 ]
                 var generator = SystemRandomNumberGenerator()
                 var kills = 0
@@ -105,7 +90,7 @@ import TestSupport
                         process.waitUntilExit()
                         kills += 1
                     }
-                    running[name] = try Self.start(name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
+                    running[name] = try ServiceProcess.start(name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
                 }
                 #expect(kills >= 5)
 

@@ -5,25 +5,13 @@ import TestSupport
 
 /// Arbitrary damage to a valid JWS never crashes the verifier, and nothing altered is ever accepted.
 @Suite struct RobustnessTests {
-    /// A small deterministic generator, so a failure can be replayed.
-    struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            self.state &+= 0x9E37_79B9_7F4A_7C15
-            var z = self.state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func mutatedNotificationsAreRefusedOrUnchanged() async throws {
         let fixtures = try SignedFixtures()
         let verifier = try fixtures.verifier()
         let valid = try fixtures.signedNotification()
         let expected = try await verifier.verifyNotification(valid).payload
         let alphabet = Array("ABCxyz019-_.=+/{}\" \u{0}é")
-        var random = SplitMix64(state: 42)
+        var random = SeededGenerator(seed: 42)
         var refused = 0
         for _ in 0..<600 {
             var characters = Array(valid)

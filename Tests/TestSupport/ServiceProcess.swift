@@ -1,0 +1,36 @@
+public import Foundation
+
+/// Runs the project's service binaries in tests, as separate processes that can be killed.
+public enum ServiceProcess {
+    /// The directory of the test bundle, where `swift build` puts every executable.
+    public static let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+
+    /// Starts a built executable with extra environment variables; its output is appended to `log`.
+    public static func start(_ name: String, environment: [String: String], log: URL) throws -> Process {
+        let process = Process()
+        process.executableURL = binaries.appendingPathComponent(name)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
+        let handle = try FileHandle(forWritingTo: log)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        return process
+    }
+}
+
+/// A small deterministic random generator (SplitMix64), so a failing shuffle or mutation can be replayed.
+public struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    public init(seed: UInt64) { self.state = seed &* 0x9E37_79B9_7F4A_7C15 }
+
+    public mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
