@@ -60,8 +60,19 @@ struct Context {
             state.revocationType = self.transaction.rawRevocationType
                 ?? (self.type == .revoke ? RevocationType.familyRevoke.rawValue : nil)
         }
-        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state, events: self.events(for: state),
-                                 advancesSubject: true)
+        var update = EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state, events: self.events(for: state),
+                                       advancesSubject: true)
+        if let previous = self.current, previous.productId != self.productId, previous.active {
+            // The subscription moved to another product: the previous product's access ends now.
+            var ended = previous
+            ended.active = false
+            ended.validUntil = self.signedDate
+            update.superseded = ended
+            update.events.insert(EntitlementEvent(
+                eventType: "entitlement.expired", stream: .changes, occurredAt: self.signedDate, subject: self.subject,
+                customer: ended.customer, productId: ended.productId, cause: self.cause, state: ended), at: 0)
+        }
+        return update
     }
 
     /// Leaves the stored entitlement exactly as it is (reporting only a refund or revoke this notification
@@ -87,7 +98,7 @@ struct Context {
 
     /// Events for a new state compared with the stored one.
     private func events(for state: EntitlementState) -> [EntitlementEvent] {
-        let before = self.current
+        let before = self.current?.productId == state.productId ? self.current : nil
         var events: [EntitlementEvent] = []
         func event(_ type: String, _ stream: EntitlementEvent.Stream, revocation: EntitlementEvent.Revocation? = nil) {
             events.append(EntitlementEvent(

@@ -19,6 +19,9 @@ public struct EntitlementUpdate: Hashable, Sendable {
     public var detail: String
     /// The entitlement to store (nil: leave it as it is).
     public var entitlement: EntitlementState?
+    /// The entitlement of the subscription's previous product, ended by a product change (upgrade,
+    /// crossgrade, downgrade taking effect), to store as well.
+    public var superseded: EntitlementState?
     /// The events for the outbox, in order.
     public var events: [EntitlementEvent] = []
     /// A request for refund-resolver, when the state is unclear.

@@ -67,3 +67,29 @@ import Testing
         #expect(update.entitlement?.active == false)
     }
 }
+
+/// A subscription that moves to another product (upgrade, crossgrade) ends the previous product's access.
+@Suite struct ProductChangeTests {
+    typealias T = EntitlementRulesTests
+
+    @Test func anUpgradeEndsThePreviousProductAndGrantsTheNewOne() throws {
+        var previous = T.activeState
+        previous.productId = "basic"
+        let update = EntitlementRules.apply(T.notification("DID_CHANGE_RENEWAL_PREF", "UPGRADE"), subject: "sub-1",
+                                            current: SubjectState(entitlement: previous))
+        let superseded = try #require(update.superseded)
+        #expect(superseded.productId == "basic" && !superseded.active && superseded.validUntil == T.signed)
+        #expect(update.entitlement?.productId == "pro" && update.entitlement?.active == true)
+        #expect(update.events.map { "\($0.eventType) \($0.productId)" } == ["entitlement.expired basic", "entitlement.granted pro"])
+    }
+
+    @Test func aChangeFromAnInactiveProductSupersedesNothing() {
+        var previous = T.activeState
+        previous.productId = "basic"
+        previous.active = false
+        let update = EntitlementRules.apply(T.notification("SUBSCRIBED", "RESUBSCRIBE"), subject: "sub-1",
+                                            current: SubjectState(entitlement: previous))
+        #expect(update.superseded == nil)
+        #expect(update.events.map(\.eventType) == ["entitlement.granted"])
+    }
+}

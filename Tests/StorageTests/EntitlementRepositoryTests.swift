@@ -123,6 +123,19 @@ import TestSupport
         #expect(logged == all.count, "each notification logged once")
     }
 
+    @Test func anUpgradeEndsThePreviousProductsRow() async throws {
+        try await withDatabase { client in
+            var basic = Self.step("SUBSCRIBED", "INITIAL_BUY", day: 0, expiresDay: 30)
+            basic.notification.transaction?.productId = "basic"
+            let upgrade = Self.step("DID_CHANGE_RENEWAL_PREF", "UPGRADE", day: 10, expiresDay: 40)
+            _ = try await applyAll([basic, upgrade], client: client)
+            let rows = try await entitlements(client)
+            #expect(rows.count == 2)
+            #expect(rows.contains { $0.contains("\"basic\", false") }, "the previous product ended: \(rows)")
+            #expect(rows.contains { $0.contains("\"pro\", true") }, "the new product active: \(rows)")
+        }
+    }
+
     @Test func theOperatorViewShowsStateSubscriptionAndHistory() async throws {
         try await withDatabase { client in
             _ = try await applyAll(Self.subscription, client: client)

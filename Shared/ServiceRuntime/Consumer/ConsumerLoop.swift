@@ -33,24 +33,26 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
         self.logger = logger
     }
 
-    /// Runs until graceful shutdown.
+    /// Runs until graceful shutdown. The batch in hand is finished (not cancelled) before the loop stops;
+    /// a batch that is still failing when shutdown begins is abandoned with its offsets unstored.
     public func run() async throws {
         self.readiness?.set(true)
         defer { self.readiness?.set(false) }
         do {
-            try await cancelWhenGracefulShutdown {
-                while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                    let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout)
-                    guard !records.isEmpty else { continue }
-                    try await self.handleWithRetries(records)
-                    self.consumer.storeOffsets(after: records)
-                }
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout)
+                guard !records.isEmpty else { continue }
+                try await self.handleWithRetries(records)
+                self.consumer.storeOffsets(after: records)
             }
-        } catch is CancellationError {
-            // Shutdown interrupted a poll or a retry wait; the batch in hand keeps its offsets unstored.
+        } catch is ShutdownDuringRetry {
+            self.logger.warning("shutting down with a failing batch; it will be consumed again")
         }
         await self.consumer.close()
     }
+
+    /// Ends the retries of a failing batch once shutdown has begun.
+    private struct ShutdownDuringRetry: Error {}
 
     /// Hands a batch to the handler until it succeeds or the attempts run out.
     private func handleWithRetries(_ records: [ConsumerRecord]) async throws {
@@ -61,6 +63,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
                 return
             } catch {
                 guard attempt < self.maximumAttempts else { throw error }
+                if Task.isShuttingDownGracefully { throw ShutdownDuringRetry() }
                 self.logger.warning("batch failed, retrying", metadata: [
                     "attempt": "\(attempt)", "records": "\(records.count)", "error": "\(String(reflecting: error))",
                 ])

@@ -55,6 +55,9 @@ public struct EntitlementRepository: Sendable {
             }
             try await SubscriptionRows.upsert(
                 record.notification, customer: update.entitlement?.customer ?? subject, signedDate: signedDate, on: connection, logger: logger)
+            if let superseded = update.superseded {
+                try await Self.upsert(superseded, signedDate: signedDate, on: connection, logger: logger)
+            }
             if let entitlement = update.entitlement {
                 try await Self.upsert(entitlement, signedDate: signedDate, on: connection, logger: logger)
             }
