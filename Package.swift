@@ -65,6 +65,7 @@ let package = Package(
             name: "AppStoreSigning",
             dependencies: [
                 "AppStoreModels",
+                "JWSVerification",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -128,6 +129,13 @@ let package = Package(
             dependencies: ["AppStoreModels", "JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
             path: "Shared/Entitlements",
             exclude: ["Schemas"],
+            swiftSettings: strictSettings
+        ),
+
+        .target(
+            name: "AppStoreAPI",
+            dependencies: ["JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Shared/AppStoreAPI",
             swiftSettings: strictSettings
         ),
 
@@ -318,6 +326,12 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/EntitlementServicesTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "AppStoreAPITests",
+            dependencies: ["AppStoreAPI", "JWSVerification", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/AppStoreAPITests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 public import AppStoreModels
+import JWSVerification
 public import Crypto
 public import Foundation
 
@@ -83,10 +84,7 @@ public struct AppStoreSigner: Sendable {
 
     /// base64url without padding.
     public static func base64URL(_ bytes: some DataProtocol) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(bytes)
     }
 
     /// The header as compact JSON, leaving out absent fields.
