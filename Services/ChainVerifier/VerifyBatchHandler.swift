@@ -43,21 +43,19 @@ struct VerifyBatchHandler: BatchHandler {
 
 /// The chain verifier's metrics.
 struct ChainVerifierMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
+    private let rejectedByReason: LabelledCounter
     /// Notifications verified and published.
     let verified: Counter
 
     init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
+        self.rejectedByReason = LabelledCounter(
+            registry: registry, namespace: "chain_verifier", name: "rejected", label: "reason", help: "Messages dead-lettered, by reason")
         self.verified = registry.makeCounter(descriptor: MetricNameDescriptor(
             namespace: "chain_verifier", metricName: "verified", unitName: "total", helpText: "Notifications verified"))
     }
 
     /// Counts a message sent to the DLQ, by reason.
     func rejected(reason: String) {
-        self.registry.makeCounter(
-            descriptor: MetricNameDescriptor(namespace: "chain_verifier", metricName: "rejected", unitName: "total",
-                                             helpText: "Messages dead-lettered, by reason"),
-            labels: [("reason", reason)]).increment()
+        self.rejectedByReason.increment(reason)
     }
 }

@@ -15,7 +15,7 @@ struct ApplyBatchHandler: BatchHandler {
     let repository: EntitlementRepository
     let producer: KafkaProducer
     let topics: PipelineTopics
-    let registry: PrometheusCollectorRegistry
+    let outcomes: LabelledCounter
     var lanes = 8
 
     func handle(_ records: [ConsumerRecord]) async throws {
@@ -60,9 +60,6 @@ struct ApplyBatchHandler: BatchHandler {
 
     /// Counts notifications by outcome.
     private func count(_ outcome: String) {
-        self.registry.makeCounter(
-            descriptor: MetricNameDescriptor(namespace: "entitlement_updater", metricName: "notifications", unitName: "total",
-                                             helpText: "Verified notifications by outcome"),
-            labels: [("outcome", outcome)]).increment()
+        self.outcomes.increment(outcome)
     }
 }

@@ -23,7 +23,9 @@ func buildApplication(
     let readiness = Readiness()
     let handler = ApplyBatchHandler(
         repository: EntitlementRepository(client: database, logger: logger), producer: producer, topics: settings.topics,
-        registry: registry, lanes: settings.lanes)
+        outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
+                                  help: "Verified notifications by outcome"),
+        lanes: settings.lanes)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)

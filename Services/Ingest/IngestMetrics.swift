@@ -1,15 +1,17 @@
 import Prometheus
+import ServiceRuntime
 
 /// Ingest's metrics: requests by outcome, produce latency, requests in flight.
 struct IngestMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
+    private let requests: LabelledCounter
     /// Time from handing the body to librdkafka to the broker's acknowledgement.
     let produceLatency: DurationHistogram
     /// Requests being handled now.
     let inFlight: Gauge
 
     init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
+        self.requests = LabelledCounter(
+            registry: registry, namespace: "ingest", name: "requests", label: "outcome", help: "Notification requests by outcome")
         self.produceLatency = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(
                 namespace: "ingest", metricName: "produce_duration", unitName: "seconds",
@@ -22,9 +24,6 @@ struct IngestMetrics: Sendable {
 
     /// Counts a request by outcome (`accepted`, a rejection code, `unavailable`).
     func count(outcome: String) {
-        self.registry.makeCounter(
-            descriptor: MetricNameDescriptor(namespace: "ingest", metricName: "requests", unitName: "total",
-                                             helpText: "Notification requests by outcome"),
-            labels: [("outcome", outcome)]).increment()
+        self.requests.increment(outcome)
     }
 }

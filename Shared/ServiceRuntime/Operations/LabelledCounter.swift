@@ -1,0 +1,25 @@
+public import Prometheus
+
+/// A Prometheus counter family with one label, e.g. `ingest_requests_total{outcome="accepted"}`.
+public struct LabelledCounter: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let namespace: String
+    private let name: String
+    private let label: String
+    private let help: String
+
+    /// Declares `<namespace>_<name>_total{<label>=…}` in a registry.
+    public init(registry: PrometheusCollectorRegistry, namespace: String, name: String, label: String, help: String) {
+        self.registry = registry
+        self.namespace = namespace
+        self.name = name
+        self.label = label
+        self.help = help
+    }
+
+    /// Adds one to the counter of a label value.
+    public func increment(_ value: String) {
+        let descriptor = MetricNameDescriptor(namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
+        self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)]).increment()
+    }
+}
