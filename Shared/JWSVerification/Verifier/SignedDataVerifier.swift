@@ -15,6 +15,7 @@ public final class SignedDataVerifier: Sendable {
     public let configuration: VerifierConfiguration
     private let validator: ChainValidator
     private let cache: VerifiedChainCache
+    /// The configured apps by bundle identifier (the first wins if one is listed twice).
     private let apps: [String: AppIdentity]
 
     /// Creates a verifier for a configuration.
@@ -23,6 +24,11 @@ public final class SignedDataVerifier: Sendable {
         self.validator = ChainValidator(configuration: configuration)
         self.cache = VerifiedChainCache(capacity: configuration.chainCacheCapacity)
         self.apps = Dictionary(configuration.apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The configured app with this bundle identifier, if any.
+    func configuredApp(_ bundleId: String) -> AppIdentity? {
+        self.apps[bundleId]
     }
 
     /// How many verified chains are cached now.
