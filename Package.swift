@@ -24,6 +24,8 @@ let package = Package(
         .executable(name: "chain-verifier", targets: ["ChainVerifier"]),
         .executable(name: "entitlement-updater", targets: ["EntitlementUpdater"]),
         .executable(name: "event-publisher", targets: ["EventPublisher"]),
+        .executable(name: "refund-resolver", targets: ["RefundResolver"]),
+        .executable(name: "appstore-sim", targets: ["AppStoreSim"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
         .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
@@ -42,6 +44,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: Shared libraries
@@ -107,7 +111,11 @@ let package = Package(
 
         .target(
             name: "NotificationPipeline",
-            dependencies: ["AppStoreModels", "JWSVerification", "RdKafka", "ServiceRuntime"],
+            dependencies: [
+                "AppStoreAPI", "AppStoreModels", "JWSVerification", "RdKafka", "ServiceRuntime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             path: "Shared/NotificationPipeline",
             swiftSettings: strictSettings
         ),
@@ -134,7 +142,12 @@ let package = Package(
 
         .target(
             name: "AppStoreAPI",
-            dependencies: ["JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "AppStoreModels", "JWSVerification",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Shared/AppStoreAPI",
             swiftSettings: strictSettings
         ),
@@ -143,6 +156,7 @@ let package = Package(
         .executableTarget(
             name: "IAPCtl",
             dependencies: [
+                "AppStoreAPI",
                 "AppStoreModels",
                 "JWSVerification",
                 "NotificationPipeline",
@@ -201,6 +215,35 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Services/EventPublisher",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "RefundResolver",
+            dependencies: [
+                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/RefundResolver",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "AppStoreSim",
+            dependencies: [
+                "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "JWSVerification",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Services/AppStoreSim",
             swiftSettings: strictSettings
         ),
         .executableTarget(

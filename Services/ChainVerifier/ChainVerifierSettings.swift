@@ -33,9 +33,9 @@ struct ChainVerifierSettings: Sendable {
         self.kafka = KafkaClientSettings(settings, clientID: "chain-verifier")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8081)
-        let roots = try settings.list("APPSTORE_ROOT_CERTIFICATES").map(Self.loadCertificate)
-        if !roots.isEmpty { self.trustedRoots = roots }
-        self.storeKitTestCertificates = try settings.list("APPSTORE_STOREKIT_CERTIFICATES").map(Self.loadCertificate)
+        let trust = try TrustSettings(settings)
+        self.trustedRoots = trust.trustedRoots
+        self.storeKitTestCertificates = trust.storeKitTestCertificates
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("CHAIN_VERIFIER_BATCH", default: self.maximumBatch)
@@ -43,18 +43,9 @@ struct ChainVerifierSettings: Sendable {
 
     /// One verifier per enabled environment, all sharing the apps and roots.
     func makeVerifiers() throws -> [AppStoreModels.Environment: SignedDataVerifier] {
-        var verifiers: [AppStoreModels.Environment: SignedDataVerifier] = [:]
-        for environment in self.accepted.environments {
-            verifiers[environment] = SignedDataVerifier(configuration: try VerifierConfiguration(
-                environment: environment, apps: self.accepted.apps, trustedRoots: self.trustedRoots,
-                storeKitTestCertificates: self.storeKitTestCertificates))
-        }
-        return verifiers
-    }
-
-    /// Reads a DER or PEM certificate file.
-    private static func loadCertificate(_ path: String) throws -> Certificate {
-        guard let data = FileManager.default.contents(atPath: path) else { throw SettingsError("cannot read certificate \(path)") }
-        return try CertificateLoading.certificate(from: Array(data), source: path)
+        var trust = TrustSettings()
+        trust.trustedRoots = self.trustedRoots
+        trust.storeKitTestCertificates = self.storeKitTestCertificates
+        return try trust.makeVerifiers(for: self.accepted)
     }
 }

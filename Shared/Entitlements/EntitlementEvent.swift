@@ -78,4 +78,12 @@ public struct StatusRequest: Codable, Hashable, Sendable {
     public var environment: String
     public var reason: String
     public var notificationUUID: String
+
+    public init(requestId: String, originalTransactionId: String, environment: String, reason: String, notificationUUID: String) {
+        self.requestId = requestId
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.reason = reason
+        self.notificationUUID = notificationUUID
+    }
 }

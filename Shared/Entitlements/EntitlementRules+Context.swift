@@ -8,7 +8,10 @@ struct Context {
     let notification: VerifiedNotification
     let subject: String
     let signedDate: Int64
-    let type: NotificationTypeV2
+    /// The notification's type; nil for a status snapshot.
+    let type: NotificationTypeV2?
+    /// The cause's name: the notification type, or `STATUS_SNAPSHOT`.
+    let typeName: String
     let transaction: JWSTransactionDecodedPayload
     let original: String
     let transactionId: String
@@ -18,7 +21,7 @@ struct Context {
 
     var cause: EntitlementEvent.Cause {
         EntitlementEvent.Cause(
-            notificationUUID: self.notification.payload.notificationUUID ?? "", notificationType: self.type.rawValue,
+            notificationUUID: self.notification.payload.notificationUUID ?? "", notificationType: self.typeName,
             subtype: self.notification.payload.rawSubtype)
     }
 
@@ -123,9 +126,9 @@ struct Context {
     /// The revocation event of a refund, family revoke or refund reversal.
     private func revocationEvents(state: EntitlementState) -> [EntitlementEvent] {
         let type: String? = switch self.type {
-        case .refund: "revocation.refunded"
-        case .revoke: "revocation.family-revoked"
-        case .refundReversed: "revocation.refund-reversed"
+        case .refund?: "revocation.refunded"
+        case .revoke?: "revocation.family-revoked"
+        case .refundReversed?: "revocation.refund-reversed"
         default: nil
         }
         return type.map {

@@ -27,7 +27,7 @@ public enum EntitlementRules {
             return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) carries no transaction", advancesSubject: false)
         }
         let context = Context(
-            notification: notification, subject: subject, signedDate: signedDate, type: type, transaction: transaction,
+            notification: notification, subject: subject, signedDate: signedDate, type: type, typeName: type.rawValue, transaction: transaction,
             original: original, transactionId: transactionId, productId: productId,
             customer: CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo), current: current.entitlement)
         switch transaction.type {
@@ -52,20 +52,20 @@ public enum EntitlementRules {
         }
         switch c.type {
         case .subscribed, .didRenew, .offerRedeemed, .renewalExtended, .refundReversed:
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.type.rawValue)")
+            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.typeName)")
         case .didChangeRenewalPref where payload.subtype == .upgrade:
             return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "upgrade takes effect now")
         case .didFailToRenew where payload.subtype == .gracePeriod:
             let grace = c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970
             return c.settle(access: .active(until: grace), detail: "billing grace period")
         case .didFailToRenew, .gracePeriodExpired, .expired:
-            return c.settle(access: .inactive, detail: "\(c.type.rawValue) \(payload.rawSubtype ?? "")")
+            return c.settle(access: .inactive, detail: "\(c.typeName) \(payload.rawSubtype ?? "")")
         case .revoke:
             return c.settle(access: .revoked, detail: "family sharing revoked")
         case .refund:
             return c.awaitStatus()
         default:
-            return c.keep(detail: "\(c.type.rawValue) changes no access")
+            return c.keep(detail: "\(c.typeName) changes no access")
         }
     }
 
@@ -73,24 +73,24 @@ public enum EntitlementRules {
     private static func oneTime(_ c: Context) -> EntitlementUpdate {
         switch c.type {
         case .oneTimeCharge, .refundReversed:
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.type.rawValue)")
+            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.typeName)")
         case .refund, .revoke:
-            return c.settle(access: .revoked, detail: "\(c.type.rawValue) of \(c.transactionId)")
+            return c.settle(access: .revoked, detail: "\(c.typeName) of \(c.transactionId)")
         default:
-            return c.keep(detail: "\(c.type.rawValue) changes no access")
+            return c.keep(detail: "\(c.typeName) changes no access")
         }
     }
 
     /// Consumables grant nothing lasting: purchases, refunds and reversals are reported as events only.
     private static func consumable(_ c: Context) -> EntitlementUpdate {
         let kind: (String, EntitlementEvent.Stream)? = switch c.type {
-        case .oneTimeCharge: ("consumable.purchased", .changes)
-        case .refund: ("consumable.refunded", .revocations)
-        case .refundReversed: ("consumable.refund-reversed", .revocations)
+        case .oneTimeCharge?: ("consumable.purchased", .changes)
+        case .refund?: ("consumable.refunded", .revocations)
+        case .refundReversed?: ("consumable.refund-reversed", .revocations)
         default: nil
         }
         guard let (eventType, stream) = kind else {
-            return EntitlementUpdate(outcome: .applied, detail: "\(c.type.rawValue) of a consumable changes no access", advancesSubject: true)
+            return EntitlementUpdate(outcome: .applied, detail: "\(c.typeName) of a consumable changes no access", advancesSubject: true)
         }
         let event = EntitlementEvent(
             eventType: eventType, stream: stream, occurredAt: c.signedDate, subject: c.subject, customer: c.customer,
@@ -99,7 +99,7 @@ public enum EntitlementRules {
     }
 
     /// What a subscription status means for access.
-    private static func access(for status: Status, _ c: Context) -> Access {
+    static func access(for status: Status, _ c: Context) -> Access {
         switch status {
         case .active: .active(until: c.transaction.expiresDate?.millisecondsSince1970)
         case .billingGracePeriod: .active(until: c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970)

@@ -28,33 +28,63 @@ public struct EntitlementRepository: Sendable {
     /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
     public func apply(_ record: VerifiedNotificationRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
         let payload = record.notification.payload
-        let uuid = payload.notificationUUID ?? ""
-        let signedDate = payload.signedDate?.millisecondsSince1970 ?? 0
-        let subject = record.subject
+        let entry = LogEntry(
+            id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown", subtype: payload.rawSubtype, subject: record.subject,
+            environment: record.environment, signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: receivedAt)
+        return try await self.apply(entry, notification: record.notification, topics: topics) { current in
+            EntitlementRules.apply(record.notification, subject: record.subject, current: current)
+        }
+    }
+
+    /// Applies a status snapshot from refund-resolver, logged (and deduplicated) under its ``StatusSnapshot/logID``.
+    public func apply(_ snapshot: StatusSnapshot, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+        let entry = LogEntry(
+            id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status), subject: snapshot.subject,
+            environment: snapshot.environment, signedDate: snapshot.signedDate, receivedAt: receivedAt)
+        return try await self.apply(entry, notification: EntitlementRules.notification(of: snapshot), topics: topics) { current in
+            EntitlementRules.apply(snapshot: snapshot, current: current)
+        }
+    }
+
+    /// What the notification log records of an input.
+    struct LogEntry {
+        var id: String
+        var type: String
+        var subtype: String?
+        var subject: String
+        var environment: String
+        var signedDate: Int64
+        var receivedAt: Int64?
+    }
+
+    /// One transaction: log insert (a duplicate stops here), per-subject lock, rules, rows, outbox.
+    private func apply(_ entry: LogEntry, notification: VerifiedNotification, topics: PipelineTopics,
+                       rules: @escaping @Sendable (SubjectState) -> EntitlementUpdate) async throws -> ApplyResult {
         let logger = self.logger
+        let signedDate = entry.signedDate
         return try await self.client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(subject)))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(entry.subject)))", logger: logger)
             let inserted = try await connection.query("""
                 INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, signed_date, received_at, outcome)
-                VALUES (\(uuid), \(payload.rawNotificationType ?? "unknown"), \(payload.rawSubtype), \(subject), \(record.environment),
-                        \(signedDate), \(receivedAt), 'pending')
+                VALUES (\(entry.id), \(entry.type), \(entry.subtype), \(entry.subject), \(entry.environment),
+                        \(signedDate), \(entry.receivedAt), 'pending')
                 ON CONFLICT (notification_uuid) DO NOTHING RETURNING 1
                 """, logger: logger)
             var isNew = false
             for try await _ in inserted.decode(Int.self) { isNew = true }
             guard isNew else { return .duplicate }
 
-            let current = try await Self.loadState(subject: subject, on: connection, logger: logger)
-            let update = EntitlementRules.apply(record.notification, subject: subject, current: current)
+            let current = try await Self.loadState(subject: entry.subject, on: connection, logger: logger)
+            let update = rules(current)
             try await connection.query(
-                "UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail), advances_subject = \(update.advancesSubject) WHERE notification_uuid = \(uuid)",
+                "UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail), advances_subject = \(update.advancesSubject) WHERE notification_uuid = \(entry.id)",
                 logger: logger)
             guard update.outcome != .stale else { return .recorded(.stale) }
-            if let transaction = record.notification.transaction {
+            if let transaction = notification.transaction {
                 try await TransactionRows.upsert(transaction, signedDate: signedDate, on: connection, logger: logger)
             }
             try await SubscriptionRows.upsert(
-                record.notification, customer: update.entitlement?.customer ?? subject, signedDate: signedDate, on: connection, logger: logger)
+                notification, customer: update.entitlement?.customer ?? entry.subject, signedDate: signedDate, on: connection, logger: logger)
             if let superseded = update.superseded {
                 try await Self.upsert(superseded, signedDate: signedDate, on: connection, logger: logger)
             }
@@ -70,6 +100,7 @@ public struct EntitlementRepository: Sendable {
                     VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.reason), \(request.notificationUUID))
                     ON CONFLICT (request_id) DO NOTHING
                     """, logger: logger)
+                try await OutboxRows.insert(request, topics: topics, on: connection, logger: logger)
             }
             return .recorded(update.outcome)
         }

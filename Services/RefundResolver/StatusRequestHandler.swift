@@ -1,0 +1,179 @@
+import AppStoreAPI
+import AppStoreModels
+import Entitlements
+import Foundation
+import Logging
+import NotificationPipeline
+import RdKafka
+import ServiceRuntime
+
+/// Resolves status requests: Get All Subscription Statuses (rate-limited by the token bucket), verified by
+/// the client, and publishes the subscription's status snapshot to the verified topic, keyed by the
+/// subscription, for the entitlement updater to apply.
+///
+/// Failures never block the partition: a retryable failure (429, 5xx, timeout) or a missing token
+/// reschedules the request to the retry topic with `attempt` and `not-before` headers and the loop moves
+/// on. The retry topic is a delay queue consumed by a second loop that waits for each record's
+/// `not-before` (at most `retryMaximumDelay`, below the consumer's poll interval). A permanent failure, or
+/// `maximumAttempts` failed calls, ends in the DLQ with the reason. Returns once every output is acknowledged.
+struct StatusRequestHandler: BatchHandler {
+    /// Header: failed calls so far.
+    static let attemptHeader = "attempt"
+    /// Header: not to be called before this instant (epoch ms).
+    static let notBeforeHeader = "not-before"
+    /// Header: the last failure, for operators.
+    static let lastErrorHeader = "last-error"
+
+    let client: AppStoreServerAPIClient
+    let bucket: TokenBucket
+    let producer: KafkaProducer
+    let topics: PipelineTopics
+    let retryTopic: String
+    let concurrency: Int
+    let maximumAttempts: Int
+    let retryBaseDelay: Duration
+    let retryMaximumDelay: Duration
+    let outcomes: LabelledCounter
+    let calls: LabelledCounter
+    let logger: Logger
+
+    /// What became of one request.
+    enum Outcome {
+        case resolved(ProducerRecord)
+        case rescheduled(ProducerRecord)
+        case deadLettered(ProducerRecord, reason: String)
+
+        var record: ProducerRecord {
+            switch self {
+            case .resolved(let record), .rescheduled(let record), .deadLettered(let record, _): record
+            }
+        }
+    }
+
+    func handle(_ records: [ConsumerRecord]) async throws {
+        var deliveries: [PendingDelivery] = []
+        try await withThrowingTaskGroup(of: Outcome.self) { group in
+            var running = 0
+            for record in records {
+                if running >= self.concurrency, let outcome = try await group.next() {
+                    deliveries.append(try await self.emit(outcome))
+                    running -= 1
+                }
+                group.addTask { await self.resolve(record) }
+                running += 1
+            }
+            for try await outcome in group { deliveries.append(try await self.emit(outcome)) }
+        }
+        for delivery in deliveries { _ = try await delivery.report }
+    }
+
+    /// Produces an outcome's record and counts it.
+    private func emit(_ outcome: Outcome) async throws -> PendingDelivery {
+        switch outcome {
+        case .resolved: self.outcomes.increment("resolved")
+        case .rescheduled: self.outcomes.increment("rescheduled")
+        case .deadLettered: self.outcomes.increment("dead-lettered")
+        }
+        return try await self.producer.enqueue(outcome.record)
+    }
+
+    // MARK: One request
+
+    /// Resolves one request; never throws: every request ends resolved, rescheduled or dead-lettered.
+    func resolve(_ record: ConsumerRecord) async -> Outcome {
+        guard let value = record.value, let request = try? JSONDecoder().decode(StatusRequest.self, from: Data(value)) else {
+            return self.deadLetter(record, reason: "format", detail: "not a status request", uuid: nil)
+        }
+        let attempt = record.header(Self.attemptHeader)?.text.flatMap(Int.init) ?? 0
+        if let notBefore = record.header(Self.notBeforeHeader)?.text.flatMap(Int64.init) {
+            let wait = min(Double(notBefore) / 1000 - Date().timeIntervalSince1970, Self.seconds(self.retryMaximumDelay))
+            if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
+        }
+        switch await self.bucket.acquire(maximumWait: .seconds(1)) {
+        case .deferred(let until):
+            self.outcomes.increment("rate-deferred")
+            return self.reschedule(record, attempt: attempt, at: until, error: "waiting for this replica's share of the rate limit")
+        case .granted:
+            break
+        }
+        do {
+            let statuses = try await self.client.subscriptionStatuses(request.originalTransactionId)
+            self.calls.increment("ok")
+            guard let status = statuses.subscriptions.first(where: { $0.originalTransactionId == request.originalTransactionId }) else {
+                return self.deadLetter(record, reason: "status-request",
+                                       detail: "the answer has no status for \(request.originalTransactionId)", uuid: request.notificationUUID)
+            }
+            let snapshot = StatusSnapshot(
+                requestId: request.requestId, notificationUUID: request.notificationUUID, subject: request.originalTransactionId,
+                environment: statuses.environment.rawValue, status: status.status, transaction: status.transaction,
+                renewalInfo: status.renewalInfo, signedTransactionInfo: status.signedTransactionInfo, signedRenewalInfo: status.signedRenewalInfo)
+            return .resolved(ProducerRecord(
+                topic: self.topics.verified, key: Array(snapshot.subject.utf8), value: try! snapshot.encoded(),
+                headers: [
+                    KafkaHeader(name: PipelineHeaders.schema, text: StatusSnapshot.schema),
+                    KafkaHeader(name: PipelineHeaders.environment, text: snapshot.environment),
+                    KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
+                    KafkaHeader(name: PipelineHeaders.requestID, text: request.requestId),
+                ]))
+        } catch {
+            self.calls.increment(Self.callLabel(error))
+            if let retryAfter = error.retryAfter { await self.bucket.pause(until: retryAfter) }
+            guard error.isRetryable else {
+                return self.deadLetter(record, reason: "status-request", detail: error.description, uuid: request.notificationUUID)
+            }
+            guard attempt + 1 < self.maximumAttempts else {
+                return self.deadLetter(record, reason: "status-request",
+                                       detail: "gave up after \(attempt + 1) attempts: \(error.description)", uuid: request.notificationUUID)
+            }
+            let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,
+                                            jitter: Double.random(in: 0..<1))
+            let due = error.retryAfter ?? Date().addingTimeInterval(Self.seconds(delay))
+            return self.reschedule(record, attempt: attempt + 1, at: due, error: error.description)
+        }
+    }
+
+    // MARK: Outputs
+
+    /// The request again, on the retry topic, not to be called before `due` (capped at the maximum delay).
+    private func reschedule(_ record: ConsumerRecord, attempt: Int, at due: Date, error: String) -> Outcome {
+        let latest = Date().addingTimeInterval(Self.seconds(self.retryMaximumDelay))
+        let notBefore = Int64((min(due, latest).timeIntervalSince1970 * 1000).rounded(.up))
+        let kept = record.headers.filter { ![Self.attemptHeader, Self.notBeforeHeader, Self.lastErrorHeader].contains($0.name) }
+        return .rescheduled(ProducerRecord(
+            topic: self.retryTopic, key: record.key, value: record.value,
+            headers: kept + [
+                KafkaHeader(name: Self.attemptHeader, text: String(attempt)),
+                KafkaHeader(name: Self.notBeforeHeader, text: String(notBefore)),
+                KafkaHeader(name: Self.lastErrorHeader, text: String(error.prefix(500))),
+            ]))
+    }
+
+    /// A DLQ record with the reason; `iapctl replay` sends it back to the status-requests topic.
+    private func deadLetter(_ record: ConsumerRecord, reason: String, detail: String, uuid: String?) -> Outcome {
+        self.logger.warning("status request dead-lettered", metadata: ["reason": "\(reason)", "detail": "\(detail)"])
+        var original = RejectedNotificationRecord.OriginalMessage(record)
+        // Replay sends it to the front of the line, not the delay queue, with its attempts forgotten.
+        original.topic = self.topics.statusRequests
+        original.headers = original.headers.filter { ![Self.attemptHeader, Self.notBeforeHeader, Self.lastErrorHeader].contains($0.key) }
+        let rejected = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: original)
+        return .deadLettered(ProducerRecord(
+            topic: self.topics.rejected, key: record.key, value: try! rejected.encoded(),
+            headers: [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]), reason: reason)
+    }
+
+    /// The metrics label of a failed call.
+    private static func callLabel(_ error: AppStoreAPIError) -> String {
+        switch error.kind {
+        case .http(let status, _, _): status == 429 ? "rate-limited" : status >= 500 ? "server-error" : "client-error"
+        case .timeout: "timeout"
+        case .transport: "transport"
+        case .invalidResponse: "invalid-response"
+        case .verification: "verification-failed"
+        }
+    }
+
+    /// A duration in seconds.
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,49 @@
+import AppStoreModels
+import JWSVerification
+
+// MARK: - EntitlementRules + status snapshots
+
+extension EntitlementRules {
+    /// The name status snapshots carry as their cause's notification type.
+    public static let snapshotTypeName = "STATUS_SNAPSHOT"
+
+    /// Computes the update for a status snapshot from refund-resolver: the App Store's own status decides the
+    /// subscription's access, exactly as `data.status` does for a notification. Older than what the subject
+    /// already reflects: stale.
+    public static func apply(snapshot: StatusSnapshot, current: SubjectState) -> EntitlementUpdate {
+        let signedDate = snapshot.signedDate
+        if let last = current.lastSignedDate, signedDate < last {
+            return EntitlementUpdate(outcome: .stale, detail: "snapshot signed \(signedDate), the subject already reflects \(last)",
+                                     advancesSubject: false)
+        }
+        let transaction = snapshot.transaction
+        guard let status = Status(rawValue: snapshot.status) else {
+            return EntitlementUpdate(outcome: .unknownType, detail: "unknown subscription status \(snapshot.status)", advancesSubject: false)
+        }
+        guard let original = transaction.originalTransactionId, let transactionId = transaction.transactionId,
+              let productId = transaction.productId
+        else {
+            return EntitlementUpdate(outcome: .ignored, detail: "the snapshot's transaction lacks its identifiers", advancesSubject: false)
+        }
+        let context = Context(
+            notification: Self.notification(of: snapshot, status: status), subject: snapshot.subject, signedDate: signedDate,
+            type: nil, typeName: Self.snapshotTypeName, transaction: transaction, original: original, transactionId: transactionId,
+            productId: productId, customer: CustomerKey.of(transaction: transaction, renewalInfo: snapshot.renewalInfo),
+            current: current.entitlement)
+        return context.settle(access: Self.access(for: status, context), detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")
+    }
+
+    /// The snapshot in the shape the rules and rows read: a notification whose `data.status` is the
+    /// snapshot's status and whose UUID is the snapshot's log id.
+    public static func notification(of snapshot: StatusSnapshot, status: Status? = nil) -> VerifiedNotification {
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.notificationUUID = snapshot.logID
+        payload.signedDate = Timestamp(millisecondsSince1970: snapshot.signedDate)
+        var data = NotificationData()
+        data.rawStatus = snapshot.status
+        data.rawEnvironment = snapshot.environment
+        data.bundleId = snapshot.transaction.bundleId
+        payload.data = data
+        return VerifiedNotification(signedPayload: "", payload: payload, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
+    }
+}

@@ -1,0 +1,74 @@
+public import AppStoreAPI
+public import AppStoreModels
+import Foundation
+public import ServiceRuntime
+
+/// How services and `iapctl` reach the App Store Server API (see the README's configuration table):
+/// `APPSTORE_API_KEY_FILE` (the `.p8`), `APPSTORE_API_KEY_ID`, `APPSTORE_API_ISSUER_ID`,
+/// `APPSTORE_API_BUNDLE_ID` (default: the first of `APPSTORE_APPS`), `APPSTORE_API_ENVIRONMENT`
+/// (default Production), `APPSTORE_API_URL_PRODUCTION`, `APPSTORE_API_URL_SANDBOX`,
+/// `APPSTORE_API_SANDBOX_FALLBACK` (default false) and `APPSTORE_API_TIMEOUT_MS` (default 30000).
+public struct AppStoreAPISettings: Sendable {
+    public var credentials: APICredentials
+    public var configuration: AppStoreAPIConfiguration
+
+    public init(credentials: APICredentials, configuration: AppStoreAPIConfiguration) {
+        self.credentials = credentials
+        self.configuration = configuration
+    }
+
+    /// Reads the variables; `accepted` supplies the default bundle identifier.
+    public init(_ settings: EnvironmentSettings, accepted: AcceptedApps) throws {
+        let keyPath = try settings.requiredString("APPSTORE_API_KEY_FILE")
+        guard let pem = FileManager.default.contents(atPath: keyPath).map({ String(decoding: $0, as: UTF8.self) }) else {
+            throw SettingsError("APPSTORE_API_KEY_FILE: cannot read \(keyPath)")
+        }
+        let bundleID = settings.string("APPSTORE_API_BUNDLE_ID", default: accepted.apps.first?.bundleId ?? "")
+        do {
+            self.credentials = try APICredentials(
+                keyID: try settings.requiredString("APPSTORE_API_KEY_ID"), issuerID: try settings.requiredString("APPSTORE_API_ISSUER_ID"),
+                bundleID: bundleID, pkcs8PEM: pem)
+        } catch let error as SettingsError {
+            throw error
+        } catch {
+            throw SettingsError("APPSTORE_API_KEY_FILE: \(keyPath) is not a PKCS#8 P-256 key (\(error))")
+        }
+        let environmentName = settings.string("APPSTORE_API_ENVIRONMENT", default: "Production")
+        guard let environment = Environment(rawValue: environmentName), environment == .production || environment == .sandbox else {
+            throw SettingsError("APPSTORE_API_ENVIRONMENT must be Production or Sandbox, not \(environmentName)")
+        }
+        self.configuration = AppStoreAPIConfiguration(
+            environment: environment,
+            productionURL: try Self.url(settings, "APPSTORE_API_URL_PRODUCTION", default: AppStoreAPIConfiguration.appleProductionURL),
+            sandboxURL: try Self.url(settings, "APPSTORE_API_URL_SANDBOX", default: AppStoreAPIConfiguration.appleSandboxURL),
+            sandboxFallback: settings.string("APPSTORE_API_SANDBOX_FALLBACK", default: "false") == "true",
+            requestTimeout: try settings.milliseconds("APPSTORE_API_TIMEOUT_MS", default: .seconds(30)))
+    }
+
+    /// A URL variable.
+    private static func url(_ settings: EnvironmentSettings, _ name: String, default defaultValue: URL) throws -> URL {
+        let text = settings.string(name, default: defaultValue.absoluteString)
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw SettingsError("\(name) must be an http(s) URL, not \(text)")
+        }
+        return url
+    }
+}
+
+// MARK: - Building the client
+
+import AsyncHTTPClient
+import JWSVerification
+import Logging
+
+extension AppStoreAPISettings {
+    /// A client with these credentials and endpoints, verifying answers with `verifiers`.
+    public func makeClient(http: HTTPClient, verifiers: [Environment: SignedDataVerifier], retry: RetryPolicy? = nil,
+                           logger: Logger) throws -> AppStoreServerAPIClient {
+        var configuration = self.configuration
+        if let retry { configuration.retry = retry }
+        return AppStoreServerAPIClient(
+            http: http, tokens: try APITokenFactory(credentials: self.credentials), configuration: configuration, verifiers: verifiers,
+            logger: logger)
+    }
+}

@@ -1,0 +1,73 @@
+public import AppStoreAPI
+public import AppStoreModels
+import Foundation
+public import JWSVerification
+public import RdKafka
+
+/// Feeds Get Notification History into the raw topic, exactly as if Apple had posted each notification to
+/// ingest again: the value is Apple's `{"signedPayload": …}` body, the key the subject. Duplicates are
+/// harmless (the updater dedupes by `notificationUUID`). Used by `iapctl backfill` and the reconciler.
+public struct NotificationBackfill: Sendable {
+    /// What a backfill did.
+    public struct Report: Sendable, Hashable, CustomStringConvertible {
+        public var notifications = 0
+        public var pages = 0
+        public var description: String { "\(self.notifications) notifications from \(self.pages) pages sent to the raw topic" }
+    }
+
+    /// The header that marks records a backfill wrote (value: the run's id).
+    public static let sourceHeader = "backfill-run"
+
+    let client: AppStoreServerAPIClient
+    let producer: KafkaProducer
+    let topics: PipelineTopics
+
+    public init(client: AppStoreServerAPIClient, producer: KafkaProducer, topics: PipelineTopics) {
+        self.client = client
+        self.producer = producer
+        self.topics = topics
+    }
+
+    /// Backfills notifications sent in `[since, until)`; each page is produced and acknowledged before the
+    /// next is fetched, so an interrupted run can simply be run again.
+    public func run(since: Date, until: Date, onlyFailures: Bool) async throws -> Report {
+        let request = NotificationHistoryRequest(
+            startDate: Int64(since.timeIntervalSince1970 * 1000), endDate: Int64(until.timeIntervalSince1970 * 1000),
+            onlyFailures: onlyFailures ? true : nil)
+        let runID = UUID().uuidString.lowercased()
+        var report = Report()
+        let producer = self.producer
+        let topics = self.topics
+        try await self.client.notificationHistoryPages(request) { (page) throws(AppStoreAPIError) in
+            report.pages += 1
+            do {
+                var deliveries: [PendingDelivery] = []
+                for item in page {
+                    deliveries.append(try await producer.enqueue(Self.record(item, topics: topics, runID: runID)))
+                }
+                for delivery in deliveries { _ = try await delivery.report }
+            } catch {
+                throw AppStoreAPIError(.transport("producing to \(topics.raw) failed: \(error)"))
+            }
+            report.notifications += page.count
+        }
+        return report
+    }
+
+    /// The raw-topic record of one notification.
+    static func record(_ item: VerifiedHistoryNotification, topics: PipelineTopics, runID: String) -> ProducerRecord {
+        var envelope = ResponseBodyV2()
+        envelope.signedPayload = item.signedPayload
+        let body = try! JSONEncoder().encode(envelope)
+        let subject = NotificationSubject.of(item.notification.payload, transaction: item.notification.transaction)
+        var headers = [
+            KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
+            KafkaHeader(name: PipelineHeaders.requestID, text: "backfill-\(runID)"),
+            KafkaHeader(name: Self.sourceHeader, text: runID),
+        ]
+        if let environment = item.notification.payload.rawEnvironment {
+            headers.append(KafkaHeader(name: PipelineHeaders.environment, text: environment))
+        }
+        return ProducerRecord(topic: topics.raw, key: Array(subject.utf8), value: Array(body), headers: headers)
+    }
+}
