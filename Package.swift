@@ -161,9 +161,12 @@ let package = Package(
                 "JWSVerification",
                 "NotificationPipeline",
                 "RdKafka",
+                "ServiceRuntime",
                 "Storage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Services/IAPCtl",
             swiftSettings: strictSettings

@@ -1,1 +1,158 @@
-// placeholder
+import AppStoreModels
+import AppStoreSigning
+import ArgumentParser
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `appstore-sim`: a stand-in for the App Store for local runs, tests and load.
+@main
+struct AppStoreSimMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appstore-sim", abstract: "A stand-in for the App Store: signed notifications, the App Store Server API, expected state.",
+        subcommands: [Initialize.self, Run.self, Expected.self])
+}
+
+/// The file the sim's In-App Purchase key is stored in (PKCS#8 PEM, like App Store Connect's `.p8`).
+let apiKeyFileName = "api-key.p8"
+
+/// `appstore-sim init --dir DIR`: creates the sim's PKI and API key, and prints the pipeline settings that trust them.
+struct Initialize: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create the sim's PKI and API key in a directory.")
+    @Option(help: "Directory for root.der, the keys and api-key.p8.") var dir: String
+
+    func run() throws {
+        let directory = URL(fileURLWithPath: self.dir)
+        _ = try TestPKI.loadOrCreate(in: directory)
+        let keyFile = directory.appendingPathComponent(apiKeyFileName)
+        if !FileManager.default.fileExists(atPath: keyFile.path) {
+            try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: keyFile)
+        }
+        print("APPSTORE_ROOT_CERTIFICATES=\(directory.appendingPathComponent("root.der").path)")
+        print("APPSTORE_API_KEY_FILE=\(keyFile.path)")
+    }
+}
+
+/// The scenario options `run` and `expected` share.
+struct ScenarioOptions: ParsableArguments {
+    @Option(help: "Customers in the scenario.") var customers = 200
+    @Option(help: "Random seed (a seed reproduces the scenario and the expected state).") var seed: UInt64 = 1
+    @Option(help: "Bundle identifier.") var bundleId = "com.example.subscriptions"
+    @Option(help: "App Store app identifier.") var appAppleId: Int64 = 1_234_567_890
+    @Option(help: "Environment: Production or Sandbox.") var environment = "Production"
+    @Flag(help: "Let subscription REFUNDs carry data.status (by default they do not, so refund-resolver must ask).") var refundCarriesStatus = false
+}
+
+/// `appstore-sim expected`: prints the final state every customer must have after a scenario.
+struct Expected: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the expected entitlements of a scenario as JSON.")
+    @OptionGroup var scenario: ScenarioOptions
+
+    func run() throws {
+        let generator = ScenarioGenerator(
+            bundleId: self.scenario.bundleId, appAppleId: self.scenario.appAppleId, environment: AppStoreModels.Environment(rawValue: self.scenario.environment) ?? .production,
+            epoch: Int64(Date().timeIntervalSince1970 * 1000), refundCarriesStatus: self.scenario.refundCarriesStatus)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(generator.generate(customers: self.scenario.customers, seed: self.scenario.seed).expected), as: UTF8.self))
+    }
+}
+
+/// `appstore-sim run`: serves the API, delivers a scenario to ingest, prints a summary, and keeps serving if asked.
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Serve the App Store Server API and deliver a scenario to ingest.")
+    @OptionGroup var scenario: ScenarioOptions
+    @Option(help: "Directory made by `init` (PKI and api-key.p8).") var dir: String
+    @Option(help: "API key id the pipeline uses.") var keyId = "SIMKEY0001"
+    @Option(help: "Issuer id the pipeline uses.") var issuerId = "57246542-96fe-1a63-e053-0824d011072a"
+    @Option(help: "Address to serve the API on.") var host = "127.0.0.1"
+    @Option(help: "Port to serve the API on.") var port = 8090
+    @Option(help: "Ingest's notification URL (nothing is delivered without it).") var ingestURL: String?
+    @Option(help: "Posts per second offered (default: as fast as the concurrency allows).") var rate: Double?
+    @Option(help: "Posts in flight at once.") var concurrency = 16
+    @Option(help: "Share of notifications delivered twice.") var duplicates = 0.1
+    @Flag(help: "Deliver in signing order instead of shuffled.") var inOrder = false
+    @Option(help: "Compressed Apple retry delays in ms between re-send passes, comma-separated (e.g. 1000,2000).") var retryDelaysMs = ""
+    @Option(help: "Write the expected entitlements (JSON) here.") var expectedOut: String?
+    @Flag(help: "Keep serving the API after delivering (until SIGINT/SIGTERM).") var keepServing = false
+
+    func run() async throws {
+        var logger = Logger(label: "appstore-sim")
+        logger.logLevel = .warning
+        let directory = URL(fileURLWithPath: self.dir)
+        let pki = try TestPKI.loadOrCreate(in: directory)
+        let pem = try String(contentsOf: directory.appendingPathComponent(apiKeyFileName), encoding: .utf8)
+        var configuration = SimConfiguration(apiPublicKey: try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+        configuration.customers = self.scenario.customers
+        configuration.seed = self.scenario.seed
+        configuration.bundleId = self.scenario.bundleId
+        configuration.appAppleId = self.scenario.appAppleId
+        guard let environment = AppStoreModels.Environment(rawValue: self.scenario.environment) else { throw ValidationError("unknown environment") }
+        configuration.environment = environment
+        configuration.refundCarriesStatus = self.scenario.refundCarriesStatus
+        configuration.apiKeyID = self.keyId
+        configuration.issuerID = self.issuerId
+        configuration.host = self.host
+        configuration.port = self.port
+        configuration.ingestURL = self.ingestURL
+        configuration.rate = self.rate
+        configuration.concurrency = self.concurrency
+        configuration.duplicates = self.duplicates
+        configuration.shuffled = !self.inOrder
+        configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map { Duration.milliseconds($0) }
+        let simulator = try Simulator(configuration: configuration, pki: pki)
+        if let path = self.expectedOut {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try encoder.encode(simulator.scenario.expected).write(to: URL(fileURLWithPath: path))
+        }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let host = self.host
+        let app = simulator.application(http: http, logger: logger) { port in
+            SimOutput.line("appstore-sim: App Store Server API on http://\(host):\(port)")
+        }
+        let runner = ScenarioRunner(simulator: simulator, http: http, keepServing: self.keepServing)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [
+                .init(service: app),
+                .init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        try await http.shutdown()
+    }
+}
+
+/// Delivers the scenario once the server is up, prints the summary, then ends the run (or waits for a signal).
+struct ScenarioRunner: Service {
+    let simulator: Simulator
+    let http: HTTPClient
+    let keepServing: Bool
+
+    func run() async throws {
+        let scenario = self.simulator.scenario
+        SimOutput.line("appstore-sim: \(self.simulator.configuration.customers) customers, \(scenario.notifications.count) notifications, "
+            + "\(scenario.expected.count) expected entitlements (\(scenario.expected.filter(\.active).count) active)")
+        for (name, count) in scenario.lifeCycles.sorted(by: { $0.key < $1.key }) { SimOutput.line("  \(count)\t\(name)") }
+        if let url = self.simulator.configuration.ingestURL {
+            let plan = self.simulator.deliveryPlan()
+            SimOutput.line("appstore-sim: delivering \(plan.count) posts (duplicates included) to \(url)")
+            _ = await self.simulator.deliver(plan, http: self.http, to: url, progress: SimOutput.line)
+            await self.simulator.retryUndelivered(http: self.http, to: url, progress: SimOutput.line)
+            let undelivered = await self.simulator.store.undeliveredCount()
+            SimOutput.line("appstore-sim: \(undelivered) notifications undelivered (they stay in notification history with onlyFailures)")
+        }
+        if self.keepServing { try? await gracefulShutdown() }
+    }
+}
+
+/// Lines for the operator, on standard error so standard output stays machine-readable.
+enum SimOutput {
+    static func line(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}

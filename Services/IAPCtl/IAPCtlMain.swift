@@ -6,7 +6,10 @@ struct IAPCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "iapctl",
         abstract: "Operate the App Store notifications pipeline.",
-        subcommands: [VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self])
+        subcommands: [
+            VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self, BackfillCommand.self, ReplayCommand.self,
+            TestNotificationCommand.self,
+        ])
 }
 
 /// The entry point. It maps outcomes to exit codes: a command's own `ExitCode`, 0 for help, and 2 for

@@ -20,7 +20,7 @@ func buildApplication(
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let bucket = TokenBucket(ratePerSecond: settings.ratePerSecond)
     let handler = StatusRequestHandler(
-        client: client, bucket: bucket, producer: producer, topics: settings.topics, retryTopic: settings.retryTopic,
+        client: client, bucket: bucket, producer: producer, topics: settings.topics, retryTopic: settings.topics.statusRetry,
         concurrency: settings.concurrency, maximumAttempts: settings.maximumAttempts, retryBaseDelay: settings.retryBaseDelay,
         retryMaximumDelay: settings.retryMaximumDelay,
         outcomes: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "requests", label: "outcome",
@@ -41,7 +41,7 @@ func buildApplication(
     var retries = ConsumerLoop(
         consumer: try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
-                client: settings.kafka, groupID: settings.groupID + "-retry", topics: [settings.retryTopic], sessionTimeout: settings.sessionTimeout),
+                client: settings.kafka, groupID: settings.groupID + "-retry", topics: [settings.topics.statusRetry], sessionTimeout: settings.sessionTimeout),
             logger: logger),
         handler: handler, logger: logger)
     retries.maximumBatch = batch

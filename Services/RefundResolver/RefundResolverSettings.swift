@@ -13,8 +13,6 @@ struct RefundResolverSettings: Sendable {
     var groupID = "refund-resolver"
     var sessionTimeout: Duration = .seconds(45)
     var topics = PipelineTopics()
-    /// Where rescheduled requests wait (a delay queue; see ``StatusRequestHandler``).
-    var retryTopic = "appstore.status.requests.retry"
     /// Apple's per-app limit for Get All Subscription Statuses (50/s in production, 10% of it in sandbox).
     var appRatePerSecond = 50.0
     /// How many replicas share that limit: each takes `appRatePerSecond / replicas`.
@@ -39,7 +37,7 @@ struct RefundResolverSettings: Sendable {
         self.kafka = kafka
     }
 
-    /// Reads the shared settings, the App Store API settings and `RESOLVER_*`, `RECONCILE_*`, `TOPIC_STATUS_RETRY`.
+    /// Reads the shared settings, the App Store API settings and `RESOLVER_*` and `RECONCILE_*`.
     init(_ settings: EnvironmentSettings) throws {
         self.accepted = try AcceptedApps(settings)
         self.trust = try TrustSettings(settings)
@@ -49,7 +47,6 @@ struct RefundResolverSettings: Sendable {
         self.http = try HTTPSettings(settings, defaultPort: 8084)
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
-        self.retryTopic = settings.string("TOPIC_STATUS_RETRY", default: self.retryTopic)
         let rate = settings.string("RESOLVER_RATE_PER_SECOND", default: "50")
         guard let appRate = Double(rate), appRate > 0 else { throw SettingsError("RESOLVER_RATE_PER_SECOND must be a positive number, not \(rate)") }
         self.appRatePerSecond = appRate

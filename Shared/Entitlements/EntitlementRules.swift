@@ -101,11 +101,21 @@ public enum EntitlementRules {
     /// What a subscription status means for access.
     static func access(for status: Status, _ c: Context) -> Access {
         switch status {
-        case .active: .active(until: c.transaction.expiresDate?.millisecondsSince1970)
+        case .active: .active(until: Self.latestExpiry(c))
         case .billingGracePeriod: .active(until: c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970)
         case .expired, .billingRetry: .inactive
         case .revoked: .revoked
         }
+    }
+}
+
+extension EntitlementRules {
+    /// The expiry of an active subscription: the notification's transaction may be an older period (a
+    /// CONSUMPTION_REQUEST or REFUND about it), so a later expiry already stored for the product stands.
+    static func latestExpiry(_ c: Context) -> Int64? {
+        let carried = c.transaction.expiresDate?.millisecondsSince1970
+        guard let current = c.current, current.productId == c.productId, current.active, let stored = current.validUntil else { return carried }
+        return max(carried ?? stored, stored)
     }
 }
 

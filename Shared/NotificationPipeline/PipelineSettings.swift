@@ -23,13 +23,14 @@ public struct AcceptedApps: Sendable {
 
 extension PipelineTopics {
     /// The default names, each overridable: `TOPIC_RAW`, `TOPIC_VERIFIED`, `TOPIC_REJECTED`,
-    /// `TOPIC_STATUS_REQUESTS`, `TOPIC_ENTITLEMENT_CHANGES`, `TOPIC_ENTITLEMENT_FAMILY`, `TOPIC_ENTITLEMENT_REVOCATIONS`.
+    /// `TOPIC_STATUS_REQUESTS`, `TOPIC_STATUS_RETRY`, `TOPIC_ENTITLEMENT_CHANGES`, `TOPIC_ENTITLEMENT_FAMILY`, `TOPIC_ENTITLEMENT_REVOCATIONS`.
     public init(_ settings: EnvironmentSettings) {
         self.init()
         self.raw = settings.string("TOPIC_RAW", default: self.raw)
         self.verified = settings.string("TOPIC_VERIFIED", default: self.verified)
         self.rejected = settings.string("TOPIC_REJECTED", default: self.rejected)
         self.statusRequests = settings.string("TOPIC_STATUS_REQUESTS", default: self.statusRequests)
+        self.statusRetry = settings.string("TOPIC_STATUS_RETRY", default: self.statusRetry)
         self.entitlementChanges = settings.string("TOPIC_ENTITLEMENT_CHANGES", default: self.entitlementChanges)
         self.entitlementFamily = settings.string("TOPIC_ENTITLEMENT_FAMILY", default: self.entitlementFamily)
         self.entitlementRevocations = settings.string("TOPIC_ENTITLEMENT_REVOCATIONS", default: self.entitlementRevocations)

@@ -8,6 +8,8 @@ public struct PipelineTopics: Sendable, Hashable {
     public var rejected = "appstore.notifications.rejected"
     /// Subscription status requests for refund-resolver.
     public var statusRequests = "appstore.status.requests"
+    /// Status requests refund-resolver rescheduled (its delay queue).
+    public var statusRetry = "appstore.status.requests.retry"
     /// Entitlement changes for other teams. Key: customer.
     public var entitlementChanges = "entitlements.changes"
     /// Family-sharing gains and losses. Key: customer.
@@ -20,7 +22,7 @@ public struct PipelineTopics: Sendable, Hashable {
 
     /// Every topic, for `iapctl topics`.
     public var all: [String] {
-        [self.raw, self.verified, self.rejected, self.statusRequests, self.entitlementChanges, self.entitlementFamily,
+        [self.raw, self.verified, self.rejected, self.statusRequests, self.statusRetry, self.entitlementChanges, self.entitlementFamily,
          self.entitlementRevocations]
     }
 }

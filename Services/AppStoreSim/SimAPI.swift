@@ -1,0 +1,188 @@
+import AppStoreAPI
+import AppStoreModels
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// The App Store Server API as the stand-in serves it, with bearer tokens checked as Apple checks them,
+/// the sim's state as the source of truth, fault injection, and `/sim/*` endpoints for tests and operators.
+struct SimAPI: Sendable {
+    let store: SimStore
+    let signer: SimSigner
+    let tokens: APITokenValidator
+    /// Sends a notification now (used by Request a Test Notification).
+    let deliverTest: @Sendable (SimNotification) async -> Void
+    static let pageSize = 20
+
+    /// Adds every route to a router.
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let api = router.group("inApps").add(middleware: BearerTokenMiddleware(tokens: self.tokens, bundleId: self.signer.bundleId, store: self.store))
+        api.get("v1/subscriptions/:id") { _, context in try await self.statuses(context.parameters.require("id")) }
+        api.get("v1/transactions/:id") { _, context in try await self.transactionInfo(context.parameters.require("id")) }
+        api.get("v2/history/:id") { request, context in
+            try await self.history(context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"))
+        }
+        api.post("v1/notifications/history") { request, _ in
+            try await self.notificationHistory(try await request.body.collect(upTo: 1 << 16), token: request.uri.queryParameters.get("paginationToken"))
+        }
+        api.post("v1/notifications/test") { _, _ in try await self.requestTest() }
+        api.get("v1/notifications/test/:token") { _, context in try await self.testStatus(context.parameters.require("token")) }
+        api.put("v2/transactions/consumption/:id") { request, context in
+            try await self.consumption(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16))
+        }
+        api.put("v1/transactions/:id/appAccountToken") { request, context in
+            try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16))
+        }
+        router.get("sim/expected") { _, _ in Self.json(await self.store.expected) }
+        router.get("sim/stats") { _, _ in Self.json(await self.store.stats) }
+        router.post("sim/faults") { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let faults = try JSONDecoder().decode(SimStore.Faults.self, from: Data(body.readableBytesView))
+            await self.store.setFaults(faults)
+            return Self.json(faults)
+        }
+    }
+
+    // MARK: Endpoints
+
+    private func statuses(_ id: String) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "subscriptions", isStatusCall: true) { return Self.error(fault) }
+        guard let purchase = await self.store.purchase(for: id) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard purchase.productType == .autoRenewableSubscription, let status = purchase.status, let latest = purchase.transactions.last else {
+            return Self.error(400, 4_000_047)
+        }
+        let item = LastTransactionsItem(
+            status: status.rawValue, originalTransactionId: purchase.originalTransactionId,
+            signedTransactionInfo: try self.signer.signTransaction(latest), signedRenewalInfo: try purchase.renewal.map { try self.signer.signRenewal($0) })
+        return Self.json(StatusResponse(
+            environment: self.signer.environment.rawValue, bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
+            data: [SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: latest.subscriptionGroupIdentifier, lastTransactions: [item])]))
+    }
+
+    private func transactionInfo(_ id: String) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) { return Self.error(fault) }
+        guard let purchase = await self.store.purchase(for: id), let transaction = purchase.transactions.first(where: { $0.transactionId == id }) else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
+        return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
+    }
+
+    private func history(_ id: String, revision: String?) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "history", isStatusCall: false) { return Self.error(fault) }
+        guard let purchase = await self.store.purchase(for: id) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard let offset = revision.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_005) }
+        let page = purchase.transactions.dropFirst(offset).prefix(Self.pageSize)
+        let next = offset + page.count
+        return Self.json(HistoryResponse(
+            revision: String(next), bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
+            environment: self.signer.environment.rawValue, hasMore: next < purchase.transactions.count,
+            signedTransactions: try page.map { try self.signer.signTransaction($0) }))
+    }
+
+    private func notificationHistory(_ body: ByteBuffer, token: String?) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "notification-history", isStatusCall: false) { return Self.error(fault) }
+        guard let request = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
+            return Self.error(400, APIErrorCode.generalBadRequest)
+        }
+        if request.transactionId != nil && request.notificationType != nil { return Self.error(400, APIErrorCode.multipleFilters) }
+        guard request.startDate <= request.endDate else { return Self.error(400, 4_000_013) }
+        guard let offset = token.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_014) }
+        var items = await self.store.history(request)
+        if let type = request.notificationType {
+            items = items.filter { (try? SimAPI.decodeType($0.signedPayload)) == type }
+        }
+        let page = items.dropFirst(offset).prefix(Self.pageSize)
+        let next = offset + page.count
+        return Self.json(NotificationHistoryResponse(
+            paginationToken: next < items.count ? String(next) : nil, hasMore: next < items.count,
+            notificationHistory: page.map { NotificationHistoryResponseItem(sendAttempts: $0.attempts, signedPayload: $0.signedPayload) }))
+    }
+
+    private func requestTest() async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "test", isStatusCall: false) { return Self.error(fault) }
+        let token = UUID().uuidString.lowercased() + "_" + String(Int64(Date().timeIntervalSince1970 * 1000))
+        let notification = SimNotification(
+            uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil, signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+        await self.store.registerTest(token: token, uuid: notification.uuid)
+        let deliver = self.deliverTest
+        Task { await deliver(notification) }
+        return Self.json(SendTestNotificationResponse(testNotificationToken: token))
+    }
+
+    private func testStatus(_ token: String) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "test-status", isStatusCall: false) { return Self.error(fault) }
+        guard let sent = await self.store.testNotification(token: token) else { return Self.error(404, APIErrorCode.testNotificationNotFound) }
+        return Self.json(CheckTestNotificationResponse(signedPayload: sent.signedPayload, sendAttempts: sent.attempts))
+    }
+
+    private func consumption(_ id: String, body: ByteBuffer) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
+        guard (try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView))) != nil else {
+            return Self.error(400, APIErrorCode.generalBadRequest)
+        }
+        guard await self.store.purchase(for: id) != nil else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        return Response(status: .accepted)
+    }
+
+    private func appAccountToken(_ id: String, body: ByteBuffer) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "app-account-token", isStatusCall: false) { return Self.error(fault) }
+        guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: Data(body.readableBytesView)),
+              UUID(uuidString: request.appAccountToken) != nil
+        else { return Self.error(400, APIErrorCode.invalidAppAccountToken) }
+        guard await self.store.setAppAccountToken(request.appAccountToken.lowercased(), original: id) else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
+        return Response(status: .ok)
+    }
+
+    // MARK: Helpers
+
+    /// The notification type inside a signed payload (the sim's own data, so no verification needed).
+    static func decodeType(_ signedPayload: String) throws -> String? {
+        let part = signedPayload.split(separator: ".")[1]
+        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64) else { return nil }
+        return try JSONDecoder().decode(ResponseBodyV2DecodedPayload.self, from: data).rawNotificationType
+    }
+
+    /// A JSON answer.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// An error answer with Apple's JSON body and, for 429, `Retry-After` in UNIX milliseconds.
+    static func error(_ status: Int, _ code: Int, retryAfter: Int64? = nil) -> Response {
+        var response = Self.json(ErrorPayload(errorCode: code, errorMessage: "sim error \(code)"), status: HTTPResponse.Status(code: status))
+        if let retryAfter { response.headers[HTTPField.Name("Retry-After")!] = String(retryAfter) }
+        return response
+    }
+
+    /// An injected fault's answer.
+    static func error(_ fault: (Int, Int, Int64?)) -> Response { Self.error(fault.0, fault.1, retryAfter: fault.2) }
+}
+
+/// Checks `Authorization: Bearer <jwt>` on every App Store Server API route: signature with the
+/// registered key, alg, kid, iss, aud, lifetime, expiry and `bid`; Apple answers 401 with a plain-text body.
+struct BearerTokenMiddleware: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let tokens: APITokenValidator
+    let bundleId: String
+    let store: SimStore
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization] ?? ""
+        do {
+            guard header.hasPrefix("Bearer ") else { throw APITokenError("no bearer token") }
+            let claims = try self.tokens.validate(String(header.dropFirst(7)))
+            guard claims.bid == self.bundleId else { throw APITokenError("bid \(claims.bid) is not \(self.bundleId)") }
+        } catch {
+            await self.store.countRejectedToken()
+            return Response(status: .unauthorized, headers: [.contentType: "text/plain"],
+                            body: .init(byteBuffer: ByteBuffer(string: "Unauthenticated: \(error)\n")))
+        }
+        return try await next(request, context)
+    }
+}

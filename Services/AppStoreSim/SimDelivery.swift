@@ -1,0 +1,134 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import NIOCore
+import NIOHTTP1
+
+/// Posts signed notifications to ingest as the App Store does (`{"signedPayload": …}`, success = HTTP
+/// 200–206), at an offered rate and concurrency, recording every attempt in the store (notification
+/// history) and each answer's latency in an HDR histogram; prints a progress line every second.
+struct SimDelivery: Sendable {
+    /// One post to make.
+    struct Item: Sendable {
+        var uuid: String
+        var signedPayload: String
+    }
+
+    /// What a pass did.
+    struct Report: Sendable, CustomStringConvertible {
+        var sent = 0
+        var succeeded = 0
+        var failed = 0
+        var seconds = 0.0
+        var latencyMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+
+        var description: String {
+            let rate = self.seconds > 0 ? Double(self.sent) / self.seconds : 0
+            func ms(_ p: Double) -> String { String(format: "%.2f", Double(self.latencyMicros.valueAtPercentile(p)) / 1000) }
+            return "posted \(self.sent) (\(self.succeeded) accepted, \(self.failed) failed) in \(String(format: "%.1f", self.seconds)) s = "
+                + "\(String(format: "%.0f", rate))/s; latency ms p50 \(ms(50)) p90 \(ms(90)) p99 \(ms(99)) max \(ms(100))"
+        }
+    }
+
+    let http: HTTPClient
+    let store: SimStore
+    var ingestURL: String
+    /// Posts per second offered (nil: as fast as the concurrency allows).
+    var rate: Double?
+    var concurrency: Int
+    var timeout: Duration = .seconds(10)
+    /// Where the progress line goes (nil: nowhere).
+    var progress: (@Sendable (String) -> Void)?
+
+    /// Posts every item once, `concurrency` at a time, paced at `rate`.
+    func deliver(_ items: [Item]) async -> Report {
+        let started = ContinuousClock.now
+        var report = Report()
+        let reporter = ProgressTicker(total: items.count, output: self.progress)
+        await withTaskGroup(of: (Bool, UInt64).self) { group in
+            var running = 0
+            for (index, item) in items.enumerated() {
+                if let rate = self.rate {
+                    let due = started + .milliseconds(Int64(Double(index) / rate * 1000))
+                    if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
+                }
+                if running >= max(1, self.concurrency), let (ok, micros) = await group.next() {
+                    report.record(ok: ok, micros: micros)
+                    reporter.tick(report)
+                    running -= 1
+                }
+                group.addTask { await self.post(item) }
+                running += 1
+            }
+            for await (ok, micros) in group {
+                report.record(ok: ok, micros: micros)
+                reporter.tick(report)
+            }
+        }
+        report.seconds = Self.seconds(ContinuousClock.now - started)
+        reporter.finish(report)
+        return report
+    }
+
+    /// One post; returns whether ingest accepted it and how long the answer took.
+    func post(_ item: Item) async -> (Bool, UInt64) {
+        var request = HTTPClientRequest(url: self.ingestURL)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"{"signedPayload":""# + item.signedPayload + #""}"#))
+        let started = ContinuousClock.now
+        let result: String
+        do {
+            let response = try await self.http.execute(request, timeout: .seconds(Int64(Self.seconds(self.timeout))))
+            _ = try await response.body.collect(upTo: 1 << 20)
+            result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            result = "TIMED_OUT"
+        } catch {
+            result = "SOCKET_ISSUE"
+        }
+        let micros = UInt64(max(0, Self.seconds(ContinuousClock.now - started) * 1_000_000))
+        await self.store.recordAttempt(uuid: item.uuid, result: result)
+        return (result == "SUCCESS", micros)
+    }
+
+    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+}
+
+extension SimDelivery.Report {
+    /// Adds one post's outcome.
+    mutating func record(ok: Bool, micros: UInt64) {
+        self.sent += 1
+        if ok { self.succeeded += 1 } else { self.failed += 1 }
+        _ = self.latencyMicros.record(micros)
+    }
+}
+
+/// Prints `sent/total, accepted, failed, rate` at most once a second.
+final class ProgressTicker: @unchecked Sendable {
+    private let total: Int
+    private let output: (@Sendable (String) -> Void)?
+    private let started = Date()
+    private var last = Date.distantPast
+    private let lock = NSLock()
+
+    init(total: Int, output: (@Sendable (String) -> Void)?) {
+        self.total = total
+        self.output = output
+    }
+
+    func tick(_ report: SimDelivery.Report) {
+        guard let output else { return }
+        let now = Date()
+        self.lock.lock()
+        defer { self.lock.unlock() }
+        guard now.timeIntervalSince(self.last) >= 1 else { return }
+        self.last = now
+        let rate = Double(report.sent) / max(now.timeIntervalSince(self.started), 0.001)
+        output("  delivering \(report.sent)/\(self.total): \(report.succeeded) accepted, \(report.failed) failed, \(Int(rate))/s")
+    }
+
+    func finish(_ report: SimDelivery.Report) {
+        self.output?("  delivered \(report)")
+    }
+}

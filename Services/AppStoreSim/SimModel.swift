@@ -1,0 +1,70 @@
+import AppStoreModels
+import Foundation
+
+// MARK: - What the stand-in knows: Apple's side of every purchase
+
+/// One notification the App Store sends, before signing.
+struct SimNotification: Sendable {
+    var uuid: String
+    var type: String
+    var subtype: String?
+    /// When the App Store signed it (epoch ms).
+    var signedDate: Int64
+    var transaction: JWSTransactionDecodedPayload?
+    var renewal: JWSRenewalInfoDecodedPayload?
+    /// `data.status`, when the notification carries it.
+    var status: Status?
+    /// Which container the payload uses.
+    var container: Container = .data
+    /// The customer this notification concerns (nil for app-level notifications).
+    var customer: String?
+
+    enum Container: Sendable { case data, summary, externalPurchaseToken, appData }
+}
+
+/// A subscription or purchase as the App Store holds it now: its transactions (newest last), renewal info and status.
+struct SimPurchase: Sendable {
+    var originalTransactionId: String
+    var customer: String
+    var productId: String
+    var productType: ProductType
+    var transactions: [JWSTransactionDecodedPayload]
+    var renewal: JWSRenewalInfoDecodedPayload?
+    /// Auto-renewables only: the current status.
+    var status: Status?
+}
+
+/// The final entitlement a customer must have for a product after the run (Apple's truth).
+struct ExpectedEntitlement: Codable, Hashable, Sendable, Comparable {
+    var customer: String
+    var productId: String
+    var originalTransactionId: String
+    var active: Bool
+    var revoked: Bool
+
+    static func < (a: Self, b: Self) -> Bool { (a.customer, a.productId) < (b.customer, b.productId) }
+}
+
+/// A generated run: every notification in signing order, every purchase's final state, and the expected
+/// entitlements (consumables grant none).
+struct Scenario: Sendable {
+    var notifications: [SimNotification]
+    var purchases: [String: SimPurchase]
+    var expected: [ExpectedEntitlement]
+
+    /// Which life cycles the run holds, by name, for the summary line.
+    var lifeCycles: [String: Int]
+}
+
+/// A small deterministic random generator (SplitMix64), so a seed reproduces a run.
+struct SimRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    init(seed: UInt64) { self.state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,88 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+
+/// Signs what the stand-in sends: notifications (with their nested transaction, renewal info or app
+/// transaction) and the signed items of API answers, with the sim's own Apple-shaped PKI.
+struct SimSigner: Sendable {
+    let signer: AppStoreSigner
+    let bundleId: String
+    let appAppleId: Int64
+    let environment: Environment
+
+    /// The compact JWS of a notification.
+    func sign(_ n: SimNotification) throws -> String {
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.rawNotificationType = n.type
+        payload.rawSubtype = n.subtype
+        payload.notificationUUID = n.uuid
+        payload.version = "2.0"
+        payload.signedDate = Timestamp(millisecondsSince1970: n.signedDate)
+        switch n.container {
+        case .data:
+            var data = NotificationData()
+            data.environment = self.environment
+            data.appAppleId = self.appAppleId
+            data.bundleId = self.bundleId
+            data.bundleVersion = "1"
+            data.status = n.status
+            if n.type == "CONSUMPTION_REQUEST" { data.rawConsumptionRequestReason = "UNINTENDED_PURCHASE" }
+            payload.data = data
+        case .summary:
+            var summary = Summary()
+            summary.environment = self.environment
+            summary.appAppleId = self.appAppleId
+            summary.bundleId = self.bundleId
+            summary.productId = ScenarioGenerator.subscriptionProduct
+            summary.requestIdentifier = n.uuid
+            summary.storefrontCountryCodes = ["USA"]
+            summary.succeededCount = 3
+            summary.failedCount = 0
+            payload.summary = summary
+        case .externalPurchaseToken:
+            var token = ExternalPurchaseToken()
+            token.externalPurchaseId = n.uuid
+            token.tokenCreationDate = Timestamp(millisecondsSince1970: n.signedDate - 10 * ScenarioGenerator.day)
+            token.appAppleId = self.appAppleId
+            token.bundleId = self.bundleId
+            token.tokenType = .services
+            payload.externalPurchaseToken = token
+        case .appData:
+            var appData = AppData()
+            appData.appAppleId = self.appAppleId
+            appData.bundleId = self.bundleId
+            appData.environment = self.environment
+            payload.appData = appData
+        }
+        let appTransaction: AppTransaction? = n.container == .appData ? self.appTransaction(at: n.signedDate) : nil
+        return try self.signer.signNotification(payload, transaction: n.transaction, renewalInfo: n.renewal, appTransaction: appTransaction)
+    }
+
+    /// A transaction as an API answer carries it: signed now.
+    func signTransaction(_ transaction: JWSTransactionDecodedPayload, now: Date = Date()) throws -> String {
+        var transaction = transaction
+        transaction.signedDate = Timestamp(now)
+        return try self.signer.sign(transaction)
+    }
+
+    /// Renewal info as an API answer carries it: signed now.
+    func signRenewal(_ renewal: JWSRenewalInfoDecodedPayload, now: Date = Date()) throws -> String {
+        var renewal = renewal
+        renewal.signedDate = Timestamp(now)
+        return try self.signer.sign(renewal)
+    }
+
+    /// The app transaction RESCIND_CONSENT carries.
+    private func appTransaction(at signedDate: Int64) -> AppTransaction {
+        var app = AppTransaction()
+        app.receiptType = self.environment
+        app.appAppleId = self.appAppleId
+        app.bundleId = self.bundleId
+        app.applicationVersion = "1"
+        app.receiptCreationDate = Timestamp(millisecondsSince1970: signedDate)
+        app.originalPurchaseDate = Timestamp(millisecondsSince1970: signedDate - 30 * ScenarioGenerator.day)
+        app.originalApplicationVersion = "1"
+        app.appTransactionId = "705000000000\(signedDate % 1000)"
+        return app
+    }
+}

@@ -1,0 +1,117 @@
+import AppStoreAPI
+import AppStoreModels
+import AppStoreSigning
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Hummingbird
+import Logging
+
+/// Everything a sim run is configured with.
+struct SimConfiguration: Sendable {
+    var bundleId = "com.example.subscriptions"
+    var appAppleId: Int64 = 1_234_567_890
+    var environment: AppStoreModels.Environment = .production
+    var customers = 200
+    var seed: UInt64 = 1
+    /// The share of notifications delivered twice (Apple retries carry the same notificationUUID).
+    var duplicates = 0.1
+    /// Delivery in random order (Apple promises no order) rather than signing order.
+    var shuffled = true
+    /// Whether subscription REFUNDs carry `data.status` (off: refund-resolver must ask).
+    var refundCarriesStatus = false
+    /// The In-App Purchase key the pipeline signs API tokens with: its id, issuer and public key.
+    var apiKeyID = "SIMKEY0001"
+    var issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    var apiPublicKey: P256.Signing.PublicKey
+    var host = "127.0.0.1"
+    var port = 8090
+    /// Where notifications go.
+    var ingestURL: String?
+    var rate: Double?
+    var concurrency = 16
+    /// Apple's retry schedule, compressed: delays between the passes that re-send undelivered notifications.
+    var retryDelays: [Duration] = []
+}
+
+/// One sim run: the scenario, the App Store's state, the signer, and delivery.
+struct Simulator: Sendable {
+    let configuration: SimConfiguration
+    let scenario: Scenario
+    let store: SimStore
+    let signer: SimSigner
+    /// Every notification signed, in signing order.
+    let signed: [SimDelivery.Item]
+
+    /// Generates the scenario (events signed before now) and signs every notification with `pki`.
+    init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
+        self.configuration = configuration
+        let generator = ScenarioGenerator(
+            bundleId: configuration.bundleId, appAppleId: configuration.appAppleId, environment: configuration.environment,
+            epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000, refundCarriesStatus: configuration.refundCarriesStatus)
+        self.scenario = generator.generate(customers: configuration.customers, seed: configuration.seed)
+        self.store = SimStore(scenario: self.scenario)
+        self.signer = SimSigner(signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId,
+                                environment: configuration.environment)
+        let signer = self.signer
+        self.signed = try self.scenario.notifications.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0)) }
+    }
+
+    /// The order Apple delivers in: every notification, some twice, shuffled unless configured otherwise (seeded).
+    func deliveryPlan() -> [SimDelivery.Item] {
+        var random = SimRandom(seed: self.configuration.seed ^ 0xDE11_7E57)
+        var plan = self.signed
+        for item in self.signed where Double.random(in: 0..<1, using: &random) < self.configuration.duplicates { plan.append(item) }
+        if self.configuration.shuffled { plan.shuffle(using: &random) }
+        return plan
+    }
+
+    /// Registers the items as sent (notification history) and posts them.
+    func deliver(_ items: [SimDelivery.Item], http: HTTPClient, to ingestURL: String, rate: Double? = nil, concurrency: Int? = nil,
+                 progress: (@Sendable (String) -> Void)? = nil) async -> SimDelivery.Report {
+        let byUUID = Dictionary(self.scenario.notifications.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
+        for item in items {
+            let notification = byUUID[item.uuid]
+            await self.store.register(
+                item.signedPayload, uuid: item.uuid, signedDate: notification?.signedDate ?? 0,
+                transactionIds: Set([notification?.transaction?.transactionId, notification?.transaction?.originalTransactionId].compactMap { $0 }))
+        }
+        let delivery = SimDelivery(
+            http: http, store: self.store, ingestURL: ingestURL, rate: rate ?? self.configuration.rate,
+            concurrency: concurrency ?? self.configuration.concurrency, progress: progress)
+        return await delivery.deliver(items)
+    }
+
+    /// Apple's retries, compressed: after each delay, re-posts every notification not yet delivered.
+    func retryUndelivered(http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil) async {
+        for delay in self.configuration.retryDelays {
+            try? await Task.sleep(for: delay)
+            let pending = await self.store.history(NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true))
+            guard !pending.isEmpty else { return }
+            progress?("  retrying \(pending.count) undelivered notifications")
+            _ = await self.deliver(pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http, to: ingestURL,
+                                   progress: progress)
+        }
+    }
+
+    /// The API server: Hummingbird serving ``SimAPI`` on the configured address.
+    func application(http: HTTPClient, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+        -> some ApplicationProtocol
+    {
+        let router = Router()
+        let simulator = self
+        let api = SimAPI(
+            store: self.store, signer: self.signer,
+            tokens: APITokenValidator(keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey], issuerID: self.configuration.issuerID),
+            deliverTest: { notification in
+                guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification) else { return }
+                let item = SimDelivery.Item(uuid: notification.uuid, signedPayload: signed)
+                await simulator.store.register(signed, uuid: notification.uuid, signedDate: notification.signedDate, transactionIds: [])
+                _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1).post(item)
+            })
+        api.addRoutes(to: router)
+        return Application(
+            router: router, configuration: ApplicationConfiguration(address: .hostname(self.configuration.host, port: self.configuration.port)),
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+    }
+}
