@@ -381,6 +381,23 @@ let package = Package(
             swiftSettings: testSettings
         ),
         .testTarget(
+            name: "RecoveryTests",
+            dependencies: [
+                "AppStoreSim", "RefundResolver", "Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher",
+                "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka",
+                "ServiceRuntime", "Storage", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/RecoveryTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
             name: "IAPCtlTests",
             dependencies: ["IAPCtl", "AppStoreSigning", "NotificationPipeline", "TestSupport"],
             path: "Tests/IAPCtlTests",

@@ -34,6 +34,8 @@ struct SimAPI: Sendable {
         api.put("v1/transactions/:id/appAccountToken") { request, context in
             try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16))
         }
+        // Accepts posts like ingest does, to measure the sim alone or to answer test notifications in tests.
+        router.post("sim/sink") { _, _ in Response(status: .ok) }
         router.get("sim/expected") { _, _ in Self.json(await self.store.expected) }
         router.get("sim/stats") { _, _ in Self.json(await self.store.stats) }
         router.post("sim/faults") { request, _ in

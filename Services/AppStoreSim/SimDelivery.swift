@@ -79,7 +79,7 @@ struct SimDelivery: Sendable {
         let started = ContinuousClock.now
         let result: String
         do {
-            let response = try await self.http.execute(request, timeout: .seconds(Int64(Self.seconds(self.timeout))))
+            let response = try await self.http.execute(request, timeout: .milliseconds(Int64(Self.seconds(self.timeout) * 1000)))
             _ = try await response.body.collect(upTo: 1 << 20)
             result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {

@@ -68,7 +68,7 @@ struct Simulator: Sendable {
 
     /// Registers the items as sent (notification history) and posts them.
     func deliver(_ items: [SimDelivery.Item], http: HTTPClient, to ingestURL: String, rate: Double? = nil, concurrency: Int? = nil,
-                 progress: (@Sendable (String) -> Void)? = nil) async -> SimDelivery.Report {
+                 timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil) async -> SimDelivery.Report {
         let byUUID = Dictionary(self.scenario.notifications.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
         for item in items {
             let notification = byUUID[item.uuid]
@@ -78,7 +78,7 @@ struct Simulator: Sendable {
         }
         let delivery = SimDelivery(
             http: http, store: self.store, ingestURL: ingestURL, rate: rate ?? self.configuration.rate,
-            concurrency: concurrency ?? self.configuration.concurrency, progress: progress)
+            concurrency: concurrency ?? self.configuration.concurrency, timeout: timeout, progress: progress)
         return await delivery.deliver(items)
     }
 

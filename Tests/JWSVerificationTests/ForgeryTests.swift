@@ -216,6 +216,17 @@ import TestSupport
         #expect(try await self.error(jws)?.kind == .environment)
     }
 
+    @Test func aProductionTransactionVerifiesWithoutAnAppAppleIdButAProductionNotificationNeedsOne() async throws {
+        // Transactions have no appAppleId field, so Production cannot require it of them (found by appstore-sim).
+        let verifier = try self.fixtures.verifier(environment: .production)
+        let transaction = try self.fixtures.signer.sign(SignedFixtures.transaction(environment: .production))
+        #expect(try await verifier.verifyTransaction(transaction).environment == .production)
+        var payload = SignedFixtures.notification(environment: .production)
+        payload.data?.appAppleId = nil
+        let error = await verificationError { try await verifier.verifyNotification(self.fixtures.signer.sign(payload)) }
+        #expect(error?.kind == .appIdentifier)
+    }
+
     @Test func renewalInfoOfAnotherSubscriptionIsAFormatError() async throws {
         var renewal = SignedFixtures.renewalInfo()
         renewal.originalTransactionId = "999"

@@ -6,8 +6,9 @@ extension SignedDataVerifier {
     /// Finds the configured app for a payload's identifiers.
     ///
     /// The bundle identifier must be a configured app's. The App Store app identifier must match the
-    /// configured one whenever both are known, and is required in Production.
-    func checkApp(bundleId: String?, appAppleId: Int64?) throws(VerificationError) -> AppIdentity {
+    /// configured one whenever both are known, and is required in Production from payloads that carry the
+    /// field (notifications, app transactions; a transaction has no `appAppleId` field at all).
+    func checkApp(bundleId: String?, appAppleId: Int64?, carriesAppAppleId: Bool = true) throws(VerificationError) -> AppIdentity {
         guard let bundleId else { throw VerificationError(.appIdentifier, "the payload has no bundleId") }
         guard let app = self.configuredApp(bundleId) else {
             throw VerificationError(.appIdentifier, "bundleId \(bundleId) is not a configured app")
@@ -16,7 +17,7 @@ extension SignedDataVerifier {
             if let appAppleId, appAppleId != expected {
                 throw VerificationError(.appIdentifier, "appAppleId \(appAppleId) is not \(expected), the appAppleId of \(bundleId)")
             }
-            if appAppleId == nil && self.configuration.environment == .production {
+            if appAppleId == nil && carriesAppAppleId && self.configuration.environment == .production {
                 throw VerificationError(.appIdentifier, "the payload has no appAppleId, which Production requires")
             }
         }

@@ -71,7 +71,7 @@ public final class SignedDataVerifier: Sendable {
     /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).
     public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
         let transaction = try await self.verifySignedData(signedTransaction.utf8, as: JWSTransactionDecodedPayload.self)
-        _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil)
+        _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil, carriesAppAppleId: false)
         try self.checkEnvironment(transaction.rawEnvironment)
         return transaction
     }

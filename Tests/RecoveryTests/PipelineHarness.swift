@@ -1,0 +1,91 @@
+import AppStoreModels
+@testable import AppStoreSim
+@testable import ChainVerifier
+@testable import EntitlementUpdater
+@testable import EventPublisher
+import Foundation
+@testable import Ingest
+import JWSVerification
+import Logging
+import NotificationPipeline
+import PostgresNIO
+import Prometheus
+import RdKafka
+@testable import RefundResolver
+import ServiceLifecycle
+import ServiceRuntime
+import Storage
+import TestSupport
+
+/// The whole pipeline in-process (ingest → chain-verifier → entitlement-updater ⇄ refund-resolver →
+/// event-publisher) against a real broker, a real PostgreSQL and the sim, built with the services' own
+/// `buildApplication` functions.
+enum PipelineHarness {
+    /// A service group of every service, configured for the sim; `ingestPort` is where ingest listens.
+    static func services(sim: SimHarness, bootstrap: String, databaseURL: String, ingestPort: Int, resolverRate: Double = 20,
+                         reconcileInterval: Duration? = nil, logger: Logger) throws -> ServiceGroup {
+        let kafka = KafkaClientSettings(bootstrapServers: [bootstrap])
+        let accepted = AcceptedApps(apps: [sim.app], environments: [.production])
+        var ingest = IngestSettings(accepted: accepted, kafka: kafka)
+        ingest.http = HTTPSettings(host: "127.0.0.1", port: ingestPort)
+        var verifier = ChainVerifierSettings(accepted: accepted, kafka: kafka)
+        verifier.http = HTTPSettings(host: "127.0.0.1", port: 0)
+        verifier.trustedRoots = [sim.pki.root]
+        verifier.sessionTimeout = .seconds(6)
+        let database = try DatabaseSettings(url: databaseURL)
+        var updater = EntitlementUpdaterSettings(database: database, kafka: kafka)
+        updater.http = HTTPSettings(host: "127.0.0.1", port: 0)
+        updater.sessionTimeout = .seconds(6)
+        var publisher = EventPublisherSettings(database: database, kafka: kafka)
+        publisher.http = HTTPSettings(host: "127.0.0.1", port: 0)
+        var resolver = RefundResolverSettings(accepted: accepted, api: try sim.apiSettings(), kafka: kafka)
+        resolver.trust = sim.trust
+        resolver.http = HTTPSettings(host: "127.0.0.1", port: 0)
+        resolver.sessionTimeout = .seconds(6)
+        resolver.appRatePerSecond = resolverRate
+        resolver.retryBaseDelay = .milliseconds(200)
+        resolver.retryMaximumDelay = .seconds(2)
+        resolver.reconcileInterval = reconcileInterval
+        resolver.reconcileWindow = .seconds(90 * 86_400)
+        let services: [any Service] = [
+            try Ingest.buildApplication(settings: ingest, registry: PrometheusCollectorRegistry(), logger: logger),
+            try ChainVerifier.buildApplication(settings: verifier, registry: PrometheusCollectorRegistry(), logger: logger),
+            try EntitlementUpdater.buildApplication(settings: updater, registry: PrometheusCollectorRegistry(), logger: logger),
+            try EventPublisher.buildApplication(settings: publisher, registry: PrometheusCollectorRegistry(), logger: logger),
+            try RefundResolver.buildApplication(settings: resolver, registry: PrometheusCollectorRegistry(), logger: logger),
+        ]
+        return ServiceGroup(configuration: .init(services: services, logger: logger))
+    }
+
+    /// The entitlements stored, as the sim states expectations.
+    static func storedEntitlements(client: PostgresClient, logger: Logger) async throws -> Set<String> {
+        var rows = Set<String>()
+        let query = try await client.query(
+            "SELECT customer, product_id, active, revoked_at IS NOT NULL FROM entitlements", logger: logger)
+        for try await (customer, product, active, revoked) in query.decode((String, String, Bool, Bool).self) {
+            rows.insert("\(customer) \(product) active=\(active) revoked=\(revoked)")
+        }
+        return rows
+    }
+
+    /// The sim's expectations in the same form.
+    static func expected(_ sim: SimHarness) -> Set<String> {
+        Set(sim.simulator.scenario.expected.map { "\($0.customer) \($0.productId) active=\($0.active) revoked=\($0.revoked)" })
+    }
+
+    /// Polls the database until it holds exactly the sim's expected entitlements; returns the last difference.
+    static func waitForExpectedState(_ sim: SimHarness, databaseURL: String, timeout: Duration, logger: Logger) async throws -> (missing: Set<String>, extra: Set<String>) {
+        let expected = Self.expected(sim)
+        let deadline = ContinuousClock.now + timeout
+        return try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+            var difference: (missing: Set<String>, extra: Set<String>) = (expected, [])
+            while ContinuousClock.now < deadline {
+                let stored = try await Self.storedEntitlements(client: client, logger: logger)
+                difference = (expected.subtracting(stored), stored.subtracting(expected))
+                if difference.missing.isEmpty && difference.extra.isEmpty { return difference }
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            return difference
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import AppStoreModels
+@testable import AppStoreSim
+import Entitlements
+import Foundation
+import Logging
+import NotificationPipeline
+import RdKafka
+import ServiceLifecycle
+import Storage
+import Testing
+import TestSupport
+
+/// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
+/// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in
+/// the state the sim says each customer must have.
+@Suite(.serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
+    static var logger: Logger {
+        var logger = Logger(label: "recovery-flow")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Runs the pipeline with a sim; delivers the middle third of the plan while ingest is unreachable.
+    static func runWithOutage(customers: Int, seed: UInt64, reconcile: Bool,
+                              recover: @escaping @Sendable (SimHarness, String) async throws -> Void) async throws {
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { databaseURL in
+                try await SimHarness.with(customers: customers, seed: seed) { sim in
+                    let logger = Self.logger
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 2) })
+                    try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
+                        try await MigrationRunner().migrate(client: $0, logger: logger)
+                    }
+                    let ingestPort = Int(try LocalComponents.script("free-port.sh", []))!
+                    let group = try PipelineHarness.services(
+                        sim: sim, bootstrap: bootstrap, databaseURL: databaseURL, ingestPort: ingestPort,
+                        reconcileInterval: reconcile ? .seconds(3) : nil, logger: logger)
+                    let running = Task { try await group.run() }
+                    let ingest = "http://127.0.0.1:\(ingestPort)/notifications"
+                    try await Self.waitForIngest(sim, ingest)
+
+                    let plan = sim.simulator.deliveryPlan()
+                    let third = plan.count / 3
+                    let down = "http://127.0.0.1:\(try LocalComponents.script("free-port.sh", []))/notifications"
+                    let first = await sim.simulator.deliver(Array(plan.prefix(third)), http: sim.http, to: ingest)
+                    let outage = await sim.simulator.deliver(Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down, timeout: .milliseconds(300))
+                    let last = await sim.simulator.deliver(Array(plan.dropFirst(2 * third)), http: sim.http, to: ingest)
+                    #expect(first.failed == 0 && last.failed == 0)
+                    #expect(outage.succeeded == 0 && outage.failed == third)
+                    let undelivered = await sim.simulator.store.undeliveredCount()
+                    #expect(undelivered > 0, "the outage left notifications undelivered")
+
+                    try await recover(sim, bootstrap)
+                    let difference = try await PipelineHarness.waitForExpectedState(sim, databaseURL: databaseURL, timeout: .seconds(150), logger: logger)
+                    #expect(difference.missing.isEmpty, "missing: \(difference.missing.sorted().prefix(10))")
+                    #expect(difference.extra.isEmpty, "unexpected: \(difference.extra.sorted().prefix(10))")
+                    try await Self.checkRefunds(sim, databaseURL: databaseURL, bootstrap: bootstrap)
+                    await group.triggerGracefulShutdown()
+                    try await running.value
+                }
+            }
+        }
+    }
+
+    /// Waits until ingest accepts connections.
+    static func waitForIngest(_ sim: SimHarness, _ url: String) async throws {
+        for _ in 0..<100 {
+            if (try? await sim.http.execute(.init(url: url.replacingOccurrences(of: "/notifications", with: "/health")), timeout: .seconds(1)))?.status == .ok {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessError("ingest did not start")
+    }
+
+    /// Refund of an old period: still active after a status snapshot; of the latest period: revoked, with events.
+    static func checkRefunds(_ sim: SimHarness, databaseURL: String, bootstrap: String) async throws {
+        let scenario = sim.simulator.scenario
+        #expect((scenario.lifeCycles["refund-of-old-period"] ?? 0) > 0 && (scenario.lifeCycles["refund-of-latest-period"] ?? 0) > 0,
+                "the seed covers both refunds")
+        let expected = Dictionary(scenario.expected.map { ($0.originalTransactionId, $0) }, uniquingKeysWith: { a, _ in a })
+        let refunds = scenario.notifications.filter { $0.type == "REFUND" && $0.transaction?.type == .autoRenewableSubscription }
+        var latest: [String] = []
+        for refund in refunds {
+            let original = refund.transaction!.originalTransactionId!
+            let purchase = scenario.purchases[original]!
+            let refundedLatest = refund.transaction?.transactionId == purchase.transactions.last?.transactionId
+            if refundedLatest && purchase.status == .revoked {
+                #expect(expected[original]?.revoked == true)
+                latest.append(expected[original]!.customer)
+            } else if !refundedLatest {
+                #expect(expected[original]?.active == true, "a refund of an old period leaves \(original) active")
+            }
+        }
+        let snapshots = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
+            var count = 0
+            for try await value in try await client.query(
+                "SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT' AND outcome = 'applied'", logger: Self.logger)
+                .decode(Int.self) { count = value }
+            return count
+        }
+        #expect(snapshots > 0, "refunds were resolved through status calls")
+        let changes = try await KafkaTestClient(bootstrapServers: [bootstrap])
+            .readAll(PipelineTopics().entitlementChanges, atLeast: 1, quiet: .seconds(2), timeout: .seconds(60))
+        let revokedCustomers = Set(changes.compactMap { try? JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
+            .filter { $0.eventType == "entitlement.revoked" }.map(\.customer))
+        #expect(Set(latest).isSubset(of: revokedCustomers), "every refund of a latest period emitted entitlement.revoked")
+    }
+
+    @Test func backfillOfOnlyFailuresBringsTheDatabaseToTheSimsState() async throws {
+        try await Self.runWithOutage(customers: 70, seed: 21, reconcile: false) { sim, bootstrap in
+            let directory = try LocalComponents.temporaryDirectory("backfill")
+            var environment = ProcessInfo.processInfo.environment
+            environment.merge(try sim.environment(directory: directory, bootstrap: bootstrap)) { _, new in new }
+            let process = Process()
+            process.executableURL = ServiceProcess.binaries.appendingPathComponent("iapctl")
+            let since = Int64(Date().timeIntervalSince1970 * 1000) - 90 * 86_400_000
+            process.arguments = ["backfill", "--since", String(since), "--only-failures"]
+            process.environment = environment
+            let output = directory.appendingPathComponent("out.txt")
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: output)
+            process.standardError = try FileHandle(forWritingTo: output)
+            try process.run()
+            process.waitUntilExit()
+            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+            #expect(process.terminationStatus == 0, "iapctl backfill: \(text)")
+            #expect(text.contains("backfill: "), "\(text)")
+            #expect(await sim.stats.calls["notification-history"] ?? 0 >= 1)
+        }
+    }
+
+    @Test func theReconcilerRecoversTheOutageOnItsOwn() async throws {
+        try await Self.runWithOutage(customers: 40, seed: 22, reconcile: true) { sim, _ in
+            // Nothing to do: the resolver's reconciler backfills onlyFailures every 3 s.
+            _ = sim
+        }
+    }
+}

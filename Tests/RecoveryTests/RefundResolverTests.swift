@@ -1,0 +1,96 @@
+import AppStoreModels
+@testable import AppStoreSim
+import Entitlements
+import Foundation
+import Logging
+import NotificationPipeline
+import Prometheus
+import RdKafka
+@testable import RefundResolver
+import ServiceLifecycle
+import ServiceRuntime
+import Testing
+import TestSupport
+
+/// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with
+/// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;
+/// a request that cannot succeed ends in the DLQ with its reason.
+@Suite(.serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
+    @Test func statusRequestsBecomeSnapshotsDespite429And5xxWithinTheRate() async throws {
+        try await withLocalBroker { bootstrap in
+            try await SimHarness.with(customers: 60, seed: 11) { sim in
+                let logger = SimHarness.logger
+                let topics = PipelineTopics()
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                try await kafka.createTopics(topics.all.map { ($0, 2) })
+                let subscriptions = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
+                    .sorted { $0.originalTransactionId < $1.originalTransactionId }
+                #expect(subscriptions.count >= 30)
+                var requests = subscriptions.map {
+                    StatusRequest(requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId,
+                                  environment: "Production", reason: "test", notificationUUID: "n-\($0.originalTransactionId)")
+                }
+                requests.append(StatusRequest(requestId: "req-unknown", originalTransactionId: "1999", environment: "Production",
+                                              reason: "test", notificationUUID: "n-unknown"))
+                try await kafka.produce(requests.map {
+                    ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
+                })
+                // The sim allows 5 status calls a second and fails the first 6 calls with 500; the resolver may make 10.
+                await sim.setFaults(SimStore.Faults(serverErrors: 6, statusRatePerSecond: 5))
+
+                var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                settings.trust = sim.trust
+                settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                settings.sessionTimeout = .seconds(6)
+                settings.appRatePerSecond = 20
+                settings.replicas = 2
+                settings.retryBaseDelay = .milliseconds(200)
+                settings.retryMaximumDelay = .seconds(2)
+                let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
+                let running = Task { try await group.run() }
+                let snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(120))
+                let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30))
+                await group.triggerGracefulShutdown()
+                try await running.value
+
+                let decoded = try snapshots.map { record -> StatusSnapshot in
+                    #expect(record.header(PipelineHeaders.schema)?.text == StatusSnapshot.schema)
+                    #expect(record.key == Array(try JSONDecoder().decode(StatusSnapshot.self, from: Data(record.value ?? [])).subject.utf8))
+                    return try JSONDecoder().decode(StatusSnapshot.self, from: Data(record.value ?? []))
+                }
+                #expect(Set(decoded.map(\.requestId)) == Set(subscriptions.map { "req-\($0.originalTransactionId)" }), "no request lost")
+                for snapshot in decoded {
+                    let purchase = try #require(sim.simulator.scenario.purchases[snapshot.subject])
+                    #expect(snapshot.status == purchase.status?.rawValue)
+                    #expect(snapshot.transaction.transactionId == purchase.transactions.last?.transactionId)
+                }
+                let dead = try rejected.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
+                #expect(dead.map(\.reason) == ["status-request"])
+                #expect(dead.first?.original.topic == topics.statusRequests)
+                #expect(dead.first?.detail.contains("4040010") == true)
+
+                let stats = await sim.stats
+                #expect(stats.maximumStatusCallsPerSecond <= 5, "the sim never answered more than it allows")
+                #expect((stats.answersByStatus["500"] ?? 0) == 6)
+                #expect((stats.answersByStatus["429"] ?? 0) > 0, "the resolver's 10/s met the sim's 5/s")
+                let calls = stats.calls["subscriptions"] ?? 0
+                #expect(calls <= 3 * requests.count, "no busy loop: \(calls) calls for \(requests.count) requests")
+            }
+        }
+    }
+
+    @Test func theTokenBucketKeepsTheRateAndDefersInsteadOfBlocking() async throws {
+        let bucket = TokenBucket(ratePerSecond: 20)
+        let started = ContinuousClock.now
+        for _ in 0..<21 { #expect(await bucket.acquire(maximumWait: .seconds(2)) == .granted) }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(950), "21 tokens at 20/s take a second, took \(elapsed)")
+        await bucket.pause(until: Date().addingTimeInterval(5))
+        guard case .deferred(let until) = await bucket.acquire(maximumWait: .seconds(1)) else {
+            Issue.record("a paused bucket defers")
+            return
+        }
+        #expect(until.timeIntervalSinceNow > 4)
+    }
+}

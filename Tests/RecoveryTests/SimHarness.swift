@@ -1,0 +1,128 @@
+import AppStoreAPI
+import AppStoreModels
+import AppStoreSigning
+@testable import AppStoreSim
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import JWSVerification
+import Logging
+import NotificationPipeline
+import ServiceLifecycle
+import TestSupport
+
+/// An `appstore-sim` running in-process on a free loopback port, with the API key and trust the pipeline
+/// needs to talk to it.
+struct SimHarness: Sendable {
+    let simulator: Simulator
+    let pki: TestPKI
+    let apiKey: P256.Signing.PrivateKey
+    let baseURL: URL
+    let http: HTTPClient
+    static let keyID = "SIMKEY0001"
+    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+
+    static var logger: Logger {
+        var logger = Logger(label: "sim-test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Runs `body` with a sim serving `customers` customers from `seed`.
+    static func with<T: Sendable>(
+        customers: Int, seed: UInt64, environment: AppStoreModels.Environment = .production, apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
+        configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
+    ) async throws -> T {
+        let pki = try TestPKI()
+        let port = Int(try LocalComponents.script("free-port.sh", []))!
+        var configuration = SimConfiguration(apiPublicKey: apiKey.publicKey)
+        configuration.customers = customers
+        configuration.seed = seed
+        configuration.environment = environment
+        configuration.port = port
+        configure(&configuration)
+        let simulator = try Simulator(configuration: configuration, pki: pki)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let harness = SimHarness(simulator: simulator, pki: pki, apiKey: apiKey, baseURL: URL(string: "http://127.0.0.1:\(port)")!, http: http)
+        let group = ServiceGroup(configuration: .init(services: [simulator.application(http: http, logger: Self.logger)], logger: Self.logger))
+        let running = Task { try await group.run() }
+        do {
+            try await harness.waitUntilServing()
+            let result = try await body(harness)
+            await group.triggerGracefulShutdown()
+            try await running.value
+            try await http.shutdown()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            try? await http.shutdown()
+            throw error
+        }
+    }
+
+    /// Polls `/sim/stats` until the server answers.
+    func waitUntilServing() async throws {
+        for _ in 0..<100 {
+            if (try? await self.http.execute(HTTPClientRequest(url: self.baseURL.absoluteString + "/sim/stats"), timeout: .seconds(1)))?.status == .ok {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("appstore-sim did not start")
+    }
+
+    // MARK: The pipeline's side
+
+    var app: AppIdentity { AppIdentity(bundleId: self.simulator.configuration.bundleId, appAppleId: self.simulator.configuration.appAppleId) }
+    var accepted: AcceptedApps { AcceptedApps(apps: [self.app], environments: [.production, .sandbox]) }
+
+    /// Trust in this sim's root.
+    var trust: TrustSettings {
+        var trust = TrustSettings()
+        trust.trustedRoots = [self.pki.root]
+        return trust
+    }
+
+    /// API settings pointing at this sim (production and sandbox both, unless given).
+    func apiSettings(sandboxURL: URL? = nil, fallback: Bool = false) throws -> AppStoreAPISettings {
+        AppStoreAPISettings(
+            credentials: APICredentials(keyID: Self.keyID, issuerID: Self.issuerID, bundleID: self.app.bundleId, privateKey: self.apiKey),
+            configuration: AppStoreAPIConfiguration(
+                environment: .production, productionURL: self.baseURL, sandboxURL: sandboxURL ?? self.baseURL, sandboxFallback: fallback,
+                requestTimeout: .seconds(10)))
+    }
+
+    /// A client for this sim.
+    func client(retry: RetryPolicy = RetryPolicy(), trust: TrustSettings? = nil, sandboxURL: URL? = nil, fallback: Bool = false) throws
+        -> AppStoreServerAPIClient
+    {
+        try self.apiSettings(sandboxURL: sandboxURL, fallback: fallback)
+            .makeClient(http: self.http, verifiers: try (trust ?? self.trust).makeVerifiers(for: self.accepted), retry: retry, logger: Self.logger)
+    }
+
+    /// Environment variables for `iapctl` talking to this sim.
+    func environment(directory: URL, bootstrap: String) throws -> [String: String] {
+        let keyFile = directory.appendingPathComponent("api-key.p8")
+        try Data(self.apiKey.pemRepresentation.utf8).write(to: keyFile)
+        let root = directory.appendingPathComponent("root.der")
+        try Data(self.pki.rootDER).write(to: root)
+        return [
+            "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
+            "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID, "APPSTORE_API_ISSUER_ID": Self.issuerID,
+            "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString, "APPSTORE_API_URL_SANDBOX": self.baseURL.absoluteString,
+            "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+        ]
+    }
+
+    /// Sets the sim's faults.
+    func setFaults(_ faults: SimStore.Faults) async { await self.simulator.store.setFaults(faults) }
+    var stats: SimStore.Stats { get async { await self.simulator.store.stats } }
+    var sinkURL: String { self.baseURL.absoluteString + "/sim/sink" }
+}
+
+/// A harness part that did not come up.
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
