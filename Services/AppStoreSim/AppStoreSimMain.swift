@@ -6,6 +6,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import Logging
+import NIOHTTP1
 import ServiceLifecycle
 import UnixSignals
 
@@ -134,6 +135,7 @@ struct ScenarioRunner: Service {
     let keepServing: Bool
 
     func run() async throws {
+        try await self.waitForOwnServer()
         let scenario = self.simulator.scenario
         SimOutput.line("appstore-sim: \(self.simulator.configuration.customers) customers, \(scenario.notifications.count) notifications, "
             + "\(scenario.expected.count) expected entitlements (\(scenario.expected.filter(\.active).count) active)")
@@ -147,6 +149,17 @@ struct ScenarioRunner: Service {
             SimOutput.line("appstore-sim: \(undelivered) notifications undelivered (they stay in notification history with onlyFailures)")
         }
         if self.keepServing { try? await gracefulShutdown() }
+    }
+
+    /// Waits until the API answers, so the pipeline can call it as soon as the first notification arrives.
+    private func waitForOwnServer() async throws {
+        let host = self.simulator.configuration.host == "0.0.0.0" ? "127.0.0.1" : self.simulator.configuration.host
+        let url = "http://\(host):\(self.simulator.configuration.port)/sim/stats"
+        for _ in 0..<200 {
+            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw ValidationError("the API did not start on \(url)")
     }
 }
 

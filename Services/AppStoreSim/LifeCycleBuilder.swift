@@ -39,7 +39,7 @@ struct LifeCycleBuilder {
     enum Ending: String, CaseIterable {
         case active, voluntaryExpiry = "voluntary-expiry", billingRetryExpiry = "billing-retry-expiry", inGrace = "in-grace",
              graceExpired = "grace-expired", recoveredFromGrace = "recovered-from-grace", refundOfOldPeriod = "refund-of-old-period",
-             refundOfLatestPeriod = "refund-of-latest-period", refundReversed = "refund-reversed", familyRevoked = "family-revoked"
+             refundOfLatestPeriod = "refund-of-latest-period", refundReversed = "refund-reversed", familyRevoked = "revoked"
 
         /// Whether the last period still runs now (otherwise it ended shortly before now).
         var lastPeriodRunsNow: Bool { ![.voluntaryExpiry, .billingRetryExpiry, .inGrace, .graceExpired].contains(self) }

@@ -156,11 +156,16 @@ import TestSupport
             let ambiguous = Self.step("REFUND", day: 40, expiresDay: 60, refundedTransaction: 30)
             _ = try await applyAll([Self.subscription[0], Self.subscription[1], ambiguous, ambiguous], client: client)
             #expect(try await count("status_requests", client) == 1)
-            var types: [String] = []
-            for try await type in try await client.query("SELECT payload->>'eventType' FROM outbox ORDER BY id", logger: logger).decode(String.self) {
-                types.append(type)
-            }
-            #expect(types == ["entitlement.granted", "entitlement.updated", "revocation.refunded"])
+            var rows: [(String, String?)] = []
+            for try await row in try await client.query("SELECT topic, payload->>'eventType' FROM outbox ORDER BY id", logger: logger)
+                .decode((String, String?).self) { rows.append(row) }
+            #expect(rows.map(\.1) == ["entitlement.granted", "entitlement.updated", "revocation.refunded", nil])
+            // The status request goes out through the outbox too, keyed by the subscription, once.
+            #expect(rows.last?.0 == PipelineTopics().statusRequests)
+            var keys: [String] = []
+            for try await key in try await client.query("SELECT key FROM outbox WHERE topic = \(PipelineTopics().statusRequests)", logger: logger)
+                .decode(String.self) { keys.append(key) }
+            #expect(keys == [ambiguous.subject])
         }
     }
 }
