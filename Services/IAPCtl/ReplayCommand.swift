@@ -24,6 +24,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Consumer group that remembers what was replayed.") var group = "iapctl-replay"
     @Option(help: "Stop after this many replayed records.") var limit: Int?
     @Option(help: "Stop once no record arrived for this long (ms).") var quietMs = 3000
+    @Option(help: "How long to wait for the first record, joining the group included (ms).") var waitMs = 15000
     @Flag(help: "Show what would be replayed without producing or advancing the group.") var dryRun = false
 
     func run() async throws {
@@ -42,10 +43,12 @@ struct ReplayCommand: AsyncParsableCommand {
             var counts = ReplayCounts()
             let clock = ContinuousClock()
             var lastArrival = clock.now
-            while clock.now - lastArrival < .milliseconds(self.quietMs) && counts.replayed < (self.limit ?? .max) {
+            var seenAny = false
+            while clock.now - lastArrival < .milliseconds(seenAny ? self.quietMs : self.waitMs) && counts.replayed < (self.limit ?? .max) {
                 let batch = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))
                 guard !batch.isEmpty else { continue }
                 lastArrival = clock.now
+                seenAny = true
                 var taken: [ConsumerRecord] = []
                 var deliveries: [PendingDelivery] = []
                 for record in batch {
