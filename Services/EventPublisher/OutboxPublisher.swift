@@ -1,4 +1,5 @@
 import Logging
+import PostgresNIO
 import Prometheus
 import RdKafka
 import ServiceLifecycle
@@ -33,6 +34,8 @@ struct OutboxPublisher: Service {
             }
         } catch is CancellationError {
             // Shutdown interrupted a pause or an unfinished relay, whose transaction rolled back.
+        } catch let error as PostgresTransactionError where error.closureError is CancellationError {
+            // The same inside a relay: PostgresNIO wraps the cancellation; the transaction rolled back.
         }
     }
 

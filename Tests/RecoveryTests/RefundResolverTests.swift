@@ -49,7 +49,15 @@ import TestSupport
                 let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
                 let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
                 let running = Task { try await group.run() }
-                let snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(120))
+                // Read until every request has its snapshot (a count alone could be met by repeats while a request still waits).
+                let wanted = Set(subscriptions.map { "req-\($0.originalTransactionId)" })
+                var snapshots: [ConsumerRecord] = []
+                let deadline = ContinuousClock.now + .seconds(120)
+                repeat {
+                    snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(30))
+                    let seen = Set(snapshots.compactMap { $0.header(PipelineHeaders.requestID)?.text })
+                    if wanted.isSubset(of: seen) { break }
+                } while ContinuousClock.now < deadline
                 let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30))
                 await group.triggerGracefulShutdown()
                 try await running.value
