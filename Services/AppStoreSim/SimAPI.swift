@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWSVerification
 import Logging
 
 /// The App Store Server API as the stand-in serves it, with bearer tokens checked as Apple checks them,
@@ -142,11 +143,7 @@ struct SimAPI: Sendable {
 
     /// The notification type inside a signed payload (the sim's own data, so no verification needed).
     static func decodeType(_ signedPayload: String) throws -> String? {
-        let part = signedPayload.split(separator: ".")[1]
-        var base64 = part.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { return nil }
-        return try JSONDecoder().decode(ResponseBodyV2DecodedPayload.self, from: data).rawNotificationType
+        try UnverifiedJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self).rawNotificationType
     }
 
     /// A JSON answer.

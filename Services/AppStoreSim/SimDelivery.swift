@@ -1,3 +1,4 @@
+import AppStoreAPI
 import AsyncHTTPClient
 import Foundation
 import Histogram
@@ -65,7 +66,7 @@ struct SimDelivery: Sendable {
                 reporter.tick(report)
             }
         }
-        report.seconds = Self.seconds(ContinuousClock.now - started)
+        report.seconds = (ContinuousClock.now - started).timeInterval
         reporter.finish(report)
         return report
     }
@@ -79,7 +80,7 @@ struct SimDelivery: Sendable {
         let started = ContinuousClock.now
         let result: String
         do {
-            let response = try await self.http.execute(request, timeout: .milliseconds(Int64(Self.seconds(self.timeout) * 1000)))
+            let response = try await self.http.execute(request, timeout: .milliseconds(Int64(self.timeout.timeInterval * 1000)))
             _ = try await response.body.collect(upTo: 1 << 20)
             result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
@@ -87,12 +88,10 @@ struct SimDelivery: Sendable {
         } catch {
             result = "SOCKET_ISSUE"
         }
-        let micros = UInt64(max(0, Self.seconds(ContinuousClock.now - started) * 1_000_000))
+        let micros = UInt64(max(0, (ContinuousClock.now - started).timeInterval * 1_000_000))
         await self.store.recordAttempt(uuid: item.uuid, result: result)
         return (result == "SUCCESS", micros)
     }
-
-    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
 }
 
 extension SimDelivery.Report {

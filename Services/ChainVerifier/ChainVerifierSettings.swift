@@ -1,19 +1,15 @@
 import AppStoreModels
-import Foundation
 import JWSVerification
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
-import X509
 
 /// Everything the chain verifier reads from its environment (see the README's configuration table).
 struct ChainVerifierSettings: Sendable {
     var http = HTTPSettings(port: 8081)
     var accepted: AcceptedApps
-    /// Roots for Production and Sandbox chains. Default: Apple Root CA G3.
-    var trustedRoots: [Certificate] = [AppleRootCertificates.rootCAG3]
-    /// StoreKit test certificates for Xcode and LocalTesting (only used when those environments are enabled).
-    var storeKitTestCertificates: [Certificate] = []
+    /// Roots (default Apple Root CA G3) and StoreKit test certificates signed data must chain to.
+    var trust = TrustSettings()
     var kafka: KafkaClientSettings
     var groupID = "chain-verifier"
     var sessionTimeout: Duration = .seconds(45)
@@ -33,9 +29,7 @@ struct ChainVerifierSettings: Sendable {
         self.kafka = KafkaClientSettings(settings, clientID: "chain-verifier")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8081)
-        let trust = try TrustSettings(settings)
-        self.trustedRoots = trust.trustedRoots
-        self.storeKitTestCertificates = trust.storeKitTestCertificates
+        self.trust = try TrustSettings(settings)
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("CHAIN_VERIFIER_BATCH", default: self.maximumBatch)
@@ -43,9 +37,6 @@ struct ChainVerifierSettings: Sendable {
 
     /// One verifier per enabled environment, all sharing the apps and roots.
     func makeVerifiers() throws -> [AppStoreModels.Environment: SignedDataVerifier] {
-        var trust = TrustSettings()
-        trust.trustedRoots = self.trustedRoots
-        trust.storeKitTestCertificates = self.storeKitTestCertificates
-        return try trust.makeVerifiers(for: self.accepted)
+        try self.trust.makeVerifiers(for: self.accepted)
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Foundation
 import Logging
 import NotificationPipeline
@@ -28,7 +29,7 @@ struct ReconcilerService: Service {
     /// One run over the window ending now.
     func reconcileOnce() async {
         let until = Date()
-        let since = until.addingTimeInterval(-StatusRequestHandler.seconds(self.window))
+        let since = until.addingTimeInterval(-self.window.timeInterval)
         do {
             let report = try await self.backfill.run(since: since, until: until, onlyFailures: true)
             self.runs.increment("succeeded")

@@ -23,6 +23,8 @@ struct StatusRequestHandler: BatchHandler {
     static let notBeforeHeader = "not-before"
     /// Header: the last failure, for operators.
     static let lastErrorHeader = "last-error"
+    /// The headers a reschedule writes (and a new reschedule or a DLQ record drops).
+    static let schedulingHeaders: Set<String> = [attemptHeader, notBeforeHeader, lastErrorHeader]
 
     let client: AppStoreServerAPIClient
     let bucket: TokenBucket
@@ -86,7 +88,7 @@ struct StatusRequestHandler: BatchHandler {
         }
         let attempt = record.header(Self.attemptHeader)?.text.flatMap(Int.init) ?? 0
         if let notBefore = record.header(Self.notBeforeHeader)?.text.flatMap(Int64.init) {
-            let wait = min(Double(notBefore) / 1000 - Date().timeIntervalSince1970, Self.seconds(self.retryMaximumDelay))
+            let wait = min(Double(notBefore) / 1000 - Date().timeIntervalSince1970, self.retryMaximumDelay.timeInterval)
             if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
         }
         switch await self.bucket.acquire(maximumWait: .seconds(1)) {
@@ -127,7 +129,7 @@ struct StatusRequestHandler: BatchHandler {
             }
             let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,
                                             jitter: Double.random(in: 0..<1))
-            let due = error.retryAfter ?? Date().addingTimeInterval(Self.seconds(delay))
+            let due = error.retryAfter ?? Date().addingTimeInterval(delay.timeInterval)
             return self.reschedule(record, attempt: attempt + 1, at: due, error: error.description)
         }
     }
@@ -136,9 +138,9 @@ struct StatusRequestHandler: BatchHandler {
 
     /// The request again, on the retry topic, not to be called before `due` (capped at the maximum delay).
     private func reschedule(_ record: ConsumerRecord, attempt: Int, at due: Date, error: String) -> Outcome {
-        let latest = Date().addingTimeInterval(Self.seconds(self.retryMaximumDelay))
+        let latest = Date().addingTimeInterval(self.retryMaximumDelay.timeInterval)
         let notBefore = Int64((min(due, latest).timeIntervalSince1970 * 1000).rounded(.up))
-        let kept = record.headers.filter { ![Self.attemptHeader, Self.notBeforeHeader, Self.lastErrorHeader].contains($0.name) }
+        let kept = record.headers.filter { !Self.schedulingHeaders.contains($0.name) }
         return .rescheduled(ProducerRecord(
             topic: self.retryTopic, key: record.key, value: record.value,
             headers: kept + [
@@ -154,7 +156,7 @@ struct StatusRequestHandler: BatchHandler {
         var original = RejectedNotificationRecord.OriginalMessage(record)
         // Replay sends it to the front of the line, not the delay queue, with its attempts forgotten.
         original.topic = self.topics.statusRequests
-        original.headers = original.headers.filter { ![Self.attemptHeader, Self.notBeforeHeader, Self.lastErrorHeader].contains($0.key) }
+        original.headers = original.headers.filter { !Self.schedulingHeaders.contains($0.key) }
         let rejected = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: original)
         return .deadLettered(ProducerRecord(
             topic: self.topics.rejected, key: record.key, value: try! rejected.encoded(),
@@ -170,10 +172,5 @@ struct StatusRequestHandler: BatchHandler {
         case .invalidResponse: "invalid-response"
         case .verification: "verification-failed"
         }
-    }
-
-    /// A duration in seconds.
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

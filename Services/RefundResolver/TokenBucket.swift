@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Foundation
 
 /// A token bucket (GCRA form) for the App Store's per-app rate limit, in this replica's share.
@@ -30,7 +31,7 @@ actor TokenBucket {
         let now = Date()
         let earliest = max(now, self.nextArrival.addingTimeInterval(-self.tolerance))
         let wait = earliest.timeIntervalSince(now)
-        guard wait <= Double(maximumWait.components.seconds) + Double(maximumWait.components.attoseconds) / 1e18 else {
+        guard wait <= maximumWait.timeInterval else {
             return .deferred(until: earliest)
         }
         self.nextArrival = max(self.nextArrival, now).addingTimeInterval(self.interval)

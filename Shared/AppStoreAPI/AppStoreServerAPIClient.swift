@@ -235,8 +235,7 @@ public struct AppStoreServerAPIClient: Sendable {
         let headers: HTTPHeaders
         var bytes: [UInt8]
         do {
-            let timeout = TimeAmount.nanoseconds(Int64(self.configuration.requestTimeout.components.seconds) * 1_000_000_000
-                + self.configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+            let timeout = TimeAmount.nanoseconds(Int64(self.configuration.requestTimeout.timeInterval * 1e9))
             let response = try await self.http.execute(request, timeout: timeout)
             status = Int(response.status.code)
             headers = response.headers

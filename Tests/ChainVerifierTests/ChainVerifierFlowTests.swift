@@ -25,7 +25,7 @@ import TestSupport
                 accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
                                        environments: [.sandbox]),
                 kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-            settings.trustedRoots = [fixtures.pki.root]
+            settings.trust.trustedRoots = [fixtures.pki.root]
             settings.sessionTimeout = .seconds(6)
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
             try await kafka.createTopics([(settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3)])

@@ -30,7 +30,7 @@ enum PipelineHarness {
         ingest.http = HTTPSettings(host: "127.0.0.1", port: ingestPort)
         var verifier = ChainVerifierSettings(accepted: accepted, kafka: kafka)
         verifier.http = HTTPSettings(host: "127.0.0.1", port: 0)
-        verifier.trustedRoots = [sim.pki.root]
+        verifier.trust = sim.trust
         verifier.sessionTimeout = .seconds(6)
         let database = try DatabaseSettings(url: databaseURL)
         var updater = EntitlementUpdaterSettings(database: database, kafka: kafka)

@@ -64,13 +64,7 @@ import TestSupport
 
     /// Waits until ingest accepts connections.
     static func waitForIngest(_ sim: SimHarness, _ url: String) async throws {
-        for _ in 0..<100 {
-            if (try? await sim.http.execute(.init(url: url.replacingOccurrences(of: "/notifications", with: "/health")), timeout: .seconds(1)))?.status == .ok {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw HarnessError("ingest did not start")
+        try await sim.waitForOK(url.replacingOccurrences(of: "/notifications", with: "/health"), what: "ingest")
     }
 
     /// Refund of an old period: still active after a status snapshot; of the latest period: revoked, with events.
@@ -110,21 +104,10 @@ import TestSupport
     @Test func backfillOfOnlyFailuresBringsTheDatabaseToTheSimsState() async throws {
         try await Self.runWithOutage(customers: 70, seed: 21, reconcile: false) { sim, bootstrap in
             let directory = try LocalComponents.temporaryDirectory("backfill")
-            var environment = ProcessInfo.processInfo.environment
-            environment.merge(try sim.environment(directory: directory, bootstrap: bootstrap)) { _, new in new }
-            let process = Process()
-            process.executableURL = ServiceProcess.binaries.appendingPathComponent("iapctl")
             let since = Int64(Date().timeIntervalSince1970 * 1000) - 90 * 86_400_000
-            process.arguments = ["backfill", "--since", String(since), "--only-failures"]
-            process.environment = environment
-            let output = directory.appendingPathComponent("out.txt")
-            FileManager.default.createFile(atPath: output.path, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: output)
-            process.standardError = try FileHandle(forWritingTo: output)
-            try process.run()
-            process.waitUntilExit()
-            let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-            #expect(process.terminationStatus == 0, "iapctl backfill: \(text)")
+            let (status, text) = try IAPCtlProcess.run(
+                ["backfill", "--since", String(since), "--only-failures"], environment: try sim.environment(directory: directory, bootstrap: bootstrap))
+            #expect(status == 0, "iapctl backfill: \(text)")
             #expect(text.contains("backfill: "), "\(text)")
             #expect(await sim.stats.calls["notification-history"] ?? 0 >= 1)
         }

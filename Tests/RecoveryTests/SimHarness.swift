@@ -63,13 +63,16 @@ struct SimHarness: Sendable {
 
     /// Polls `/sim/stats` until the server answers.
     func waitUntilServing() async throws {
+        try await self.waitForOK(self.baseURL.absoluteString + "/sim/stats", what: "appstore-sim")
+    }
+
+    /// Polls a URL until it answers 200 (10 s at most).
+    func waitForOK(_ url: String, what: String) async throws {
         for _ in 0..<100 {
-            if (try? await self.http.execute(HTTPClientRequest(url: self.baseURL.absoluteString + "/sim/stats"), timeout: .seconds(1)))?.status == .ok {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
+            try await Task.sleep(for: .milliseconds(100))
         }
-        throw HarnessError("appstore-sim did not start")
+        throw HarnessError("\(what) did not start")
     }
 
     // MARK: The pipeline's side
