@@ -4,7 +4,8 @@ import TestSupport
 /// Runs the built `iapctl` binary, as an operator would.
 enum IAPCtlProcess {
     /// Runs iapctl with arguments and extra environment; returns the exit status and everything it printed.
-    static func run(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
+    /// Waits without blocking a thread: the sim it talks to runs on this process's few cooperative threads.
+    static func run(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
         let directory = try LocalComponents.temporaryDirectory("iapctl")
         let output = directory.appendingPathComponent("out.txt")
         FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -14,8 +15,10 @@ enum IAPCtlProcess {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = try FileHandle(forWritingTo: output)
-        try process.run()
-        process.waitUntilExit()
+        try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in finished.resume() }
+            do { try process.run() } catch { finished.resume(throwing: error) }
+        }
         return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
 }

@@ -26,7 +26,7 @@ import TestSupport
                 ProducerRecord(topic: topics.rejected, key: nil, value: Array("not a DLQ record".utf8)),
             ])
             let environment = ["KAFKA_BOOTSTRAP_SERVERS": bootstrap]
-            let (status, output) = try IAPCtlProcess.run(["replay", "--reason", "certificate", "--quiet-ms", "2000"], environment: environment)
+            let (status, output) = try await IAPCtlProcess.run(["replay", "--reason", "certificate", "--quiet-ms", "2000"], environment: environment)
             #expect(status == 0, "\(output)")
             #expect(output.contains("2 replayed (2 to \(topics.raw)), 2 skipped"), "\(output)")
             let raw = try await kafka.readAll(topics.raw, atLeast: 2, quiet: .seconds(1), timeout: .seconds(20))
@@ -35,9 +35,9 @@ import TestSupport
             #expect(raw.first?.header("received-at")?.text == "1700000000000")
             #expect(raw.first?.header("replayed-from")?.text?.hasPrefix(topics.rejected) == true)
 
-            let (again, secondOutput) = try IAPCtlProcess.run(["replay", "--quiet-ms", "2000", "--wait-ms", "4000"], environment: environment)
+            let (again, secondOutput) = try await IAPCtlProcess.run(["replay", "--quiet-ms", "2000", "--wait-ms", "4000"], environment: environment)
             #expect(again == 0 && secondOutput.contains("0 replayed"), "the group remembers: \(secondOutput)")
-            let (other, otherOutput) = try IAPCtlProcess.run(["replay", "--group", "second-look", "--reason", "status-request", "--quiet-ms", "2000"],
+            let (other, otherOutput) = try await IAPCtlProcess.run(["replay", "--group", "second-look", "--reason", "status-request", "--quiet-ms", "2000"],
                                                        environment: environment)
             #expect(other == 0 && otherOutput.contains("1 replayed (1 to \(topics.statusRequests))"), "\(otherOutput)")
         }
@@ -48,14 +48,14 @@ import TestSupport
             try await SimHarness.with(customers: 1, seed: 1, configure: { $0.ingestURL = "http://127.0.0.1:\($0.port)/sim/sink" }) { sim in
                 let directory = try LocalComponents.temporaryDirectory("test-notification")
                 let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
-                let (status, output) = try IAPCtlProcess.run(["test-notification", "--timeout", "20"], environment: environment)
+                let (status, output) = try await IAPCtlProcess.run(["test-notification", "--timeout", "20"], environment: environment)
                 #expect(status == 0, "\(output)")
                 #expect(output.contains("delivered: notificationUUID"), "\(output)")
                 #expect(await sim.stats.calls["test"] == 1)
 
                 var broken = environment
                 broken["APPSTORE_API_KEY_ID"] = "WRONGKEY"
-                let (refused, refusedOutput) = try IAPCtlProcess.run(["test-notification", "--timeout", "5"], environment: broken)
+                let (refused, refusedOutput) = try await IAPCtlProcess.run(["test-notification", "--timeout", "5"], environment: broken)
                 #expect(refused == 1 && refusedOutput.contains("401"), "\(refusedOutput)")
             }
         }

@@ -105,7 +105,7 @@ import TestSupport
         try await Self.runWithOutage(customers: 70, seed: 21, reconcile: false) { sim, bootstrap in
             let directory = try LocalComponents.temporaryDirectory("backfill")
             let since = Int64(Date().timeIntervalSince1970 * 1000) - 90 * 86_400_000
-            let (status, text) = try IAPCtlProcess.run(
+            let (status, text) = try await IAPCtlProcess.run(
                 ["backfill", "--since", String(since), "--only-failures"], environment: try sim.environment(directory: directory, bootstrap: bootstrap))
             #expect(status == 0, "iapctl backfill: \(text)")
             #expect(text.contains("backfill: "), "\(text)")
