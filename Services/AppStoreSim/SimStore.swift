@@ -85,9 +85,10 @@ actor SimStore {
     }
 
     /// Notification history as Get Notification History filters it (sent in `[start, end)` by signedDate).
+    /// A notification whose first attempt has not happened yet is not in the history: it has not failed.
     func history(_ request: NotificationHistoryRequest) -> [Sent] {
         self.sentOrder.compactMap { self.sent[$0] }.filter { item in
-            item.signedDate >= request.startDate && item.signedDate < request.endDate
+            !item.attempts.isEmpty && item.signedDate >= request.startDate && item.signedDate < request.endDate
                 && (request.onlyFailures != true || !item.delivered)
                 && (request.transactionId == nil || item.transactionIds.contains(request.transactionId!))
         }

@@ -1,5 +1,6 @@
 import CRdKafka
 import Dispatch
+import Foundation
 import Logging
 
 /// A consumer-group member with at-least-once semantics: the application stores an offset only after
@@ -89,19 +90,64 @@ public final class KafkaConsumer: Sendable {
     // MARK: Closing
 
     /// Commits stored offsets and leaves the group, so partitions move to other members at once.
-    public func close() async {
+    ///
+    /// librdkafka's close waits for the broker without limit; when the broker is gone it never returns. After
+    /// `timeout` the member stops waiting: nothing is lost (unstored offsets are simply consumed again) and the
+    /// group's session timeout hands the partitions on. Returns whether librdkafka finished closing.
+    @discardableResult
+    public func close(timeout: Duration = .seconds(10)) async -> Bool {
         let client = self.client
         let logger = self.logger
+        let resume = ResumeOnce()
+        let closed = ClosedFlag()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            resume.arm(done)
             self.queue.async {
-                let handle = client.handle
-                let result = rd_kafka_consumer_close(handle)
+                let result = rd_kafka_consumer_close(client.handle)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                     logger.warning("kafka consumer close", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
                 }
-                done.resume()
+                closed.set()
+                resume.fire()
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000))) {
+                if resume.fire() {
+                    logger.warning("kafka consumer close did not finish in time (broker unreachable?); leaving without it",
+                                   metadata: ["timeout": "\(timeout)"])
+                }
             }
         }
+        return closed.isSet
+    }
+}
+
+/// Whether librdkafka's close returned.
+private final class ClosedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { self.lock.withLock { self.value = true } }
+    var isSet: Bool { self.lock.withLock { self.value } }
+}
+
+/// Resumes a continuation exactly once, whichever of two racing paths gets there first.
+private final class ResumeOnce: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+
+    /// Stores the continuation to resume.
+    func arm(_ continuation: CheckedContinuation<Void, Never>) {
+        self.lock.withLock { self.continuation = continuation }
+    }
+
+    /// Resumes it if nobody has; returns whether this call did.
+    @discardableResult
+    func fire() -> Bool {
+        let continuation = self.lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume()
+        return continuation != nil
     }
 }
 

@@ -47,7 +47,7 @@ import TestSupport
 
             let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g1", topic: topic), logger: logger)
             let received = try await consume(consumer, count: 3)
-            await consumer.close()
+            #expect(await consumer.close(), "with the broker up, librdkafka closes (commits and leaves the group)")
             #expect(received.count == 3)
             let first = try #require(received.first { $0.key == Array("k1".utf8) && $0.value != nil })
             #expect(first.value == Array("v1".utf8))
@@ -82,6 +82,25 @@ import TestSupport
             await second.close()
             #expect(again.map { String(decoding: $0.value!, as: UTF8.self) } == ["m6", "m7", "m8", "m9"])
             #expect(extra.isEmpty)
+        }
+    }
+
+    @Test func closingAfterTheBrokerIsGoneReturnsAfterItsTimeout() async throws {
+        try await withStoppableLocalBroker { bootstrap, stopBroker in
+            let topic = "gone"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger).createTopics([(topic, 1)])
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+            _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: [1]))
+            await producer.shutdown()
+            let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g-gone", topic: topic), logger: logger)
+            let received = try await consume(consumer, count: 1)
+            #expect(received.count == 1, "joined the group and consumed")
+            consumer.storeOffsets(after: received)
+            stopBroker()
+            // Without the timeout this call never returns (librdkafka waits for the broker to commit and leave).
+            let closed = await consumer.close(timeout: .seconds(2))
+            #expect(!closed, "librdkafka cannot finish closing without a broker")
         }
     }
 

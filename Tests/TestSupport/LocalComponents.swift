@@ -64,6 +64,19 @@ public func withLocalBroker<T>(_ body: (_ bootstrapServers: String) async throws
     return try await body(bootstrap)
 }
 
+/// A Tansu broker of its own that the body can stop early (to test what happens when the broker is gone).
+public func withStoppableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ stop: @Sendable () -> Void) async throws -> T) async throws -> T {
+    try LocalComponents.requireModernLibrdkafka()
+    let directory = try LocalComponents.temporaryDirectory("tansu")
+    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
+    let path = directory.path
+    defer {
+        _ = try? LocalComponents.script("broker.sh", ["stop", path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(bootstrap) { _ = try? LocalComponents.script("broker.sh", ["stop", path]) }
+}
+
 /// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body
 /// returns or throws. The body gets the `postgres://` URL.
 public func withLocalPostgres<T>(_ body: (_ databaseURL: String) async throws -> T) async throws -> T {

@@ -12,7 +12,8 @@ start)
     source "$here/close-inherited-fds.sh"
     source "$here/env.sh"
     port=${3:-$("$here/free-port.sh")}
-    nohup "$TANSU_BIN" broker --listener-url "tcp://127.0.0.1:$port" --advertised-listener-url "tcp://127.0.0.1:$port" \
+    # Its own session: a Ctrl-C meant for the script must not stop the broker before the services are down.
+    setsid nohup "$TANSU_BIN" broker --listener-url "tcp://127.0.0.1:$port" --advertised-listener-url "tcp://127.0.0.1:$port" \
         --storage-engine memory://tansu/ > "$dir/tansu.log" 2>&1 &
     echo $! > "$dir/tansu.pid"
     echo "$port" > "$dir/tansu.port"

@@ -1,13 +1,11 @@
 """Prints what the pipeline's topics hold: one line per message (used by deploy/local/run.sh).
 
-Usage: show-topics.py BOOTSTRAP TOPIC [TOPIC...]; reads each topic from the beginning with a fresh group.
+Usage: show-topics.py BOOTSTRAP TOPIC [TOPIC...]; reads each topic from the beginning to its current end.
 """
 import json
 import sys
-import time
-import uuid
 
-from confluent_kafka import Consumer
+from topic_reader import read_topic
 
 
 def summary(topic, value):
@@ -37,22 +35,7 @@ def summary(topic, value):
 def main():
     bootstrap, topics = sys.argv[1], sys.argv[2:]
     for topic in topics:
-        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"show-{uuid.uuid4()}",
-                             "auto.offset.reset": "earliest", "session.timeout.ms": 6000,
-                             "heartbeat.interval.ms": 500, "enable.auto.commit": False})
-        consumer.subscribe([topic])
-        messages, deadline, quiet_since = [], time.time() + 20, None
-        while time.time() < deadline:
-            message = consumer.poll(0.2)
-            if message is None:
-                if messages and quiet_since and time.time() - quiet_since > 1.5:
-                    break
-                continue
-            if message.error():
-                continue
-            messages.append(message)
-            quiet_since = time.time()
-        consumer.close()
+        messages = read_topic(bootstrap, topic)
         print(f"  {topic}: {len(messages)} message(s)")
         for message in messages:
             key = message.key().decode() if message.key() else "-"

@@ -1,0 +1,182 @@
+"""What the local run prints at the end (deploy/local/run.sh): counters, the sim's verdict, timelines, events.
+
+Usage: summary.py --bootstrap B --database-url URL --expected expected.json --service NAME=URL ... [--wait S]
+With --wait, first waits up to S seconds for the database to hold exactly the sim's expected entitlements and
+for the outbox to be drained.
+"""
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+
+from topic_reader import read_topic
+
+DOWNSTREAM = ["entitlements.changes", "entitlements.family", "entitlements.revocations"]
+PIPELINE = ["appstore.notifications.raw", "appstore.notifications.verified", "appstore.notifications.rejected",
+            "appstore.status.requests", "appstore.status.requests.retry"]
+
+
+# MARK: reading the database and the services
+
+def sql(database_url, query):
+    """Rows of a query, as lists of strings (psql, tab-separated)."""
+    out = subprocess.run(["psql", database_url, "-At", "-F", "\t", "-c", query],
+                         check=True, capture_output=True, text=True).stdout
+    return [line.split("\t") for line in out.splitlines() if line]
+
+
+def metrics(url):
+    """A service's Prometheus counters as {name{labels}: value}."""
+    values = {}
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        for line in answer.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                name, _, value = line.rpartition(" ")
+                try:
+                    values[name] = float(value)
+                except ValueError:
+                    pass
+    return values
+
+
+def total(values, prefix):
+    """The sum of every series whose name starts with `prefix`."""
+    return int(sum(v for k, v in values.items() if k.startswith(prefix)))
+
+
+def by_label(values, prefix):
+    """{label value: count} for a counter with one label."""
+    result = {}
+    for key, value in values.items():
+        if key.startswith(prefix + "{"):
+            result[key.split('"')[1]] = int(value)
+    return result
+
+
+# MARK: comparing with the sim
+
+def stored_entitlements(database_url, customers):
+    """The stored entitlements of the sim's customers, as (customer, product, active, revoked)."""
+    rows = sql(database_url, "SELECT customer, product_id, active, revoked_at IS NOT NULL FROM entitlements")
+    return {(c, p, a == "t", r == "t") for c, p, a, r in rows if c in customers}
+
+
+def difference(database_url, expected):
+    """(missing, unexpected) entitlements compared with the sim's expectation."""
+    want = {(e["customer"], e["productId"], e["active"], e["revoked"]) for e in expected}
+    have = stored_entitlements(database_url, {e["customer"] for e in expected})
+    return want - have, have - want
+
+
+def wait_until_converged(database_url, expected, seconds):
+    """Polls until the database equals the expectation and nothing waits in the outbox; returns the difference."""
+    start = time.time()
+    while True:
+        missing, extra = difference(database_url, expected)
+        pending = int(sql(database_url, "SELECT count(*) FROM outbox WHERE published_at IS NULL")[0][0])
+        if (not missing and not extra and pending == 0) or time.time() > start + seconds:
+            print(f"  {'converged' if not missing and not extra else 'gave up'} {time.time() - start:.1f} s after the last delivery")
+            return missing, extra
+        time.sleep(1)
+
+
+# MARK: printing
+
+def print_counters(services):
+    """Accepted, verified, rejected, applied, published: from the services' own metrics."""
+    m = {name: metrics(url + "/metrics") for name, url in services.items()}
+    ingest = by_label(m["ingest"], "ingest_requests_total")
+    accepted = sum(v for k, v in ingest.items() if k == "accepted")
+    print(f"  ingest:              {accepted} accepted (HTTP 200), "
+          + ", ".join(f"{v} {k}" for k, v in sorted(ingest.items()) if k != "accepted"))
+    rejected = by_label(m["chain-verifier"], "chain_verifier_rejected_total")
+    print(f"  chain-verifier:      {total(m['chain-verifier'], 'chain_verifier_verified_total')} verified, "
+          f"{sum(rejected.values())} rejected to the DLQ {dict(sorted(rejected.items())) or ''}")
+    outcomes = by_label(m["entitlement-updater"], "entitlement_updater_notifications_total")
+    print("  entitlement-updater: " + ", ".join(f"{v} {k}" for k, v in sorted(outcomes.items())))
+    resolver = by_label(m["refund-resolver"], "refund_resolver_requests_total")
+    calls = by_label(m["refund-resolver"], "refund_resolver_api_calls_total")
+    print("  refund-resolver:     status requests " + (", ".join(f"{v} {k}" for k, v in sorted(resolver.items())) or "none")
+          + "; API calls " + (", ".join(f"{v} {k}" for k, v in sorted(calls.items())) or "none"))
+    print(f"  event-publisher:     {total(m['event-publisher'], 'event_publisher_published_total')} events published")
+
+
+def print_timelines(database_url, expected, count):
+    """A few customers with telling life cycles: every notification the updater logged, then the entitlement."""
+    states = {}
+    for e in expected:
+        kind = "revoked" if e["revoked"] else ("active" if e["active"] else "inactive")
+        states.setdefault(kind, []).append(e)
+    picks = [group[len(group) // 2] for group in states.values()][:count]
+    for e in picks:
+        print(f"  customer {e['customer']} · {e['productId']} · original transaction {e['originalTransactionId']}")
+        rows = sql(database_url, f"""
+            SELECT to_char(to_timestamp(signed_date / 1000.0), 'YYYY-MM-DD HH24:MI'), notification_type,
+                   coalesce(subtype, ''), outcome
+            FROM notification_log WHERE subject = '{e['originalTransactionId']}' ORDER BY signed_date, applied_at""")
+        for signed, kind, subtype, outcome in rows:
+            print(f"    {signed}  {(kind + ' ' + subtype).strip():<42} {outcome}")
+        row = sql(database_url, f"""
+            SELECT active, coalesce(to_char(to_timestamp(valid_until / 1000.0), 'YYYY-MM-DD HH24:MI'), '-'),
+                   coalesce(revocation_reason::text, '-'), ownership_type
+            FROM entitlements WHERE customer = '{e['customer']}' AND product_id = '{e['productId']}'""")
+        if row:
+            active, until, reason, ownership = row[0]
+            print(f"    → entitlement active={active == 't'} until {until} revocation reason {reason} ({ownership}); "
+                  f"the sim expects active={e['active']} revoked={e['revoked']}")
+
+
+def print_topics(bootstrap):
+    """Message counts of every topic, and the downstream events by type."""
+    for topic in PIPELINE:
+        print(f"  {topic:<36} {len(read_topic(bootstrap, topic)):>6}")
+    for topic in DOWNSTREAM:
+        messages = read_topic(bootstrap, topic)
+        types = collections.Counter(json.loads(m.value())["eventType"] for m in messages)
+        ids = {json.loads(m.value())["eventId"] for m in messages}
+        detail = ", ".join(f"{n} {t}" for t, n in types.most_common())
+        print(f"  {topic:<36} {len(messages):>6}  ({len(ids)} distinct event ids) {detail}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--expected", required=True)
+    parser.add_argument("--service", action="append", default=[], help="NAME=http://host:port")
+    parser.add_argument("--wait", type=float, default=0)
+    parser.add_argument("--timelines", type=int, default=3)
+    args = parser.parse_args()
+    expected = json.load(open(args.expected))
+    services = dict(s.split("=", 1) for s in args.service)
+
+    if args.wait:
+        missing, extra = wait_until_converged(args.database_url, expected, args.wait)
+    else:
+        missing, extra = difference(args.database_url, expected)
+    print("== notifications, by service")
+    print_counters(services)
+    print("== the database against the sim's expected state")
+    matching = len(expected) - len(missing)
+    print(f"  {matching}/{len(expected)} expected entitlements stored exactly "
+          f"({sum(e['active'] for e in expected)} active, {sum(e['revoked'] for e in expected)} revoked); "
+          f"{len(missing)} missing or different, {len(extra)} unexpected")
+    for row in sorted(missing)[:5]:
+        print(f"    expected but not stored: {row}")
+    for row in sorted(extra)[:5]:
+        print(f"    stored but not expected: {row}")
+    print("== entitlement timelines of a few customers")
+    print_timelines(args.database_url, expected, args.timelines)
+    print("== topics")
+    print_topics(args.bootstrap)
+    print("== metrics (Prometheus text; every service also has /health and /ready)")
+    for name, url in services.items():
+        print(f"  {name:<20} {url}/metrics")
+    return 0 if not missing and not extra else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
