@@ -1,0 +1,195 @@
+import AppStoreModels
+@testable import AppStoreSim
+import Entitlements
+import Foundation
+import Logging
+import NotificationPipeline
+import PostgresNIO
+import RdKafka
+import Storage
+import Testing
+import TestSupport
+
+/// The product end to end: thousands of customers' life cycles from `appstore-sim`, shuffled and partly
+/// duplicated, posted to the real `ingest` binary and carried by the real chain-verifier,
+/// entitlement-updater, refund-resolver and event-publisher processes through Tansu and PostgreSQL. The
+/// database and the downstream events must end exactly as the sim's own model says; once with every
+/// service running throughout, once with each service SIGKILLed and restarted while notifications flow.
+@Suite(.serialized, .timeLimit(.minutes(12))) struct EndToEndTests {
+    static var logger: Logger {
+        var logger = Logger(label: "end-to-end")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    @Test func thousandsOfCustomersEndInTheSimsStateWithNothingLostOrAppliedTwice() async throws {
+        try await Self.run(customers: 2000, seed: 61, kills: [])
+    }
+
+    @Test func everyServiceSIGKILLedAndRestartedMidwayLosesNothing() async throws {
+        try await Self.run(customers: 1000, seed: 62, kills: ["entitlement-updater", "ingest", "chain-verifier", "event-publisher", "refund-resolver"])
+    }
+
+    // MARK: The run
+
+    /// Delivers the whole scenario while SIGKILLing `kills` one after another (each restarted at once), then
+    /// checks the database and the downstream topics against the sim.
+    static func run(customers: Int, seed: UInt64, kills: [String]) async throws {
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { databaseURL in
+                try await SimHarness.with(customers: customers, seed: seed, configure: {
+                    $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
+                }) { sim in
+                    let logger = Self.logger
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 4) })
+                    try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
+                        try await MigrationRunner().migrate(client: $0, logger: logger)
+                    }
+                    let directory = try LocalComponents.temporaryDirectory("end-to-end")
+                    var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
+                    environment.merge([
+                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production", "LOG_LEVEL": "warning",
+                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50", "RESOLVER_RETRY_BASE_MS": "200",
+                        "RESOLVER_RETRY_MAX_MS": "2000",
+                    ]) { _, new in new }
+                    let fleet = try ServiceFleet(environment: environment, directory: directory)
+                    do {
+                        try await fleet.startAll(http: sim.http)
+                        try await Self.deliver(sim, fleet: fleet, kills: kills)
+                        try await Self.check(sim, databaseURL: databaseURL, bootstrap: bootstrap, publisherKilled: kills.contains("event-publisher"))
+                        #expect(await fleet.kills == kills, "every planned SIGKILL happened")
+                    } catch {
+                        await fleet.stopAll()
+                        throw error
+                    }
+                    await fleet.stopAll()
+                }
+            }
+        }
+    }
+
+    /// Posts the plan; each kill happens when the next equal share of the plan has been accepted, and the
+    /// service is started again at once. Posts that fail meanwhile are Apple's to retry (the sim's retries).
+    static func deliver(_ sim: SimHarness, fleet: ServiceFleet, kills: [String]) async throws {
+        let plan = sim.simulator.deliveryPlan()
+        let unique = sim.simulator.scenario.notifications.count
+        let ingest = await fleet.ingestURL
+        let delivery = Task { await sim.simulator.deliver(plan, http: sim.http, to: ingest) }
+        for (index, name) in kills.enumerated() {
+            let share = Double(index + 1) / Double(kills.count + 1)
+            while await Double(unique - sim.simulator.store.undeliveredCount()) < share * Double(unique) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            try await fleet.kill(name)
+            try await fleet.start(name, http: sim.http)
+        }
+        _ = await delivery.value
+        await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
+        #expect(await sim.simulator.store.undeliveredCount() == 0, "Apple's retries delivered everything")
+    }
+
+    // MARK: Checks
+
+    /// The database equals the sim's expectation, every notification is logged exactly once, and the
+    /// downstream events carry the same final states.
+    static func check(_ sim: SimHarness, databaseURL: String, bootstrap: String, publisherKilled: Bool) async throws {
+        let logger = Self.logger
+        let difference = try await PipelineHarness.waitForExpectedState(sim, databaseURL: databaseURL, timeout: .seconds(400), logger: logger)
+        #expect(difference.missing.isEmpty, "missing: \(difference.missing.count) \(difference.missing.sorted().prefix(5))")
+        #expect(difference.extra.isEmpty, "unexpected: \(difference.extra.count) \(difference.extra.sorted().prefix(5))")
+
+        let stored = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+            try await Self.waitForEmptyOutbox(client: client, logger: logger)
+            return try await StoredRun.read(client: client, logger: logger)
+        }
+        // Zero lost: every notification of the scenario is in the log; the only others are status snapshots.
+        let scenario = Set(sim.simulator.scenario.notifications.map(\.uuid))
+        #expect(scenario.subtracting(stored.logged.keys).isEmpty, "lost: \(scenario.subtracting(stored.logged.keys).count)")
+        let others = stored.logged.filter { !scenario.contains($0.key) }
+        #expect(others.values.allSatisfy { $0 == "STATUS_SNAPSHOT" }, "only snapshots besides Apple's notifications")
+        #expect(!others.isEmpty, "refunds were resolved through status calls")
+
+        // Zero applied twice: one event id per (cause, kind, entitlement) in the outbox, each published, and
+        // downstream carries exactly the outbox's events (a killed publisher may repeat one, never invent one).
+        let topics = PipelineTopics()
+        var published: [EntitlementEvent] = []
+        for topic in [topics.entitlementChanges, topics.entitlementFamily, topics.entitlementRevocations] {
+            let expectedCount = stored.outbox.values.filter { $0 == topic }.count
+            let records = try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(topic, atLeast: expectedCount, quiet: .seconds(2), timeout: .seconds(120))
+            published += try records.map { try JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
+        }
+        let publishedIDs = Set(published.map(\.eventId))
+        let outboxIDs = Set(stored.outbox.keys.filter { stored.outbox[$0] != topics.statusRequests })
+        #expect(publishedIDs == outboxIDs, "downstream: \(publishedIDs.subtracting(outboxIDs).count) unknown, \(outboxIDs.subtracting(publishedIDs).count) missing")
+        if !publisherKilled { #expect(published.count == publishedIDs.count, "no event published twice") }
+        let causes = Set(published.map(\.cause.notificationUUID))
+        #expect(causes.isSubset(of: Set(stored.logged.keys)), "every event has a logged cause")
+
+        Self.checkEventsAgainstTheSim(sim, published: published)
+    }
+
+    /// The last change event of each entitlement carries the sim's final state; revoked ones have a revocation
+    /// event; family-shared ones end with access gained exactly when active (and have none if never active).
+    static func checkEventsAgainstTheSim(_ sim: SimHarness, published: [EntitlementEvent]) {
+        let scenario = sim.simulator.scenario
+        var lastChange: [String: EntitlementEvent] = [:]
+        var lastFamily: [String: EntitlementEvent] = [:]
+        var revocations: [String: [String]] = [:]
+        for event in published {
+            let key = "\(event.customer) \(event.productId)"
+            switch event.stream {
+            case .changes where !event.eventType.hasPrefix("consumable."): lastChange[key] = event
+            case .family: lastFamily[key] = event
+            case .revocations: revocations[key, default: []].append(event.eventType)
+            default: break
+            }
+        }
+        let expected = Dictionary(scenario.expected.map { ("\($0.customer) \($0.productId)", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(Set(lastChange.keys) == Set(expected.keys), "one entitlement stream per expected entitlement")
+        var wrong: [String] = []
+        for (key, entitlement) in expected {
+            guard let state = lastChange[key]?.state else { continue }
+            if state.active != entitlement.active || (state.revokedAt != nil) != entitlement.revoked { wrong.append(key) }
+            if entitlement.revoked && !(revocations[key] ?? []).contains(where: { $0 == "revocation.refunded" || $0 == "revocation.family-revoked" }) {
+                wrong.append("\(key) has no revocation event")
+            }
+            let ownership = scenario.purchases[entitlement.originalTransactionId]?.transactions.last?.inAppOwnershipType
+            if ownership == .familyShared {
+                // No family event at all is right only for an entitlement never seen active (shuffled delivery
+                // can bring the expiry first, and the stale guard then ignores the older grants).
+                let gained = lastFamily[key].map { $0.eventType == "family.access-gained" } ?? false
+                if gained != entitlement.active { wrong.append("\(key) family: last \(lastFamily[key]?.eventType ?? "none"), active \(entitlement.active)") }
+            }
+        }
+        #expect(wrong.isEmpty, "events disagree with the sim for \(wrong.count): \(wrong.sorted().prefix(5))")
+    }
+
+    /// Waits until the publisher has relayed every outbox row.
+    static func waitForEmptyOutbox(client: PostgresClient, logger: Logger) async throws {
+        for _ in 0..<600 {
+            var pending = 0
+            for try await count in try await client.query("SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: logger).decode(Int.self) {
+                pending = count
+            }
+            if pending == 0 { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        Issue.record("the outbox was not drained")
+    }
+}
+
+/// What the run left in PostgreSQL: the notification log (uuid → type) and the outbox (event id → topic).
+struct StoredRun {
+    var logged: [String: String] = [:]
+    var outbox: [String: String] = [:]
+
+    static func read(client: PostgresClient, logger: Logger) async throws -> StoredRun {
+        var run = StoredRun()
+        for try await (uuid, type) in try await client.query("SELECT notification_uuid, notification_type FROM notification_log", logger: logger)
+            .decode((String, String).self) { run.logged[uuid] = type }
+        for try await (id, topic) in try await client.query("SELECT event_id, topic FROM outbox", logger: logger).decode((String, String).self) {
+            run.outbox[id] = topic
+        }
+        return run
+    }
+}

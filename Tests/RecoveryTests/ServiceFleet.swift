@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import TestSupport
+
+/// The five services as separate processes of their built binaries, each on its own loopback port, so a
+/// test can SIGKILL one mid-way and start it again as an orchestrator would.
+actor ServiceFleet {
+    static let names = ["ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher"]
+
+    let environment: [String: String]
+    let directory: URL
+    let ports: [String: Int]
+    private var processes: [String: Process] = [:]
+    private(set) var kills: [String] = []
+
+    /// Chooses a free port per service; `environment` is what every service gets (plus its `HTTP_PORT`).
+    init(environment: [String: String], directory: URL) throws {
+        self.environment = environment
+        self.directory = directory
+        var ports: [String: Int] = [:]
+        for name in Self.names { ports[name] = Int(try LocalComponents.script("free-port.sh", []))! }
+        self.ports = ports
+    }
+
+    var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
+
+    /// Starts a service (again) and waits until it answers `/ready`.
+    func start(_ name: String, http: HTTPClient) async throws {
+        let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) { _, new in new }
+        self.processes[name] = try ServiceProcess.start(name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+        let url = "http://127.0.0.1:\(self.ports[name]!)/ready"
+        for _ in 0..<300 {
+            if (try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
+            guard self.processes[name]?.isRunning == true else { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
+    }
+
+    /// Starts every service.
+    func startAll(http: HTTPClient) async throws {
+        for name in Self.names { try await self.start(name, http: http) }
+    }
+
+    /// SIGKILLs a service (no shutdown of any kind) and waits until it is gone.
+    func kill(_ name: String) async throws {
+        guard let process = self.processes[name] else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        self.kills.append(name)
+    }
+
+    /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
+    func stopAll() async {
+        for process in self.processes.values where process.isRunning { process.terminate() }
+        let deadline = ContinuousClock.now + .seconds(20)
+        for process in self.processes.values {
+            while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+    }
+
+    /// What a service wrote.
+    func log(_ name: String) -> String {
+        (try? String(contentsOf: self.directory.appendingPathComponent("\(name).log"), encoding: .utf8)) ?? ""
+    }
+}
