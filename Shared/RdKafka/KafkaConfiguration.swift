@@ -59,6 +59,9 @@ public struct KafkaConsumerConfiguration: Sendable, Hashable {
     public var heartbeatInterval: Duration = .seconds(3)
     /// The longest gap between polls before the member is removed. Default: 300 s.
     public var maxPollInterval: Duration = .seconds(300)
+    /// How long the broker may hold a fetch that found nothing new (`fetch.wait.max.ms`). librdkafka's 500 ms
+    /// default added up to half a second per hop at low rates on some brokers; 100 ms bounds it.
+    public var fetchWait: Duration = .milliseconds(100)
 
     /// Creates consumer settings.
     public init(client: KafkaClientSettings, groupID: String, topics: [String]) {
@@ -86,6 +89,7 @@ public struct KafkaConsumerConfiguration: Sendable, Hashable {
         properties["session.timeout.ms"] = String(self.sessionTimeout.milliseconds)
         properties["heartbeat.interval.ms"] = String(self.heartbeatInterval.milliseconds)
         properties["max.poll.interval.ms"] = String(self.maxPollInterval.milliseconds)
+        properties["fetch.wait.max.ms"] = String(self.fetchWait.milliseconds)
         return properties.merging(self.client.additional) { _, override in override }
     }
 }

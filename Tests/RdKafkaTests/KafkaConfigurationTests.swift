@@ -22,6 +22,7 @@ import Testing
             "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest", "group.id": "chain-verifier",
             "enable.auto.commit": "true", "enable.auto.offset.store": "false", "auto.offset.reset": "earliest",
             "session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "max.poll.interval.ms": "300000",
+            "fetch.wait.max.ms": "100",
         ])
     }
 

@@ -22,6 +22,7 @@ while [[ $# -gt 0 ]]; do
 done
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
+source deploy/local/pipeline.sh
 products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher appstore-sim)
 echo "== building (debug): ${products[*]}"
 for product in "${products[@]}"; do
@@ -37,8 +38,7 @@ stop_all() {
     echo "== stopping"
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    deploy/local/broker.sh stop "$work/kafka" || true
-    deploy/local/postgres.sh stop "$work/postgres" || true
+    stack_stop "$work"
     rm -rf "$work"
 }
 trap stop_all EXIT
@@ -54,30 +54,10 @@ print("  valid:", n["notificationType"], n["notificationUUID"], "transaction", t
 
 # MARK: components and services
 echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the five services"
-bootstrap=$(deploy/local/broker.sh start "$work/kafka")
-export DATABASE_URL=$(deploy/local/postgres.sh start "$work/postgres")
-"$bin/iapctl" migrate | sed 's/^/  /'
-"$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 | sed 's/^/  /'
-sim_app="com.example.subscriptions:1234567890"
-"$bin/appstore-sim" init --dir "$work/sim" > "$work/sim.env"
+stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
-export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
-export APPSTORE_APPS="$sim_app,$real_app" APPSTORE_ENVIRONMENTS=Production,Sandbox
-export APPSTORE_ROOT_CERTIFICATES="$PWD/Tests/Fixtures/real-sandbox/AppleRootCA-G3.der,$work/sim/root.der"
-export APPSTORE_API_KEY_FILE="$work/sim/api-key.p8" APPSTORE_API_KEY_ID=SIMKEY0001
-export APPSTORE_API_ISSUER_ID=57246542-96fe-1a63-e053-0824d011072a APPSTORE_API_BUNDLE_ID="${sim_app%%:*}"
-export APPSTORE_API_URL_PRODUCTION="http://127.0.0.1:$sim_port" APPSTORE_API_URL_SANDBOX="http://127.0.0.1:$sim_port"
-export RESOLVER_RATE_PER_SECOND=50 RECONCILE_INTERVAL_SECONDS=60
-declare -A port
-for service in ingest chain-verifier entitlement-updater refund-resolver event-publisher; do
-    port[$service]=$(deploy/local/free-port.sh)
-    HTTP_PORT=${port[$service]} "$bin/$service" 2>>"$work/$service.log" & pids+=($!)
-done
-for service in "${!port[@]}"; do
-    for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:${port[$service]}/ready" >/dev/null && break; sleep 0.1; done
-    curl -fs "http://127.0.0.1:${port[$service]}/ready" >/dev/null || { echo "$service did not become ready:"; tail "$work/$service.log"; exit 1; }
-done
-ingest="http://127.0.0.1:${port[ingest]}/notifications"
+pipeline_start "$bin" "$work" "$sim_port"
+ingest="http://127.0.0.1:${service_port[ingest]}/notifications"
 echo "  all five services ready; ingest at $ingest, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
 
 # MARK: bad input next to the real notification
@@ -102,18 +82,11 @@ echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivere
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
     --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
-shown=0
-until grep -q "undelivered" "$work/appstore-sim.log" 2>/dev/null; do
-    sleep 0.5
-    total=$(wc -l < "$work/appstore-sim.log")
-    [[ $total -gt $shown ]] && sed -n "$((shown + 1)),${total}p" "$work/appstore-sim.log" | sed 's/^/  /' && shown=$total
-    kill -0 "${pids[-1]}" 2>/dev/null || { echo "appstore-sim stopped"; exit 1; }
-done
-sed -n "$((shown + 1)),\$p" "$work/appstore-sim.log" | sed 's/^/  /'
+sim_follow "$work/appstore-sim.log" "${pids[-1]}"
 
 echo "== waiting until the pipeline has applied and published everything (at most 180 s)"
 services=()
-for service in "${!port[@]}"; do services+=(--service "$service=http://127.0.0.1:${port[$service]}"); done
+for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
 status=0
 "$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
     --expected "$work/expected.json" "${services[@]}" --wait 180 &

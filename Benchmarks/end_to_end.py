@@ -1,0 +1,64 @@
+"""Figures of one end-to-end benchmark phase, read from what the pipeline itself recorded.
+
+Usage: end_to_end.py --database-url URL --expected expected.json --pids name=PID ... [--wait S]
+Waits until the database holds the sim's expected state and the outbox is drained, then prints one JSON
+object: notifications committed, the sustained rate (first HTTP accept → last commit), latency percentiles
+from HTTP accept (ingest's received-at) to entitlement committed (the updater's transaction) and to
+downstream event published (the publisher's acknowledged relay), and each process's memory.
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "deploy", "local"))
+from summary import sql, wait_until_converged  # noqa: E402
+
+COMMITTED = """
+    SELECT count(*), (max(extract(epoch FROM applied_at) * 1000) - min(received_at)) / 1000.0,
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM applied_at) * 1000 - received_at),
+           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM applied_at) * 1000 - received_at)
+    FROM notification_log WHERE received_at IS NOT NULL AND notification_type <> 'STATUS_SNAPSHOT'"""
+PUBLISHED = """
+    SELECT count(*),
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at),
+           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at)
+    FROM outbox o JOIN notification_log n ON n.notification_uuid = o.payload -> 'cause' ->> 'notificationUUID'
+    WHERE o.topic LIKE 'entitlements.%' AND n.received_at IS NOT NULL AND n.notification_type <> 'STATUS_SNAPSHOT'"""
+
+
+def memory(pid):
+    """(current RSS, peak RSS) in MiB of a running process."""
+    values = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) / 1024
+    return round(values.get("VmRSS", 0)), round(values.get("VmHWM", 0))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--database-url", required=True)
+    parser.add_argument("--expected", required=True)
+    parser.add_argument("--pids", nargs="*", default=[])
+    parser.add_argument("--wait", type=float, default=600)
+    args = parser.parse_args()
+    expected = json.load(open(args.expected))
+    missing, extra = wait_until_converged(args.database_url, expected, args.wait)
+    count, seconds, p50, p99 = sql(args.database_url, COMMITTED)[0]
+    events, e50, e99 = sql(args.database_url, PUBLISHED)[0]
+    result = {
+        "converged": not missing and not extra,
+        "notifications": int(count), "seconds": float(seconds), "rate": int(count) / float(seconds),
+        "committed_p50_ms": float(p50), "committed_p99_ms": float(p99),
+        "events": int(events), "published_p50_ms": float(e50 or 0), "published_p99_ms": float(e99 or 0),
+        "memory_mib": {name: memory(pid) for name, pid in (p.split("=") for p in args.pids)},
+    }
+    print(json.dumps(result))
+    return 0 if result["converged"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

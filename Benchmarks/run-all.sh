@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every benchmark, release build, one after another on this machine; prints each table (the figures in the
+# README come from this script). Usage: Benchmarks/run-all.sh
+#   1. end to end (run-end-to-end.sh): sustained notifications/s, accept → committed / published latency,
+#      memory per service;
+#   2. verification (run-verification.sh): signature checks per second against the raw crypto limit;
+#   3. pipeline stages (run-pipeline.sh): ingest against bare Hummingbird, chain-verifier against raw verification;
+#   4. entitlements (run-entitlements.sh): applied/s against bare transactions, outbox relay against direct produce.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+Benchmarks/run-end-to-end.sh 2000 100 > "$out/e2e.txt" 2> "$out/e2e.log"
+Benchmarks/run-verification.sh --seconds 3 > "$out/verification.txt" 2> "$out/verification.log"
+Benchmarks/run-pipeline.sh 8 > "$out/pipeline.txt" 2> "$out/pipeline.log"
+Benchmarks/run-entitlements.sh 2000 8 > "$out/entitlements.txt" 2> "$out/entitlements.log"
+echo "# 1. End to end"
+grep -v '^{' "$out/e2e.txt"
+echo; echo "# 2. Verification"
+grep -vE "^(Building|Build|\[|Compiling|Write|Planning)" "$out/verification.txt"
+echo; echo "# 3. Pipeline stages"
+grep -vE "^(Building|Build|\[|Compiling)" "$out/pipeline.txt"
+echo; echo "# 4. Entitlements"
+grep -vE "^(Building|Build|\[|Compiling)" "$out/entitlements.txt"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# End-to-end benchmark (release build), everything co-located on this machine: broker, PostgreSQL, the five
+# services and appstore-sim. Three phases, each on a fresh broker and database:
+#   0. baseline: appstore-sim posting the same scenario to its own /sim/sink (the load generator's ceiling);
+#   1. throughput: CUSTOMERS customers' notifications (shuffled, 10% twice) as fast as 32 connections allow,
+#      sustained rate = notifications committed ÷ (first HTTP accept → last commit);
+#   2. latency: 500 customers at a fixed offered RATE posts/s; p50/p99 from HTTP accept (ingest's
+#      received-at) to entitlement committed and to downstream event published (the publisher's relay).
+# Memory: each process's RSS after phase 1 (now / peak). Prints a table; the last line is JSON for scripts.
+# Usage: Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATE]   (default 2000, 100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+customers=${1:-2000}
+rate=${2:-100}
+deploy/local/prerequisites.sh
+source deploy/local/env.sh
+source deploy/local/pipeline.sh
+# One build of every product (building them one by one recompiles shared modules per product).
+swift build -c release 2>&1 | grep -E "error:" || true
+bin=$(swift build -c release --show-bin-path)
+work=$(mktemp -d)
+pids=()
+stop_phase() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+    stack_stop "$1"
+}
+trap 'stop_phase "$work/phase"; rm -rf "$work"' EXIT
+export LOG_LEVEL=error
+
+# MARK: phases
+
+# sim_report LOG: "posts/s p50 p99" of the sim's delivery line.
+sim_report() {
+    sed -nE 's/.*= ([0-9]+)\/s; latency ms p50 ([0-9.]+) p90 [0-9.]+ p99 ([0-9.]+).*/\1 \2 \3/p' "$1" | tail -n 1
+}
+
+# run_phase NAME CUSTOMERS SIM_ARGS...: a fresh stack, the scenario, the figures (JSON) in $work/NAME.json.
+run_phase() {
+    local name=$1 count=$2; shift 2
+    local dir="$work/phase"
+    rm -rf "$dir"; mkdir -p "$dir"
+    echo "== phase $name: $count customers $*" >&2
+    stack_start "$dir" "$bin" >/dev/null
+    local sim_port; sim_port=$(deploy/local/free-port.sh)
+    pipeline_start "$bin" "$dir" "$sim_port"
+    "$bin/appstore-sim" run --dir "$dir/sim" --port "$sim_port" --customers "$count" --seed 11 \
+        --ingest-url "http://127.0.0.1:${service_port[ingest]}/notifications" --expected-out "$dir/expected.json" \
+        --keep-serving "$@" 2>"$dir/sim.log" &
+    local sim_pid=$!
+    pids+=($sim_pid)
+    sim_follow "$dir/sim.log" "$sim_pid" >&2
+    local memory=()
+    for service in "${pipeline_services[@]}"; do memory+=("$service=${service_pid[$service]}"); done
+    memory+=("appstore-sim=$sim_pid" "tansu=$(cat "$dir/kafka/tansu.pid")")
+    "$APPSTORE_TOOLS_PYTHON" Benchmarks/end_to_end.py --database-url "$DATABASE_URL" --expected "$dir/expected.json" \
+        --pids "${memory[@]}" | tail -n 1 > "$work/$name.json"
+    sim_report "$dir/sim.log" > "$work/$name.sim"
+    stop_phase "$dir"
+}
+
+# The baseline: the sim alone, posting to its own sink.
+dir="$work/phase"; mkdir -p "$dir"
+"$bin/appstore-sim" init --dir "$dir/sim" >/dev/null
+sink_port=$(deploy/local/free-port.sh)
+echo "== phase 0: appstore-sim posting to its own sink" >&2
+"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers "$customers" --seed 11 --concurrency 32 \
+    --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink.log"
+"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers 500 --seed 11 --rate "$rate" \
+    --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink-rate.log"
+read -r sink_rate _ _ < <(sim_report "$work/sink.log")
+read -r _ sink_p50 sink_p99 < <(sim_report "$work/sink-rate.log")
+rm -rf "$dir"
+
+run_phase throughput "$customers" --concurrency 32
+run_phase latency 500 --rate "$rate" --concurrency 16
+
+# MARK: the table
+"$APPSTORE_TOOLS_PYTHON" - "$work" "$sink_rate" "$sink_p50" "$sink_p99" "$customers" "$rate" <<'PY'
+import json, sys
+work, sink_rate, sink_p50, sink_p99, customers, rate = sys.argv[1:]
+t = json.load(open(f"{work}/throughput.json"))
+l = json.load(open(f"{work}/latency.json"))
+t_posts, _, _ = open(f"{work}/throughput.sim").read().split()
+_, i50, i99 = open(f"{work}/latency.sim").read().split()
+rows = [
+    ("appstore-sim → its own /sim/sink, 32 connections", f"{float(sink_rate):,.0f} posts/s", "baseline (load generator ceiling)"),
+    (f"end to end, {customers} customers: posts accepted by ingest", f"{float(t_posts):,.0f} posts/s",
+     f"{float(t_posts) / float(sink_rate):.2f} of the baseline"),
+    ("end to end sustained: notifications committed (accept → last commit)", f"{t['rate']:,.0f} notifications/s",
+     f"{t['notifications']} notifications in {t['seconds']:.1f} s; {'converged' if t['converged'] else 'NOT CONVERGED'}"),
+    (f"HTTP answer at {rate}/s offered, p50 / p99 (sim's view)", f"{float(i50):.1f} / {float(i99):.1f} ms",
+     f"baseline sink {float(sink_p50):.1f} / {float(sink_p99):.1f} ms"),
+    (f"accept → entitlement committed at {rate}/s, p50 / p99", f"{l['committed_p50_ms']:.0f} / {l['committed_p99_ms']:.0f} ms",
+     f"{l['notifications']} notifications"),
+    (f"accept → downstream event published at {rate}/s, p50 / p99", f"{l['published_p50_ms']:.0f} / {l['published_p99_ms']:.0f} ms",
+     f"{l['events']} events"),
+]
+for name, (now, peak) in t["memory_mib"].items():
+    rows.append((f"memory after the throughput phase: {name}", f"{now} MiB", f"peak {peak} MiB"))
+print(f"\n{'measurement (release, 2 cores, everything co-located)':<72} {'value':>22}  compared with")
+for row in rows:
+    print(f"{row[0]:<72} {row[1]:>22}  {row[2]}")
+print(json.dumps({"throughput": t, "latency": l, "sink_rate": float(sink_rate)}))
+PY

@@ -1,0 +1,60 @@
+# Source this file: functions that start the local stack the way run.sh and the benchmarks need it.
+#   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, topics created; sets $bootstrap, exports DATABASE_URL
+#   pipeline_start BIN DIR SIM_PORT  configures the five services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
+#                                    starts them with logs in DIR; fills service_port[NAME] and service_pid[NAME]; appends to pids
+#   stack_stop DIR                   stops the broker and PostgreSQL of DIR
+#   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
+# The caller keeps `pids` (an array) and stops them.
+pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher)
+declare -A service_port service_pid
+
+stack_start() {
+    local dir=$1 bin=$2
+    bootstrap=$(deploy/local/broker.sh start "$dir/kafka")
+    DATABASE_URL=$(deploy/local/postgres.sh start "$dir/postgres")
+    export DATABASE_URL
+    "$bin/iapctl" migrate | sed 's/^/  /'
+    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 | sed 's/^/  /'
+}
+
+stack_stop() {
+    deploy/local/broker.sh stop "$1/kafka" || true
+    deploy/local/postgres.sh stop "$1/postgres" || true
+}
+
+pipeline_start() {
+    local bin=$1 dir=$2 sim_port=$3
+    local sim_app="com.example.subscriptions:1234567890" real_app="com.loki-project.loki-messenger:1470168868"
+    "$bin/appstore-sim" init --dir "$dir/sim" > /dev/null
+    export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
+    export APPSTORE_APPS="$sim_app,$real_app" APPSTORE_ENVIRONMENTS=Production,Sandbox
+    export APPSTORE_ROOT_CERTIFICATES="$PWD/Tests/Fixtures/real-sandbox/AppleRootCA-G3.der,$dir/sim/root.der"
+    export APPSTORE_API_KEY_FILE="$dir/sim/api-key.p8" APPSTORE_API_KEY_ID=SIMKEY0001
+    export APPSTORE_API_ISSUER_ID=57246542-96fe-1a63-e053-0824d011072a APPSTORE_API_BUNDLE_ID="${sim_app%%:*}"
+    export APPSTORE_API_URL_PRODUCTION="http://127.0.0.1:$sim_port" APPSTORE_API_URL_SANDBOX="http://127.0.0.1:$sim_port"
+    export RESOLVER_RATE_PER_SECOND=${RESOLVER_RATE_PER_SECOND:-50} RECONCILE_INTERVAL_SECONDS=${RECONCILE_INTERVAL_SECONDS:-60}
+    local service
+    for service in "${pipeline_services[@]}"; do
+        service_port[$service]=$(deploy/local/free-port.sh)
+        HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
+        service_pid[$service]=$!
+        pids+=($!)
+    done
+    for service in "${pipeline_services[@]}"; do
+        for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:${service_port[$service]}/ready" >/dev/null && break; sleep 0.1; done
+        curl -fs "http://127.0.0.1:${service_port[$service]}/ready" >/dev/null \
+            || { echo "$service did not become ready:" >&2; tail "$dir/$service.log" >&2; return 1; }
+    done
+}
+
+# sim_follow LOG PID: prints the sim's log as it grows until its delivery ends (the "undelivered" line).
+sim_follow() {
+    local log=$1 shown=0 total
+    until grep -q "undelivered" "$log" 2>/dev/null; do
+        sleep 0.5
+        total=$(wc -l < "$log")
+        if [[ $total -gt $shown ]]; then sed -n "$((shown + 1)),${total}p" "$log" | sed 's/^/  /'; shown=$total; fi
+        kill -0 "$2" 2>/dev/null || { echo "appstore-sim stopped" >&2; return 1; }
+    done
+    sed -n "$((shown + 1)),\$p" "$log" | sed 's/^/  /'
+}
