@@ -24,7 +24,7 @@ deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
 products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher appstore-sim)
-echo "== building (debug): ${products[*]}"
+echo "== building (debug): ${products[*]} (a first build takes about 10 minutes on 2 cores)"
 for product in "${products[@]}"; do
     swift build --product "$product" 2>&1 | grep -E "error:|Build of|Build complete" | tail -n 1 | sed 's/^/  /'
 done
