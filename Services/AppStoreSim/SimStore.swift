@@ -97,6 +97,9 @@ actor SimStore {
     /// How many sent notifications were never delivered.
     func undeliveredCount() -> Int { self.sent.values.filter { !$0.delivered }.count }
 
+    /// How many notifications have been tried at least once (delivered or not): delivery progress.
+    func attemptedCount() -> Int { self.sent.values.filter { !$0.attempts.isEmpty }.count }
+
     // MARK: Test notifications
 
     func registerTest(token: String, uuid: String) { self.testNotifications[token] = uuid }

@@ -68,7 +68,7 @@ import TestSupport
         }
     }
 
-    /// Posts the plan; each kill happens when the next equal share of the plan has been accepted, and the
+    /// Posts the plan; each kill happens when the next equal share of the notifications has been tried, and the
     /// service is started again at once. Posts that fail meanwhile are Apple's to retry (the sim's retries).
     static func deliver(_ sim: SimHarness, fleet: ServiceFleet, kills: [String]) async throws {
         let plan = sim.simulator.deliveryPlan()
@@ -77,10 +77,12 @@ import TestSupport
         let delivery = Task { await sim.simulator.deliver(plan, http: sim.http, to: ingest) }
         for (index, name) in kills.enumerated() {
             let share = Double(index + 1) / Double(kills.count + 1)
-            while await Double(unique - sim.simulator.store.undeliveredCount()) < share * Double(unique) {
+            while await Double(sim.simulator.store.attemptedCount()) < share * Double(unique) {
                 try await Task.sleep(for: .milliseconds(50))
             }
+            let attempted = await sim.simulator.store.attemptedCount()
             try await fleet.kill(name)
+            #expect(attempted < unique, "\(name) was killed while notifications were still flowing")
             try await fleet.start(name, http: sim.http)
         }
         _ = await delivery.value
