@@ -20,12 +20,7 @@ swift build -c release 2>&1 | grep -E "error:" || true
 bin=$(swift build -c release --show-bin-path)
 work=$(mktemp -d)
 pids=()
-stop_phase() {
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    pids=()
-    stack_stop "$1"
-}
+stop_phase() { pids_stop; stack_stop "$1"; }
 trap 'stop_phase "$work/phase"; rm -rf "$work"' EXIT
 export LOG_LEVEL=error
 

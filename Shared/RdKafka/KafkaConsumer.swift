@@ -99,54 +99,43 @@ public final class KafkaConsumer: Sendable {
         let client = self.client
         let logger = self.logger
         let resume = ResumeOnce()
-        let closed = ClosedFlag()
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
             resume.arm(done)
             self.queue.async {
                 let result = rd_kafka_consumer_close(client.handle)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {
                     logger.warning("kafka consumer close", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
                 }
-                closed.set()
-                resume.fire()
+                resume.fire(with: true)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000))) {
-                if resume.fire() {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout.milliseconds))) {
+                if resume.fire(with: false) {
                     logger.warning("kafka consumer close did not finish in time (broker unreachable?); leaving without it",
                                    metadata: ["timeout": "\(timeout)"])
                 }
             }
         }
-        return closed.isSet
     }
 }
 
-/// Whether librdkafka's close returned.
-private final class ClosedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { self.lock.withLock { self.value = true } }
-    var isSet: Bool { self.lock.withLock { self.value } }
-}
-
-/// Resumes a continuation exactly once, whichever of two racing paths gets there first.
+/// Resumes a continuation exactly once with the value of whichever of two racing paths gets there first.
 private final class ResumeOnce: @unchecked Sendable {
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
+    private var continuation: CheckedContinuation<Bool, Never>?
 
     /// Stores the continuation to resume.
-    func arm(_ continuation: CheckedContinuation<Void, Never>) {
+    func arm(_ continuation: CheckedContinuation<Bool, Never>) {
         self.lock.withLock { self.continuation = continuation }
     }
 
-    /// Resumes it if nobody has; returns whether this call did.
+    /// Resumes it with `value` if nobody has; returns whether this call did.
     @discardableResult
-    func fire() -> Bool {
-        let continuation = self.lock.withLock { () -> CheckedContinuation<Void, Never>? in
+    func fire(with value: Bool) -> Bool {
+        let continuation = self.lock.withLock { () -> CheckedContinuation<Bool, Never>? in
             defer { self.continuation = nil }
             return self.continuation
         }
-        continuation?.resume()
+        continuation?.resume(returning: value)
         return continuation != nil
     }
 }

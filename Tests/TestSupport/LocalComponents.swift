@@ -54,14 +54,7 @@ public struct LocalComponentError: Error, CustomStringConvertible {
 
 /// A Tansu broker of its own for one test, stopped when the body returns or throws.
 public func withLocalBroker<T>(_ body: (_ bootstrapServers: String) async throws -> T) async throws -> T {
-    try LocalComponents.requireModernLibrdkafka()
-    let directory = try LocalComponents.temporaryDirectory("tansu")
-    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
-    defer {
-        _ = try? LocalComponents.script("broker.sh", ["stop", directory.path])
-        try? FileManager.default.removeItem(at: directory)
-    }
-    return try await body(bootstrap)
+    try await withStoppableLocalBroker { bootstrap, _ in try await body(bootstrap) }
 }
 
 /// A Tansu broker of its own that the body can stop early (to test what happens when the broker is gone).

@@ -4,9 +4,20 @@
 #                                    starts them with logs in DIR; fills service_port[NAME] and service_pid[NAME]; appends to pids
 #   stack_stop DIR                   stops the broker and PostgreSQL of DIR
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
-# The caller keeps `pids` (an array) and stops them.
+#   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
+# The caller keeps `pids` (an array) of what it started.
 pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher)
+# The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
+sim_app="com.example.subscriptions:1234567890"
+real_app="com.loki-project.loki-messenger:1470168868"
 declare -A service_port service_pid
+
+pids_stop() {
+    local pid
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids=()
+}
 
 stack_start() {
     local dir=$1 bin=$2
@@ -24,7 +35,6 @@ stack_stop() {
 
 pipeline_start() {
     local bin=$1 dir=$2 sim_port=$3
-    local sim_app="com.example.subscriptions:1234567890" real_app="com.loki-project.loki-messenger:1470168868"
     "$bin/appstore-sim" init --dir "$dir/sim" > /dev/null
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
     export APPSTORE_APPS="$sim_app,$real_app" APPSTORE_ENVIRONMENTS=Production,Sandbox

@@ -36,8 +36,7 @@ pids=()
 stop_all() {
     trap - EXIT INT TERM
     echo "== stopping"
-    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    pids_stop
     stack_stop "$work"
     rm -rf "$work"
 }
@@ -46,7 +45,6 @@ trap 'exit 130' INT TERM
 
 # MARK: the real Apple notification, offline
 sample=Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW
-real_app="com.loki-project.loki-messenger:1470168868"
 echo "== iapctl verify: the real Apple-signed DID_RENEW notification (Sandbox)"
 "$bin/iapctl" verify --bundle-id "${real_app%%:*}" --app-apple-id "${real_app##*:}" --environment Sandbox "$sample" \
     | python3 -c 'import json, sys; n = json.load(sys.stdin); t = n["data"]["transactionInfo"]
