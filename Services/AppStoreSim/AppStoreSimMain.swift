@@ -44,8 +44,22 @@ struct ScenarioOptions: ParsableArguments {
     @Option(help: "Random seed (a seed reproduces the scenario and the expected state).") var seed: UInt64 = 1
     @Option(help: "Bundle identifier.") var bundleId = "com.example.subscriptions"
     @Option(help: "App Store app identifier.") var appAppleId: Int64 = 1_234_567_890
-    @Option(help: "Environment: Production or Sandbox.") var environment = "Production"
+    @Option(help: "Environments, comma-separated: Production, Sandbox or both (Sandbox then gets a quarter as many customers, some sharing their appAccountToken with Production).")
+    var environments = "Production,Sandbox"
     @Flag(help: "Let subscription REFUNDs carry data.status (by default they do not, so refund-resolver must ask).") var refundCarriesStatus = false
+
+    /// The environments named, in order.
+    func parsedEnvironments() throws -> [AppStoreModels.Environment] {
+        let parsed = try self.environments.split(separator: ",").map { name -> AppStoreModels.Environment in
+            let name = name.trimmingCharacters(in: .whitespaces)
+            guard let environment = AppStoreModels.Environment(rawValue: name), environment == .production || environment == .sandbox else {
+                throw ValidationError("unknown environment \(name) (Production, Sandbox)")
+            }
+            return environment
+        }
+        guard !parsed.isEmpty else { throw ValidationError("--environments names none") }
+        return parsed
+    }
 }
 
 /// `appstore-sim expected`: prints the final state every customer must have after a scenario.
@@ -54,12 +68,17 @@ struct Expected: ParsableCommand {
     @OptionGroup var scenario: ScenarioOptions
 
     func run() throws {
-        let generator = ScenarioGenerator(
-            bundleId: self.scenario.bundleId, appAppleId: self.scenario.appAppleId, environment: AppStoreModels.Environment(rawValue: self.scenario.environment) ?? .production,
-            epoch: Int64(Date().timeIntervalSince1970 * 1000), refundCarriesStatus: self.scenario.refundCarriesStatus)
+        var configuration = SimConfiguration(apiPublicKey: P256.Signing.PrivateKey().publicKey)
+        configuration.bundleId = self.scenario.bundleId
+        configuration.appAppleId = self.scenario.appAppleId
+        configuration.environments = try self.scenario.parsedEnvironments()
+        configuration.customers = self.scenario.customers
+        configuration.seed = self.scenario.seed
+        configuration.refundCarriesStatus = self.scenario.refundCarriesStatus
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(generator.generate(customers: self.scenario.customers, seed: self.scenario.seed).expected), as: UTF8.self))
+        let scenario = Simulator.scenario(configuration, epoch: Int64(Date().timeIntervalSince1970 * 1000))
+        print(String(decoding: try encoder.encode(scenario.expected), as: UTF8.self))
     }
 }
 
@@ -92,8 +111,7 @@ struct Run: AsyncParsableCommand {
         configuration.seed = self.scenario.seed
         configuration.bundleId = self.scenario.bundleId
         configuration.appAppleId = self.scenario.appAppleId
-        guard let environment = AppStoreModels.Environment(rawValue: self.scenario.environment) else { throw ValidationError("unknown environment") }
-        configuration.environment = environment
+        configuration.environments = try self.scenario.parsedEnvironments()
         configuration.refundCarriesStatus = self.scenario.refundCarriesStatus
         configuration.apiKeyID = self.keyId
         configuration.issuerID = self.issuerId

@@ -51,7 +51,7 @@ struct LifeCycleBuilder {
         var ending = endings.randomElement(using: &self.random)!
         let renewals = Int64.random(in: 1...4, using: &self.random)
         if ending == .refundOfOldPeriod && renewals < 1 { ending = .active }
-        let original = String(2_000_000_000_000 + Int64(self.index) * 100)
+        let original = String(2_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
         let token: String? = !family && Bool.random(using: &self.random) ? ScenarioGenerator.uuid("account", self.index) : nil
         let customer = token ?? original
         let offset = ending.lastPeriodRunsNow ? Int64.random(in: 2 * day...5 * day, using: &self.random)
@@ -179,7 +179,7 @@ struct LifeCycleBuilder {
 
     private mutating func nonConsumable() -> String {
         let outcome = ["kept", "refunded", "refund-reversed"].randomElement(using: &self.random)!
-        let original = String(3_000_000_000_000 + Int64(self.index) * 100)
+        let original = String(3_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
         let at = self.epoch - Int64.random(in: 2 * day...20 * day, using: &self.random)
         var transaction = self.oneTime(original: original, product: ScenarioGenerator.lifetimeProduct, type: .nonConsumable, at: at)
         self.notifyOneTime("ONE_TIME_CHARGE", transaction, at: at + 60_000)
@@ -204,7 +204,7 @@ struct LifeCycleBuilder {
     }
 
     private mutating func consumable() -> String {
-        let original = String(4_000_000_000_000 + Int64(self.index) * 100)
+        let original = String(4_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
         let at = self.epoch - Int64.random(in: 2 * day...20 * day, using: &self.random)
         var transaction = self.oneTime(original: original, product: ScenarioGenerator.consumableProduct, type: .consumable, at: at)
         self.notifyOneTime("ONE_TIME_CHARGE", transaction, at: at + 60_000)

@@ -27,6 +27,10 @@ struct ScenarioGenerator {
     /// Whether REFUND notifications of subscriptions carry `data.status` (off: the pipeline must ask refund-resolver).
     var refundCarriesStatus = false
 
+    /// Added to every original transaction id, so Sandbox and Production purchases never share one (as at
+    /// Apple), while their customers may share an appAccountToken.
+    var idOffset: Int64 { self.environment == .production ? 0 : 10_000_000_000_000 }
+
     /// A run of `customers` customers from `seed`.
     func generate(customers: Int, seed: UInt64) -> Scenario {
         var random = SimRandom(seed: seed)
@@ -36,10 +40,17 @@ struct ScenarioGenerator {
             let name = builder.build()
             scenario.lifeCycles[name, default: 0] += 1
             scenario.notifications += builder.notifications
-            if let purchase = builder.purchase { scenario.purchases[purchase.originalTransactionId] = purchase }
-            if let expected = builder.expected { scenario.expected.append(expected) }
+            if var purchase = builder.purchase {
+                purchase.environment = self.environment
+                scenario.purchases[purchase.originalTransactionId] = purchase
+            }
+            if var expected = builder.expected {
+                expected.environment = self.environment.rawValue
+                scenario.expected.append(expected)
+            }
         }
         scenario.notifications += self.appLevelNotifications()
+        for index in scenario.notifications.indices { scenario.notifications[index].environment = self.environment }
         scenario.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }
         scenario.expected.sort()
         return scenario
@@ -48,12 +59,13 @@ struct ScenarioGenerator {
     /// Notifications about the app rather than a customer.
     func appLevelNotifications() -> [SimNotification] {
         let at = self.epoch - 2 * Self.hour
+        let app = "app-" + self.environment.rawValue
         return [
-            SimNotification(uuid: Self.uuid("app", 1), type: "TEST", subtype: nil, signedDate: at),
-            SimNotification(uuid: Self.uuid("app", 2), type: "RENEWAL_EXTENSION", subtype: "SUMMARY", signedDate: at + 1, container: .summary),
-            SimNotification(uuid: Self.uuid("app", 3), type: "EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", signedDate: at + 2,
+            SimNotification(uuid: Self.uuid(app, 1), type: "TEST", subtype: nil, signedDate: at),
+            SimNotification(uuid: Self.uuid(app, 2), type: "RENEWAL_EXTENSION", subtype: "SUMMARY", signedDate: at + 1, container: .summary),
+            SimNotification(uuid: Self.uuid(app, 3), type: "EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", signedDate: at + 2,
                             container: .externalPurchaseToken),
-            SimNotification(uuid: Self.uuid("app", 4), type: "RESCIND_CONSENT", subtype: nil, signedDate: at + 3, container: .appData),
+            SimNotification(uuid: Self.uuid(app, 4), type: "RESCIND_CONSENT", subtype: nil, signedDate: at + 3, container: .appData),
         ]
     }
 

@@ -16,24 +16,30 @@ struct SimAPI: Sendable {
     let deliverTest: @Sendable (SimNotification) async -> Void
     static let pageSize = 20
 
-    /// Adds every route to a router.
+    /// Adds every route to a router: the API of Production under `/inApps`, the API of Sandbox under
+    /// `/sandbox/inApps` (point the pipeline's sandbox base URL at `…/sandbox`), each seeing only its own
+    /// environment's purchases and notifications, as Apple's two hosts do.
     func addRoutes(to router: Router<BasicRequestContext>) {
-        let api = router.group("inApps").add(middleware: BearerTokenMiddleware(tokens: self.tokens, bundleId: self.signer.bundleId, store: self.store))
-        api.get("v1/subscriptions/:id") { _, context in try await self.statuses(context.parameters.require("id")) }
-        api.get("v1/transactions/:id") { _, context in try await self.transactionInfo(context.parameters.require("id")) }
-        api.get("v2/history/:id") { request, context in
-            try await self.history(context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"))
-        }
-        api.post("v1/notifications/history") { request, _ in
-            try await self.notificationHistory(try await request.body.collect(upTo: 1 << 16), token: request.uri.queryParameters.get("paginationToken"))
-        }
-        api.post("v1/notifications/test") { _, _ in try await self.requestTest() }
-        api.get("v1/notifications/test/:token") { _, context in try await self.testStatus(context.parameters.require("token")) }
-        api.put("v2/transactions/consumption/:id") { request, context in
-            try await self.consumption(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16))
-        }
-        api.put("v1/transactions/:id/appAccountToken") { request, context in
-            try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16))
+        for (prefix, environment) in [("inApps", AppStoreModels.Environment.production), ("sandbox/inApps", AppStoreModels.Environment.sandbox)] {
+            let api = router.group(RouterPath(prefix))
+                .add(middleware: BearerTokenMiddleware(tokens: self.tokens, bundleId: self.signer.bundleId, store: self.store))
+            api.get("v1/subscriptions/:id") { _, context in try await self.statuses(context.parameters.require("id"), environment) }
+            api.get("v1/transactions/:id") { _, context in try await self.transactionInfo(context.parameters.require("id"), environment) }
+            api.get("v2/history/:id") { request, context in
+                try await self.history(context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"), environment)
+            }
+            api.post("v1/notifications/history") { request, _ in
+                try await self.notificationHistory(try await request.body.collect(upTo: 1 << 16),
+                                                   token: request.uri.queryParameters.get("paginationToken"), environment)
+            }
+            api.post("v1/notifications/test") { _, _ in try await self.requestTest(environment) }
+            api.get("v1/notifications/test/:token") { _, context in try await self.testStatus(context.parameters.require("token")) }
+            api.put("v2/transactions/consumption/:id") { request, context in
+                try await self.consumption(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+            }
+            api.put("v1/transactions/:id/appAccountToken") { request, context in
+                try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+            }
         }
         // Accepts posts like ingest does, to measure the sim alone or to answer test notifications in tests.
         router.post("sim/sink") { _, _ in Response(status: .ok) }
@@ -49,9 +55,9 @@ struct SimAPI: Sendable {
 
     // MARK: Endpoints
 
-    private func statuses(_ id: String) async throws -> Response {
+    private func statuses(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "subscriptions", isStatusCall: true) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
         guard purchase.productType == .autoRenewableSubscription, let status = purchase.status, let latest = purchase.transactions.last else {
             return Self.error(400, 4_000_047)
         }
@@ -59,31 +65,31 @@ struct SimAPI: Sendable {
             status: status.rawValue, originalTransactionId: purchase.originalTransactionId,
             signedTransactionInfo: try self.signer.signTransaction(latest), signedRenewalInfo: try purchase.renewal.map { try self.signer.signRenewal($0) })
         return Self.json(StatusResponse(
-            environment: self.signer.environment.rawValue, bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
+            environment: environment.rawValue, bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
             data: [SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: latest.subscriptionGroupIdentifier, lastTransactions: [item])]))
     }
 
-    private func transactionInfo(_ id: String) async throws -> Response {
+    private func transactionInfo(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id), let transaction = purchase.transactions.first(where: { $0.transactionId == id }) else {
+        guard let purchase = await self.store.purchase(for: id, in: environment), let transaction = purchase.transactions.first(where: { $0.transactionId == id }) else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
         return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
     }
 
-    private func history(_ id: String, revision: String?) async throws -> Response {
+    private func history(_ id: String, revision: String?, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "history", isStatusCall: false) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
         guard let offset = revision.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_005) }
         let page = purchase.transactions.dropFirst(offset).prefix(Self.pageSize)
         let next = offset + page.count
         return Self.json(HistoryResponse(
             revision: String(next), bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
-            environment: self.signer.environment.rawValue, hasMore: next < purchase.transactions.count,
+            environment: environment.rawValue, hasMore: next < purchase.transactions.count,
             signedTransactions: try page.map { try self.signer.signTransaction($0) }))
     }
 
-    private func notificationHistory(_ body: ByteBuffer, token: String?) async throws -> Response {
+    private func notificationHistory(_ body: ByteBuffer, token: String?, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "notification-history", isStatusCall: false) { return Self.error(fault) }
         guard let request = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
             return Self.error(400, APIErrorCode.generalBadRequest)
@@ -91,7 +97,7 @@ struct SimAPI: Sendable {
         if request.transactionId != nil && request.notificationType != nil { return Self.error(400, APIErrorCode.multipleFilters) }
         guard request.startDate <= request.endDate else { return Self.error(400, 4_000_013) }
         guard let offset = token.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_014) }
-        var items = await self.store.history(request)
+        var items = await self.store.history(request, environment: environment)
         if let type = request.notificationType {
             items = items.filter { (try? SimAPI.decodeType($0.signedPayload)) == type }
         }
@@ -102,11 +108,12 @@ struct SimAPI: Sendable {
             notificationHistory: page.map { NotificationHistoryResponseItem(sendAttempts: $0.attempts, signedPayload: $0.signedPayload) }))
     }
 
-    private func requestTest() async throws -> Response {
+    private func requestTest(_ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "test", isStatusCall: false) { return Self.error(fault) }
         let token = UUID().uuidString.lowercased() + "_" + String(Int64(Date().timeIntervalSince1970 * 1000))
         let notification = SimNotification(
-            uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil, signedDate: Int64(Date().timeIntervalSince1970 * 1000))
+            uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil, signedDate: Int64(Date().timeIntervalSince1970 * 1000),
+            environment: environment)
         await self.store.registerTest(token: token, uuid: notification.uuid)
         let deliver = self.deliverTest
         Task { await deliver(notification) }
@@ -119,21 +126,22 @@ struct SimAPI: Sendable {
         return Self.json(CheckTestNotificationResponse(signedPayload: sent.signedPayload, sendAttempts: sent.attempts))
     }
 
-    private func consumption(_ id: String, body: ByteBuffer) async throws -> Response {
+    private func consumption(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
         guard (try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView))) != nil else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
-        guard await self.store.purchase(for: id) != nil else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard await self.store.purchase(for: id, in: environment) != nil else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
         return Response(status: .accepted)
     }
 
-    private func appAccountToken(_ id: String, body: ByteBuffer) async throws -> Response {
+    private func appAccountToken(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "app-account-token", isStatusCall: false) { return Self.error(fault) }
         guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: Data(body.readableBytesView)),
               UUID(uuidString: request.appAccountToken) != nil
         else { return Self.error(400, APIErrorCode.invalidAppAccountToken) }
-        guard await self.store.setAppAccountToken(request.appAccountToken.lowercased(), original: id) else {
+        guard await self.store.purchase(for: id, in: environment) != nil,
+              await self.store.setAppAccountToken(request.appAccountToken.lowercased(), original: id) else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
         return Response(status: .ok)

@@ -18,12 +18,15 @@ struct SimNotification: Sendable {
     var container: Container = .data
     /// The customer this notification concerns (nil for app-level notifications).
     var customer: String?
+    /// The environment it is sent from (Sandbox and Production traffic share one run).
+    var environment: Environment = .production
 
     enum Container: Sendable { case data, summary, externalPurchaseToken, appData }
 }
 
 /// A subscription or purchase as the App Store holds it now: its transactions (newest last), renewal info and status.
 struct SimPurchase: Sendable {
+    var environment: Environment = .production
     var originalTransactionId: String
     var customer: String
     var productId: String
@@ -36,13 +39,14 @@ struct SimPurchase: Sendable {
 
 /// The final entitlement a customer must have for a product after the run (Apple's truth).
 struct ExpectedEntitlement: Codable, Hashable, Sendable, Comparable {
+    var environment: String = Environment.production.rawValue
     var customer: String
     var productId: String
     var originalTransactionId: String
     var active: Bool
     var revoked: Bool
 
-    static func < (a: Self, b: Self) -> Bool { (a.customer, a.productId) < (b.customer, b.productId) }
+    static func < (a: Self, b: Self) -> Bool { (a.environment, a.customer, a.productId) < (b.environment, b.customer, b.productId) }
 }
 
 /// A generated run: every notification in signing order, every purchase's final state, and the expected

@@ -8,7 +8,6 @@ struct SimSigner: Sendable {
     let signer: AppStoreSigner
     let bundleId: String
     let appAppleId: Int64
-    let environment: Environment
 
     /// The compact JWS of a notification.
     func sign(_ n: SimNotification) throws -> String {
@@ -21,7 +20,7 @@ struct SimSigner: Sendable {
         switch n.container {
         case .data:
             var data = NotificationData()
-            data.environment = self.environment
+            data.environment = n.environment
             data.appAppleId = self.appAppleId
             data.bundleId = self.bundleId
             data.bundleVersion = "1"
@@ -30,7 +29,7 @@ struct SimSigner: Sendable {
             payload.data = data
         case .summary:
             var summary = Summary()
-            summary.environment = self.environment
+            summary.environment = n.environment
             summary.appAppleId = self.appAppleId
             summary.bundleId = self.bundleId
             summary.productId = ScenarioGenerator.subscriptionProduct
@@ -41,7 +40,7 @@ struct SimSigner: Sendable {
             payload.summary = summary
         case .externalPurchaseToken:
             var token = ExternalPurchaseToken()
-            token.externalPurchaseId = n.uuid
+            token.externalPurchaseId = (n.environment == .sandbox ? "SANDBOX_" : "") + n.uuid
             token.tokenCreationDate = Timestamp(millisecondsSince1970: n.signedDate - 10 * ScenarioGenerator.day)
             token.appAppleId = self.appAppleId
             token.bundleId = self.bundleId
@@ -51,10 +50,10 @@ struct SimSigner: Sendable {
             var appData = AppData()
             appData.appAppleId = self.appAppleId
             appData.bundleId = self.bundleId
-            appData.environment = self.environment
+            appData.environment = n.environment
             payload.appData = appData
         }
-        let appTransaction: AppTransaction? = n.container == .appData ? self.appTransaction(at: n.signedDate) : nil
+        let appTransaction: AppTransaction? = n.container == .appData ? self.appTransaction(at: n.signedDate, environment: n.environment) : nil
         return try self.signer.signNotification(payload, transaction: n.transaction, renewalInfo: n.renewal, appTransaction: appTransaction)
     }
 
@@ -73,9 +72,9 @@ struct SimSigner: Sendable {
     }
 
     /// The app transaction RESCIND_CONSENT carries.
-    private func appTransaction(at signedDate: Int64) -> AppTransaction {
+    private func appTransaction(at signedDate: Int64, environment: Environment) -> AppTransaction {
         var app = AppTransaction()
-        app.receiptType = self.environment
+        app.receiptType = environment
         app.appAppleId = self.appAppleId
         app.bundleId = self.bundleId
         app.applicationVersion = "1"

@@ -10,6 +10,7 @@ actor SimStore {
     struct Sent: Sendable {
         var signedPayload: String
         var uuid: String
+        var environment: Environment
         var signedDate: Int64
         var transactionIds: Set<String>
         var attempts: [SendAttemptItem] = []
@@ -57,9 +58,9 @@ actor SimStore {
 
     // MARK: Purchases
 
-    /// The purchase any of its transaction ids names.
-    func purchase(for transactionId: String) -> SimPurchase? {
-        self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }
+    /// The purchase any of its transaction ids names, in one environment (another environment's id is not found, as at Apple).
+    func purchase(for transactionId: String, in environment: Environment) -> SimPurchase? {
+        self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }.flatMap { $0.environment == environment ? $0 : nil }
     }
 
     /// Sets a purchase's app account token (Set App Account Token).
@@ -73,9 +74,10 @@ actor SimStore {
     // MARK: Deliveries
 
     /// Records a notification as sent (before its first attempt).
-    func register(_ signedPayload: String, uuid: String, signedDate: Int64, transactionIds: Set<String>) {
+    func register(_ signedPayload: String, uuid: String, environment: Environment, signedDate: Int64, transactionIds: Set<String>) {
         guard self.sent[uuid] == nil else { return }
-        self.sent[uuid] = Sent(signedPayload: signedPayload, uuid: uuid, signedDate: signedDate, transactionIds: transactionIds)
+        self.sent[uuid] = Sent(signedPayload: signedPayload, uuid: uuid, environment: environment, signedDate: signedDate,
+                               transactionIds: transactionIds)
         self.sentOrder.append(uuid)
     }
 
@@ -86,9 +88,10 @@ actor SimStore {
 
     /// Notification history as Get Notification History filters it (sent in `[start, end)` by signedDate).
     /// A notification whose first attempt has not happened yet is not in the history: it has not failed.
-    func history(_ request: NotificationHistoryRequest) -> [Sent] {
+    /// `environment` nil: every environment (the sim's own retries).
+    func history(_ request: NotificationHistoryRequest, environment: Environment?) -> [Sent] {
         self.sentOrder.compactMap { self.sent[$0] }.filter { item in
-            !item.attempts.isEmpty && item.signedDate >= request.startDate && item.signedDate < request.endDate
+            (environment == nil || item.environment == environment) && !item.attempts.isEmpty && item.signedDate >= request.startDate && item.signedDate < request.endDate
                 && (request.onlyFailures != true || !item.delivered)
                 && (request.transactionId == nil || item.transactionIds.contains(request.transactionId!))
         }

@@ -11,7 +11,9 @@ import Logging
 struct SimConfiguration: Sendable {
     var bundleId = "com.example.subscriptions"
     var appAppleId: Int64 = 1_234_567_890
-    var environment: AppStoreModels.Environment = .production
+    /// The environments the run sends from: Production gets `customers` customers, Sandbox (beside it) a
+    /// quarter as many, whose appAccountTokens are drawn like Production's, so some customers have both.
+    var environments: [AppStoreModels.Environment] = [.production]
     var customers = 200
     var seed: UInt64 = 1
     /// The share of notifications delivered twice (Apple retries carry the same notificationUUID).
@@ -46,15 +48,33 @@ struct Simulator: Sendable {
     /// Generates the scenario (events signed before now) and signs every notification with `pki`.
     init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
         self.configuration = configuration
-        let generator = ScenarioGenerator(
-            bundleId: configuration.bundleId, appAppleId: configuration.appAppleId, environment: configuration.environment,
-            epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000, refundCarriesStatus: configuration.refundCarriesStatus)
-        self.scenario = generator.generate(customers: configuration.customers, seed: configuration.seed)
+        self.scenario = Self.scenario(configuration, epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000)
         self.store = SimStore(scenario: self.scenario)
-        self.signer = SimSigner(signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId,
-                                environment: configuration.environment)
+        self.signer = SimSigner(signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         let signer = self.signer
         self.signed = try self.scenario.notifications.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0)) }
+    }
+
+    /// One scenario per environment, merged: notifications in signing order, purchases and expectations of both.
+    static func scenario(_ configuration: SimConfiguration, epoch: Int64) -> Scenario {
+        var merged = Scenario(notifications: [], purchases: [:], expected: [], lifeCycles: [:])
+        for environment in configuration.environments {
+            let generator = ScenarioGenerator(
+                bundleId: configuration.bundleId, appAppleId: configuration.appAppleId, environment: environment, epoch: epoch,
+                refundCarriesStatus: configuration.refundCarriesStatus)
+            let alone = configuration.environments.count == 1 || environment == .production
+            let customers = alone ? configuration.customers : max(1, configuration.customers / 4)
+            let part = generator.generate(customers: customers, seed: configuration.seed ^ (environment == .production ? 0 : 0x5A4D_B0C5))
+            merged.notifications += part.notifications
+            merged.purchases.merge(part.purchases) { a, _ in a }
+            merged.expected += part.expected
+            for (name, count) in part.lifeCycles {
+                merged.lifeCycles[(environment == .production ? "" : environment.rawValue + " ") + name, default: 0] += count
+            }
+        }
+        merged.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }
+        merged.expected.sort()
+        return merged
     }
 
     /// The order Apple delivers in: every notification, some twice, shuffled unless configured otherwise (seeded).
@@ -73,7 +93,7 @@ struct Simulator: Sendable {
         for item in items {
             let notification = byUUID[item.uuid]
             await self.store.register(
-                item.signedPayload, uuid: item.uuid, signedDate: notification?.signedDate ?? 0,
+                item.signedPayload, uuid: item.uuid, environment: notification?.environment ?? .production, signedDate: notification?.signedDate ?? 0,
                 transactionIds: Set([notification?.transaction?.transactionId, notification?.transaction?.originalTransactionId].compactMap { $0 }))
         }
         let delivery = SimDelivery(
@@ -86,7 +106,7 @@ struct Simulator: Sendable {
     func retryUndelivered(http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil) async {
         for delay in self.configuration.retryDelays {
             try? await Task.sleep(for: delay)
-            let pending = await self.store.history(NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true))
+            let pending = await self.store.history(NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true), environment: nil)
             guard !pending.isEmpty else { return }
             progress?("  retrying \(pending.count) undelivered notifications")
             _ = await self.deliver(pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http, to: ingestURL,
@@ -106,7 +126,8 @@ struct Simulator: Sendable {
             deliverTest: { notification in
                 guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification) else { return }
                 let item = SimDelivery.Item(uuid: notification.uuid, signedPayload: signed)
-                await simulator.store.register(signed, uuid: notification.uuid, signedDate: notification.signedDate, transactionIds: [])
+                await simulator.store.register(signed, uuid: notification.uuid, environment: notification.environment,
+                                               signedDate: notification.signedDate, transactionIds: [])
                 _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1).post(item)
             })
         api.addRoutes(to: router)

@@ -22,7 +22,7 @@ func buildApplication(
         logger: logger)
     let readiness = Readiness()
     let handler = ApplyBatchHandler(
-        repository: EntitlementRepository(client: database, logger: logger), producer: producer, topics: settings.topics,
+        repository: EntitlementRepository(client: database, logger: logger, catalog: settings.catalog), producer: producer, topics: settings.topics,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
                                   help: "Verified notifications by outcome"),
         lanes: settings.lanes)

@@ -1,3 +1,4 @@
+import Entitlements
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
@@ -14,6 +15,8 @@ struct EntitlementUpdaterSettings: Sendable {
     var maximumBatch = 200
     /// Subjects applied concurrently (each subject's notifications stay in order).
     var lanes = 8
+    /// Which entitlement each product grants (`ENTITLEMENT_MAP`, `product=entitlement,…`; default: each its own).
+    var catalog = EntitlementCatalog()
     /// Whether to apply pending migrations at start (safe with several replicas: an advisory lock serializes them).
     var migrateOnStart = true
 
@@ -23,7 +26,7 @@ struct EntitlementUpdaterSettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
-    /// `UPDATER_BATCH`, `UPDATER_LANES` and `MIGRATE_ON_START`.
+    /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP` and `MIGRATE_ON_START`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
         self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
@@ -33,6 +36,11 @@ struct EntitlementUpdaterSettings: Sendable {
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("UPDATER_BATCH", default: self.maximumBatch)
         self.lanes = try settings.int("UPDATER_LANES", default: self.lanes)
+        do {
+            self.catalog = try EntitlementCatalog(parsing: settings.string("ENTITLEMENT_MAP", default: ""))
+        } catch {
+            throw SettingsError("ENTITLEMENT_MAP: \(error)")
+        }
         self.migrateOnStart = settings.string("MIGRATE_ON_START", default: "true") == "true"
     }
 }

@@ -1,4 +1,5 @@
 import Logging
+import NotificationPipeline
 import PostgresNIO
 import Prometheus
 import RdKafka
@@ -6,8 +7,9 @@ import ServiceLifecycle
 import ServiceRuntime
 import Storage
 
-/// Relays the outbox to the downstream topics until graceful shutdown: each event keyed by customer,
-/// with its id, type and schema version as headers, published with the idempotent producer.
+/// Relays the outbox to the downstream topics until graceful shutdown: each event keyed by
+/// `environment/bundleId/customer`, with its id, environment and app as headers, published with the
+/// idempotent producer.
 struct OutboxPublisher: Service {
     let relay: OutboxRelay
     let producer: KafkaProducer
@@ -43,6 +45,10 @@ struct OutboxPublisher: Service {
     static func record(_ row: OutboxRow) -> ProducerRecord {
         ProducerRecord(
             topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8),
-            headers: [KafkaHeader(name: "event-id", text: row.eventId)])
+            headers: [
+                KafkaHeader(name: "event-id", text: row.eventId),
+                KafkaHeader(name: PipelineHeaders.environment, text: row.environment),
+                KafkaHeader(name: PipelineHeaders.bundleId, text: row.bundleId),
+            ])
     }
 }

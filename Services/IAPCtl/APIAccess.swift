@@ -1,4 +1,6 @@
 import AppStoreAPI
+import AppStoreModels
+import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -10,6 +12,21 @@ import ServiceRuntime
 struct APIAccess {
     let http: HTTPClient
     let client: AppStoreServerAPIClient
+    /// The configured apps and environments.
+    let accepted: AcceptedApps
+
+    /// The configured (app, environment) pairs, narrowed to `apps` and `environments` when given (comma-separated).
+    func scopes(apps: String?, environments: String?) throws -> [APIScope] {
+        let appNames = apps.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        let environmentNames = environments.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        let scopes = self.accepted.apiScopes.filter {
+            (appNames?.contains($0.bundleId) ?? true) && (environmentNames?.contains($0.environment.rawValue) ?? true)
+        }
+        guard !scopes.isEmpty else {
+            throw ValidationError("no configured app and environment matches (configured: \(self.accepted.apiScopes.map(\.description).joined(separator: ", ")))")
+        }
+        return scopes
+    }
 
     /// Builds the client from the process environment (or the given settings, in tests).
     static func make(_ settings: EnvironmentSettings = .process, logger: Logger) throws -> APIAccess {
@@ -19,7 +36,7 @@ struct APIAccess {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let client = try api.makeClient(http: http, verifiers: try trust.makeVerifiers(for: accepted), logger: logger)
-            return APIAccess(http: http, client: client)
+            return APIAccess(http: http, client: client, accepted: accepted)
         } catch {
             try? http.syncShutdown()
             throw error
@@ -27,10 +44,10 @@ struct APIAccess {
     }
 
     /// Runs `body` with a client, shutting the HTTP client down afterwards.
-    static func with<T>(_ settings: EnvironmentSettings = .process, logger: Logger, _ body: (AppStoreServerAPIClient) async throws -> T) async throws -> T {
+    static func with<T>(_ settings: EnvironmentSettings = .process, logger: Logger, _ body: (APIAccess) async throws -> T) async throws -> T {
         let access = try Self.make(settings, logger: logger)
         do {
-            let result = try await body(access.client)
+            let result = try await body(access)
             try await access.http.shutdown()
             return result
         } catch {

@@ -14,12 +14,16 @@ struct BackfillCommand: AsyncParsableCommand {
         discussion: """
             Reads the App Store Server API settings from the environment (APPSTORE_APPS, APPSTORE_ROOT_CERTIFICATES, \
             APPSTORE_API_KEY_FILE, APPSTORE_API_KEY_ID, APPSTORE_API_ISSUER_ID, APPSTORE_API_URL_PRODUCTION, …). Every \
-            notification is verified before it is produced. Apple keeps 180 days (production) or 30 days (sandbox).
+            notification is verified before it is produced. Apple keeps 180 days (production) or 30 days (sandbox). \
+            Every configured app is asked in every accepted environment (Production, Sandbox) unless --app or \
+            --environment narrow it.
             """)
 
     @Option(help: "Start of the window (ISO 8601 or epoch ms), inclusive.") var since: String
     @Option(help: "End of the window (ISO 8601 or epoch ms), exclusive; default now.") var until: String?
     @Flag(help: "Only notifications the App Store failed to deliver (and has not delivered since).") var onlyFailures = false
+    @Option(help: "Only these apps (comma-separated bundle ids; default every app of APPSTORE_APPS).") var app: String?
+    @Option(help: "Only these environments (Production, Sandbox; default every accepted one).") var environment: String?
     @Option(name: .customLong("bootstrap-servers"), help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
 
@@ -37,13 +41,14 @@ struct BackfillCommand: AsyncParsableCommand {
         }()
         let topics = PipelineTopics(.process)
         do {
-            let report = try await APIAccess.with(logger: logger) { client in
+            let report = try await APIAccess.with(logger: logger) { access in
+                let scopes = try access.scopes(apps: self.app, environments: self.environment)
                 let producer = try KafkaProducer(
                     configuration: KafkaProducerConfiguration(client: KafkaClientSettings(
                         bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-backfill")),
                     logger: logger)
                 do {
-                    let report = try await NotificationBackfill(client: client, producer: producer, topics: topics)
+                    let report = try await NotificationBackfill(client: access.client, producer: producer, topics: topics, scopes: scopes)
                         .run(since: since, until: until, onlyFailures: self.onlyFailures)
                     await producer.shutdown()
                     return report

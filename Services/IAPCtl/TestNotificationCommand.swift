@@ -4,6 +4,7 @@ import ArgumentParser
 import Foundation
 import JWSVerification
 import Logging
+import NotificationPipeline
 import PostgresNIO
 import Storage
 
@@ -13,9 +14,15 @@ struct TestNotificationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-notification",
         abstract: "Request a TEST notification and wait for it to arrive.",
-        discussion: "Uses the App Store Server API settings from the environment. Exit 0 once it arrived, 1 if it did not in time.")
+        discussion: """
+            Uses the App Store Server API settings from the environment. Asks every configured app in every accepted \
+            environment (or those named by --app and --environment), one after the other. Exit 0 once each arrived, \
+            1 if one did not in time.
+            """)
 
-    @Option(help: "Seconds to wait.") var timeout = 60
+    @Option(help: "Seconds to wait (for each app and environment).") var timeout = 60
+    @Option(help: "Only these apps (comma-separated bundle ids).") var app: String?
+    @Option(help: "Only these environments (Production, Sandbox).") var environment: String?
     @Option(name: .customLong("database-url"), help: "Also wait for the updater to log it (default: $DATABASE_URL when set).")
     var databaseURL: String?
 
@@ -25,30 +32,13 @@ struct TestNotificationCommand: AsyncParsableCommand {
             logger.logLevel = .error
             return logger
         }()
-        let deadline = ContinuousClock.now + .seconds(self.timeout)
         let databaseURL = self.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"]
         do {
-            let (token, uuid) = try await APIAccess.with(logger: logger) { client -> (String, String) in
-                let token = try await client.requestTestNotification()
-                StandardStreams.writeOutput("requested: testNotificationToken \(token)")
-                while ContinuousClock.now < deadline {
-                    let status = try await client.testNotificationStatus(token)
-                    let results = status.sendAttempts.compactMap(\.sendAttemptResult)
-                    if results.contains("SUCCESS") {
-                        return (token, status.notification.payload.notificationUUID ?? "")
-                    }
-                    if let last = results.last { StandardStreams.writeError("attempt: \(last)") }
-                    try await Task.sleep(for: .seconds(1))
+            try await APIAccess.with(logger: logger) { access in
+                for scope in try access.scopes(apps: self.app, environments: self.environment) {
+                    let client = try access.client.scoped(bundleID: scope.bundleId, environment: scope.environment)
+                    try await self.test(client, scope: scope, databaseURL: databaseURL, logger: logger)
                 }
-                throw TestNotificationTimeout(stage: "delivered to ingest")
-            }
-            StandardStreams.writeOutput("delivered: notificationUUID \(uuid) (token \(token))")
-            if let databaseURL {
-                let settings = try DatabaseSettings(url: databaseURL)
-                let outcome = try await DatabaseClient.with(settings, logger: logger) { client in
-                    try await Self.waitForLog(uuid: uuid, client: client, deadline: deadline, logger: logger)
-                }
-                StandardStreams.writeOutput("applied: the updater logged it as \(outcome)")
             }
         } catch let timeout as TestNotificationTimeout {
             StandardStreams.writeError("error: the test notification was not \(timeout.stage) within \(self.timeout) s")
@@ -56,6 +46,33 @@ struct TestNotificationCommand: AsyncParsableCommand {
         } catch {
             StandardStreams.writeError("error: \(error)")
             throw ExitCode(1)
+        }
+    }
+
+    /// Requests one app's test notification in one environment and waits for its delivery (and its log row).
+    func test(_ client: AppStoreServerAPIClient, scope: APIScope, databaseURL: String?, logger: Logger) async throws {
+        let deadline = ContinuousClock.now + .seconds(self.timeout)
+        let token = try await client.requestTestNotification()
+        StandardStreams.writeOutput("requested: \(scope): testNotificationToken \(token)")
+        var uuid: String?
+        while uuid == nil && ContinuousClock.now < deadline {
+            let status = try await client.testNotificationStatus(token)
+            let results = status.sendAttempts.compactMap(\.sendAttemptResult)
+            if results.contains("SUCCESS") {
+                uuid = status.notification.payload.notificationUUID ?? ""
+            } else {
+                if let last = results.last { StandardStreams.writeError("attempt: \(last)") }
+                try await Task.sleep(for: .seconds(1))
+            }
+        }
+        guard let uuid else { throw TestNotificationTimeout(stage: "delivered to ingest") }
+        StandardStreams.writeOutput("delivered: \(scope): notificationUUID \(uuid) (token \(token))")
+        if let databaseURL {
+            let settings = try DatabaseSettings(url: databaseURL)
+            let outcome = try await DatabaseClient.with(settings, logger: logger) { client in
+                try await Self.waitForLog(uuid: uuid, client: client, deadline: deadline, logger: logger)
+            }
+            StandardStreams.writeOutput("applied: \(scope): the updater logged it as \(outcome)")
         }
     }
 

@@ -48,7 +48,8 @@ func buildApplication(
     var services: [any Service] = [http, producer, fresh, retries]
     if let interval = settings.reconcileInterval {
         services.append(ReconcilerService(
-            backfill: NotificationBackfill(client: client, producer: producer, topics: settings.topics), interval: interval,
+            backfill: NotificationBackfill(client: client, producer: producer, topics: settings.topics, scopes: settings.accepted.apiScopes),
+            interval: interval,
             window: settings.reconcileWindow,
             runs: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "reconciler_runs", label: "result",
                                   help: "Reconciler runs by result"),

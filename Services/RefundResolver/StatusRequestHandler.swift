@@ -99,7 +99,10 @@ struct StatusRequestHandler: BatchHandler {
             break
         }
         do {
-            let statuses = try await self.client.subscriptionStatuses(request.originalTransactionId)
+            // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
+            let environment = Environment(rawValue: request.environment) ?? .production
+            let client = try self.client.scoped(bundleID: request.bundleId ?? self.client.bundleID, environment: environment)
+            let statuses = try await client.subscriptionStatuses(request.originalTransactionId)
             self.calls.increment("ok")
             guard let status = statuses.subscriptions.first(where: { $0.originalTransactionId == request.originalTransactionId }) else {
                 return self.deadLetter(record, reason: "status-request",
@@ -114,6 +117,7 @@ struct StatusRequestHandler: BatchHandler {
                 headers: [
                     KafkaHeader(name: PipelineHeaders.schema, text: StatusSnapshot.schema),
                     KafkaHeader(name: PipelineHeaders.environment, text: snapshot.environment),
+                    KafkaHeader(name: PipelineHeaders.bundleId, text: snapshot.bundleId),
                     KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
                     KafkaHeader(name: PipelineHeaders.requestID, text: request.requestId),
                 ]))

@@ -15,8 +15,8 @@ import NIOHTTP1
 /// returned: nothing unverified leaves this type.
 public struct AppStoreServerAPIClient: Sendable {
     let http: HTTPClient
-    let tokens: APITokenFactory
-    let configuration: AppStoreAPIConfiguration
+    var tokens: APITokenFactory
+    var configuration: AppStoreAPIConfiguration
     let verifiers: [Environment: SignedDataVerifier]
     let logger: Logger
     /// Pages followed at most by the paginated calls (a guard against a server that never says `hasMore: false`).
@@ -30,6 +30,31 @@ public struct AppStoreServerAPIClient: Sendable {
         self.configuration = configuration
         self.verifiers = verifiers
         self.logger = logger
+    }
+
+    // MARK: Scope
+
+    /// The app the calls are about (the tokens' `bid`).
+    public var bundleID: String { self.tokens.credentials.bundleID }
+    /// The environment the calls go to first.
+    public var environment: Environment { self.configuration.environment }
+
+    /// The same client for calls about another app and environment: its tokens name `bundleID`, its calls
+    /// go to `environment`'s base URL. Production's 4040010 is asked of Sandbox only when `fallbackToSandbox`
+    /// (for a bare transaction id whose environment is unknown, as Apple advises).
+    public func scoped(bundleID: String, environment: Environment, fallbackToSandbox: Bool = false) throws(AppStoreAPIError) -> Self {
+        guard environment == .production || environment == .sandbox else {
+            throw AppStoreAPIError(.invalidResponse("the App Store Server API serves Production and Sandbox, not \(environment.rawValue)"))
+        }
+        var scoped = self
+        var credentials = self.tokens.credentials
+        credentials.bundleID = bundleID
+        do { scoped.tokens = try APITokenFactory(credentials: credentials, lifetime: self.tokens.lifetime) } catch {
+            throw AppStoreAPIError(.invalidResponse("cannot make tokens for \(bundleID): \(error)"))
+        }
+        scoped.configuration.environment = environment
+        scoped.configuration.sandboxFallback = environment == .production && fallbackToSandbox
+        return scoped
     }
 
     // MARK: Subscriptions and transactions

@@ -2,6 +2,9 @@ import Crypto
 import Foundation
 
 /// An event for other teams, written to the outbox in the same transaction as the state it describes.
+///
+/// Schema version 2 keeps every version 1 field with its name and type and adds, flat beside them, the
+/// ``PurchaseFacts`` and the fields of the new event types. Consumers must ignore fields they do not know.
 public struct EntitlementEvent: Codable, Hashable, Sendable {
     /// Which downstream topic the event goes to.
     public enum Stream: String, Codable, Hashable, Sendable {
@@ -28,7 +31,18 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         public var periodEnd: Int64?
     }
 
-    public static let schemaVersion = 1
+    /// The counts of a finished mass renewal-date extension (RENEWAL_EXTENSION / SUMMARY).
+    public struct MassExtension: Codable, Hashable, Sendable {
+        public var requestIdentifier: String?
+        public var productId: String?
+        public var storefrontCountryCodes: [String]?
+        public var succeededCount: Int64?
+        public var failedCount: Int64?
+    }
+
+    public static let schemaVersion = 2
+
+    // MARK: Version 1 fields
 
     /// Stable across retries and re-application: derived from the cause, the kind and the target.
     public var eventId: String
@@ -45,9 +59,20 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     public var state: EntitlementState?
     public var revocation: Revocation?
 
+    // MARK: Version 2 fields
+
+    /// The purchase the event is about (encoded flat, beside the fields above).
+    public var facts: PurchaseFacts
+    /// The product the subscription moved from (`entitlement.product-changed`).
+    public var previousProductId: String?
+    /// When the answer to a consumption request is due: `occurredAt` + 12 hours (`consumption.requested`).
+    public var responseDeadline: Int64?
+    public var consumptionRequestReason: String?
+    public var massExtension: MassExtension?
+
     /// Creates an event with its stable id.
     init(eventType: String, stream: Stream, occurredAt: Int64, subject: String, customer: String, productId: String,
-         cause: Cause, state: EntitlementState?, revocation: Revocation? = nil) {
+         cause: Cause, state: EntitlementState?, revocation: Revocation? = nil, facts: PurchaseFacts) {
         self.eventId = Self.stableID(cause.notificationUUID, eventType, customer, productId)
         self.eventType = eventType
         self.occurredAt = occurredAt
@@ -58,6 +83,16 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         self.cause = cause
         self.state = state
         self.revocation = revocation
+        self.facts = facts
+    }
+
+    /// The Kafka key of the event: the customer within its environment and app, so Sandbox and Production
+    /// (and two apps) never share a key.
+    public var key: String { Self.key(environment: self.facts.environment, bundleId: self.facts.bundleId, customer: self.customer) }
+
+    /// The key of a customer's events: `environment/bundleId/customer`.
+    public static func key(environment: String, bundleId: String, customer: String) -> String {
+        "\(environment)/\(bundleId)/\(customer)"
     }
 
     /// A UUID made from the SHA-256 of the parts (version 8, RFC 9562 variant): the same every time.
@@ -68,6 +103,53 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
         return uuid.uuidString.lowercased()
     }
+
+    // MARK: Flat coding
+
+    private enum CodingKeys: String, CodingKey {
+        case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state, revocation
+        case previousProductId, responseDeadline, consumptionRequestReason, massExtension
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.eventId = try c.decode(String.self, forKey: .eventId)
+        self.eventType = try c.decode(String.self, forKey: .eventType)
+        self.schemaVersion = try c.decode(Int.self, forKey: .schemaVersion)
+        self.occurredAt = try c.decode(Int64.self, forKey: .occurredAt)
+        self.stream = try c.decode(Stream.self, forKey: .stream)
+        self.subject = try c.decode(String.self, forKey: .subject)
+        self.customer = try c.decode(String.self, forKey: .customer)
+        self.productId = try c.decode(String.self, forKey: .productId)
+        self.cause = try c.decode(Cause.self, forKey: .cause)
+        self.state = try c.decodeIfPresent(EntitlementState.self, forKey: .state)
+        self.revocation = try c.decodeIfPresent(Revocation.self, forKey: .revocation)
+        self.previousProductId = try c.decodeIfPresent(String.self, forKey: .previousProductId)
+        self.responseDeadline = try c.decodeIfPresent(Int64.self, forKey: .responseDeadline)
+        self.consumptionRequestReason = try c.decodeIfPresent(String.self, forKey: .consumptionRequestReason)
+        self.massExtension = try c.decodeIfPresent(MassExtension.self, forKey: .massExtension)
+        self.facts = try PurchaseFacts(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(self.eventId, forKey: .eventId)
+        try c.encode(self.eventType, forKey: .eventType)
+        try c.encode(self.schemaVersion, forKey: .schemaVersion)
+        try c.encode(self.occurredAt, forKey: .occurredAt)
+        try c.encode(self.stream, forKey: .stream)
+        try c.encode(self.subject, forKey: .subject)
+        try c.encode(self.customer, forKey: .customer)
+        try c.encode(self.productId, forKey: .productId)
+        try c.encode(self.cause, forKey: .cause)
+        try c.encodeIfPresent(self.state, forKey: .state)
+        try c.encodeIfPresent(self.revocation, forKey: .revocation)
+        try c.encodeIfPresent(self.previousProductId, forKey: .previousProductId)
+        try c.encodeIfPresent(self.responseDeadline, forKey: .responseDeadline)
+        try c.encodeIfPresent(self.consumptionRequestReason, forKey: .consumptionRequestReason)
+        try c.encodeIfPresent(self.massExtension, forKey: .massExtension)
+        try self.facts.encode(to: encoder)
+    }
 }
 
 /// A request for refund-resolver to fetch the subscription's current status from the App Store.
@@ -75,15 +157,24 @@ public struct StatusRequest: Codable, Hashable, Sendable {
     /// Stable per notification, so re-applying it asks once.
     public var requestId: String
     public var originalTransactionId: String
+    /// The environment the subscription lives in: the request goes to that environment's API.
     public var environment: String
+    /// The app the subscription belongs to: the request's token names it (`bid`). Absent in records written
+    /// before version 2 of the pipeline; the resolver then uses its default app.
+    public var bundleId: String?
     public var reason: String
     public var notificationUUID: String
 
-    public init(requestId: String, originalTransactionId: String, environment: String, reason: String, notificationUUID: String) {
+    public init(requestId: String, originalTransactionId: String, environment: String, bundleId: String?, reason: String,
+                notificationUUID: String) {
         self.requestId = requestId
         self.originalTransactionId = originalTransactionId
         self.environment = environment
+        self.bundleId = bundleId
         self.reason = reason
         self.notificationUUID = notificationUUID
     }
+
+    /// The Kafka key: the subscription within its environment and app.
+    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId ?? "", customer: self.originalTransactionId) }
 }

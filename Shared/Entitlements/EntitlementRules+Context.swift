@@ -18,6 +18,12 @@ struct Context {
     let productId: String
     let customer: String
     let current: EntitlementState?
+    let catalog: EntitlementCatalog
+    /// What every event of this notification says about the purchase.
+    let facts: PurchaseFacts
+
+    /// The entitlement this notification's product grants.
+    var entitlementId: String { self.catalog.entitlement(of: self.productId) }
 
     var cause: EntitlementEvent.Cause {
         EntitlementEvent.Cause(
@@ -31,6 +37,16 @@ struct Context {
             reason: self.transaction.rawRevocationReason, type: self.transaction.rawRevocationType,
             percentage: self.transaction.revocationPercentage, periodStart: self.transaction.purchaseDate?.millisecondsSince1970,
             periodEnd: self.transaction.expiresDate?.millisecondsSince1970)
+    }
+
+    /// An event of this notification about its customer and product (or another product of the same subscription).
+    func event(_ type: String, _ stream: EntitlementEvent.Stream, state: EntitlementState?, revocation: EntitlementEvent.Revocation? = nil,
+               productId: String? = nil) -> EntitlementEvent {
+        var facts = self.facts
+        if let productId { facts.entitlementId = self.catalog.entitlement(of: productId) }
+        return EntitlementEvent(
+            eventType: type, stream: stream, occurredAt: self.signedDate, subject: self.subject, customer: self.customer,
+            productId: productId ?? self.productId, cause: self.cause, state: state, revocation: revocation, facts: facts)
     }
 
     /// Keeps the stored access, or, when nothing is stored yet, derives it from the signed transaction.
@@ -50,7 +66,7 @@ struct Context {
         var state = EntitlementState(
             customer: self.customer, productId: self.productId, active: false, originalTransactionId: self.original,
             sourceTransactionId: self.transactionId, ownershipType: ownership,
-            validFrom: self.transaction.purchaseDate?.millisecondsSince1970)
+            validFrom: self.transaction.purchaseDate?.millisecondsSince1970, entitlementId: self.entitlementId)
         switch access {
         case .active(let until):
             state.active = until.map { $0 > self.signedDate } ?? true
@@ -63,27 +79,28 @@ struct Context {
             state.revocationType = self.transaction.rawRevocationType
                 ?? (self.type == .revoke ? RevocationType.familyRevoke.rawValue : nil)
         }
-        var update = EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state, events: self.events(for: state),
-                                       advancesSubject: true)
+        var update = EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state,
+                                       events: self.stateEvents(for: state) + self.factEvents(state: state), advancesSubject: true)
         if let previous = self.current, previous.productId != self.productId, previous.active {
-            // The subscription moved to another product: the previous product's access ends now.
+            // The subscription moved to another product: the previous product's access ends now. Inside one
+            // entitlement that is a product change (reported by the new product's event), not an expiry.
             var ended = previous
             ended.active = false
             ended.validUntil = self.signedDate
             update.superseded = ended
-            update.events.insert(EntitlementEvent(
-                eventType: "entitlement.expired", stream: .changes, occurredAt: self.signedDate, subject: self.subject,
-                customer: ended.customer, productId: ended.productId, cause: self.cause, state: ended), at: 0)
+            if !self.sharesEntitlement(with: previous) {
+                update.events.insert(self.event("entitlement.expired", .changes, state: ended, productId: ended.productId), at: 0)
+            }
         }
         return update
     }
 
-    /// Leaves the stored entitlement exactly as it is (reporting only a refund or revoke this notification
-    /// carries); with nothing stored yet, derives the access from the signed transaction.
+    /// Leaves the stored entitlement exactly as it is (reporting only the facts this notification carries);
+    /// with nothing stored yet, derives the access from the signed transaction.
     func keep(detail: String) -> EntitlementUpdate {
         guard let current = self.current else { return self.settle(access: self.currentOrDerived(), detail: detail) }
-        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: current,
-                                 events: self.revocationEvents(state: current), advancesSubject: true)
+        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: current, events: self.factEvents(state: current),
+                                 advancesSubject: true)
     }
 
     /// A refund whose effect is unclear: keep the state, ask for the current status.
@@ -91,50 +108,81 @@ struct Context {
         let uuid = self.notification.payload.notificationUUID ?? ""
         let request = StatusRequest(
             requestId: EntitlementEvent.stableID(uuid, "status-request"), originalTransactionId: self.original,
-            environment: self.transaction.rawEnvironment ?? "", reason: "refund without data.status", notificationUUID: uuid)
-        let refund = EntitlementEvent(
-            eventType: "revocation.refunded", stream: .revocations, occurredAt: self.signedDate, subject: self.subject,
-            customer: self.customer, productId: self.productId, cause: self.cause, state: self.current, revocation: self.revocation)
+            environment: self.facts.environment, bundleId: self.facts.bundleId, reason: "refund without data.status", notificationUUID: uuid)
         return EntitlementUpdate(outcome: .awaitingStatus, detail: "refund of \(self.transactionId); status requested",
-                                 events: [refund], statusRequest: request, advancesSubject: false)
+                                 events: self.factEvents(state: self.current), statusRequest: request, advancesSubject: false)
+    }
+
+    /// Whether a stored entitlement is of the same entitlement as this notification's product.
+    private func sharesEntitlement(with other: EntitlementState) -> Bool {
+        self.catalog.entitlement(of: other.productId) == self.entitlementId
     }
 
     /// Events for a new state compared with the stored one.
-    private func events(for state: EntitlementState) -> [EntitlementEvent] {
-        let before = self.current?.productId == state.productId ? self.current : nil
+    private func stateEvents(for state: EntitlementState) -> [EntitlementEvent] {
+        var before = self.current?.productId == state.productId ? self.current : nil
+        if before == nil, let current = self.current, current.active, self.sharesEntitlement(with: current) { before = current }
         var events: [EntitlementEvent] = []
-        func event(_ type: String, _ stream: EntitlementEvent.Stream, revocation: EntitlementEvent.Revocation? = nil) {
-            events.append(EntitlementEvent(
-                eventType: type, stream: stream, occurredAt: self.signedDate, subject: self.subject, customer: self.customer,
-                productId: self.productId, cause: self.cause, state: state, revocation: revocation))
-        }
         if before != state {
+            let changedProduct = before.map { $0.productId != state.productId } ?? false
             let type: String = switch (before?.active ?? false, state.active) {
             case (false, true): "entitlement.granted"
             case (true, false): state.revokedAt != nil ? "entitlement.revoked" : "entitlement.expired"
-            default: "entitlement.updated"
+            default: changedProduct ? "entitlement.product-changed" : "entitlement.updated"
             }
-            event(type, .changes)
+            var change = self.event(type, .changes, state: state)
+            if changedProduct { change.previousProductId = before?.productId }
+            events.append(change)
         }
         let family = state.ownershipType == InAppOwnershipType.familyShared.rawValue
         if family && (before?.active ?? false) != state.active {
-            event(state.active ? "family.access-gained" : "family.access-lost", .family)
+            events.append(self.event(state.active ? "family.access-gained" : "family.access-lost", .family, state: state))
         }
-        return events + self.revocationEvents(state: state)
+        return events
     }
 
-    /// The revocation event of a refund, family revoke or refund reversal.
-    private func revocationEvents(state: EntitlementState) -> [EntitlementEvent] {
-        let type: String? = switch self.type {
-        case .refund?: "revocation.refunded"
-        case .revoke?: "revocation.family-revoked"
-        case .refundReversed?: "revocation.refund-reversed"
-        default: nil
+    /// The events of what the notification reports, whatever it does to access and whatever its order of
+    /// arrival: refunds, reversals, revokes, declined refunds, consumption requests, purchases of consumables,
+    /// and the renewal changes teams act on. Each notification yields them once (stable event ids).
+    func factEvents(state: EntitlementState?) -> [EntitlementEvent] {
+        guard let type = self.type else { return [] }
+        let subtype = self.notification.payload.subtype
+        let consumable = self.transaction.type == .consumable
+        switch type {
+        case .oneTimeCharge where consumable:
+            return [self.event("consumable.purchased", .changes, state: nil)]
+        case .refund:
+            return [self.event(consumable ? "consumable.refunded" : "revocation.refunded", .revocations, state: state, revocation: self.revocation)]
+        case .refundReversed:
+            return [self.event(consumable ? "consumable.refund-reversed" : "revocation.refund-reversed", .revocations, state: state,
+                               revocation: self.revocation)]
+        case .revoke:
+            return [self.event("revocation.family-revoked", .revocations, state: state, revocation: self.revocation)]
+        case .refundDeclined:
+            return [self.event("revocation.refund-declined", .revocations, state: state, revocation: self.revocation)]
+        case .consumptionRequest:
+            var request = self.event("consumption.requested", .revocations, state: state, revocation: self.revocation)
+            request.responseDeadline = self.signedDate + EntitlementRules.consumptionAnswerWindow
+            request.consumptionRequestReason = self.notification.payload.data?.rawConsumptionRequestReason
+            return [request]
+        case .didChangeRenewalStatus:
+            let disabled = subtype == .autoRenewDisabled || (subtype == nil && self.notification.renewalInfo?.autoRenewStatus == .off)
+            return [self.event(disabled ? "subscription.auto-renew-disabled" : "subscription.auto-renew-enabled", .changes, state: state)]
+        case .didFailToRenew:
+            return [self.event("subscription.billing-issue", .changes, state: state)]
+        case .didChangeRenewalPref where subtype == .downgrade, .offerRedeemed where subtype == .downgrade:
+            return [self.event("subscription.product-change-scheduled", .changes, state: state)]
+        case .didChangeRenewalPref where subtype == nil:
+            return [self.event("subscription.product-change-cancelled", .changes, state: state)]
+        case .priceIncrease:
+            return [self.event(subtype == .accepted ? "subscription.price-increase-accepted" : "subscription.price-increase-pending",
+                               .changes, state: state)]
+        case .renewalExtended:
+            return [self.event("subscription.extended", .changes, state: state)]
+        case .renewalExtension where subtype == .failure:
+            return [self.event("subscription.extension-failed", .changes, state: state)]
+        default:
+            return []
         }
-        return type.map {
-            [EntitlementEvent(eventType: $0, stream: .revocations, occurredAt: self.signedDate, subject: self.subject,
-                              customer: self.customer, productId: self.productId, cause: self.cause, state: state,
-                              revocation: self.revocation)]
-        } ?? []
     }
 }

@@ -10,7 +10,7 @@ extension EntitlementRules {
     /// Computes the update for a status snapshot from refund-resolver: the App Store's own status decides the
     /// subscription's access, exactly as `data.status` does for a notification. Older than what the subject
     /// already reflects: stale.
-    public static func apply(snapshot: StatusSnapshot, current: SubjectState) -> EntitlementUpdate {
+    public static func apply(snapshot: StatusSnapshot, current: SubjectState, catalog: EntitlementCatalog = EntitlementCatalog()) -> EntitlementUpdate {
         let signedDate = snapshot.signedDate
         if let last = current.lastSignedDate, signedDate < last {
             return EntitlementUpdate(outcome: .stale, detail: "snapshot signed \(signedDate), the subject already reflects \(last)",
@@ -25,11 +25,12 @@ extension EntitlementRules {
         else {
             return EntitlementUpdate(outcome: .ignored, detail: "the snapshot's transaction lacks its identifiers", advancesSubject: false)
         }
+        let notification = Self.notification(of: snapshot, status: status)
         let context = Context(
-            notification: Self.notification(of: snapshot, status: status), subject: snapshot.subject, signedDate: signedDate,
+            notification: notification, subject: snapshot.subject, signedDate: signedDate,
             type: nil, typeName: Self.snapshotTypeName, transaction: transaction, original: original, transactionId: transactionId,
             productId: productId, customer: CustomerKey.of(transaction: transaction, renewalInfo: snapshot.renewalInfo),
-            current: current.entitlement)
+            current: current.entitlement, catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
         return context.settle(access: Self.access(for: status, context), detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")
     }
 
@@ -42,7 +43,7 @@ extension EntitlementRules {
         var data = NotificationData()
         data.rawStatus = snapshot.status
         data.rawEnvironment = snapshot.environment
-        data.bundleId = snapshot.transaction.bundleId
+        data.bundleId = snapshot.bundleId
         payload.data = data
         return VerifiedNotification(signedPayload: "", payload: payload, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
     }

@@ -4,32 +4,42 @@ import JWSVerification
 /// The entitlement semantics of every notification type (appstore-facts §1.1), as a pure function from a
 /// verified notification and the subject's current state to the update to write.
 ///
-/// Order: a notification signed before the subject's newest applied one is stale and changes nothing.
+/// Order: a notification signed before the subject's newest applied one is stale: it does not move the
+/// entitlement (nothing backwards), but what it reports is still published once (its refund, reversal,
+/// revoke, declined refund, consumption request, consumable purchase or renewal change), marked `outOfOrder`;
+/// the repository still stores its transaction and renewal info.
 /// Truth: `data.status` (the subscription status as of the notification's signedDate) decides an
 /// auto-renewable subscription's access whenever present; otherwise the type and subtype do. A refund of
 /// an auto-renewable without `data.status` is ambiguous (an old period may have been refunded while a newer
 /// one is active), so it asks refund-resolver for the current status instead of guessing.
 public enum EntitlementRules {
+    /// How long Apple gives the developer to answer a CONSUMPTION_REQUEST: 12 hours.
+    public static let consumptionAnswerWindow: Int64 = 12 * 3_600_000
+
     /// Computes the update for a notification.
-    public static func apply(_ notification: VerifiedNotification, subject: String, current: SubjectState) -> EntitlementUpdate {
+    public static func apply(_ notification: VerifiedNotification, subject: String, current: SubjectState,
+                             catalog: EntitlementCatalog = EntitlementCatalog()) -> EntitlementUpdate {
         let payload = notification.payload
         let signedDate = payload.signedDate?.millisecondsSince1970 ?? 0
-        if let last = current.lastSignedDate, signedDate < last {
-            return EntitlementUpdate(outcome: .stale, detail: "signed \(signedDate), the subject already reflects \(last)", advancesSubject: false)
-        }
+        let stale = current.lastSignedDate.map { signedDate < $0 } ?? false
         guard let type = payload.notificationType else {
-            return EntitlementUpdate(outcome: .unknownType, detail: "unknown notificationType \(payload.rawNotificationType ?? "(none)")",
-                                     advancesSubject: false)
+            return EntitlementUpdate(outcome: stale ? .stale : .unknownType,
+                                     detail: "unknown notificationType \(payload.rawNotificationType ?? "(none)")", advancesSubject: false)
         }
         guard let transaction = notification.transaction, let original = transaction.originalTransactionId,
               let transactionId = transaction.transactionId, let productId = transaction.productId
         else {
-            return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) carries no transaction", advancesSubject: false)
+            return Self.appLevel(notification, type: type, subject: subject, catalog: catalog)
         }
         let context = Context(
             notification: notification, subject: subject, signedDate: signedDate, type: type, typeName: type.rawValue, transaction: transaction,
             original: original, transactionId: transactionId, productId: productId,
-            customer: CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo), current: current.entitlement)
+            customer: CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo), current: current.entitlement,
+            catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
+        if stale {
+            return EntitlementUpdate(outcome: .stale, detail: "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
+                                     events: context.factEvents(state: current.entitlement), advancesSubject: false)
+        }
         switch transaction.type {
         case .consumable: return Self.consumable(context)
         case .autoRenewableSubscription: return Self.autoRenewable(context)
@@ -81,21 +91,12 @@ public enum EntitlementRules {
         }
     }
 
-    /// Consumables grant nothing lasting: purchases, refunds and reversals are reported as events only.
+    /// Consumables grant nothing lasting: purchases, refunds, reversals, declined refunds and consumption
+    /// requests are reported as events only.
     private static func consumable(_ c: Context) -> EntitlementUpdate {
-        let kind: (String, EntitlementEvent.Stream)? = switch c.type {
-        case .oneTimeCharge?: ("consumable.purchased", .changes)
-        case .refund?: ("consumable.refunded", .revocations)
-        case .refundReversed?: ("consumable.refund-reversed", .revocations)
-        default: nil
-        }
-        guard let (eventType, stream) = kind else {
-            return EntitlementUpdate(outcome: .applied, detail: "\(c.typeName) of a consumable changes no access", advancesSubject: true)
-        }
-        let event = EntitlementEvent(
-            eventType: eventType, stream: stream, occurredAt: c.signedDate, subject: c.subject, customer: c.customer,
-            productId: c.productId, cause: c.cause, state: nil, revocation: c.type == .oneTimeCharge ? nil : c.revocation)
-        return EntitlementUpdate(outcome: .applied, detail: eventType, events: [event], advancesSubject: true)
+        let events = c.factEvents(state: nil)
+        return EntitlementUpdate(outcome: .applied, detail: events.first?.eventType ?? "\(c.typeName) of a consumable changes no access",
+                                 events: events, advancesSubject: true)
     }
 
     /// What a subscription status means for access.
@@ -107,6 +108,45 @@ public enum EntitlementRules {
         case .revoked: .revoked
         }
     }
+}
+
+// MARK: - App-level notifications
+
+extension EntitlementRules {
+    /// Notifications about the app rather than a purchase: TEST becomes `test.received` (so teams can check
+    /// their wiring end to end), RENEWAL_EXTENSION/SUMMARY `subscription.mass-extension-completed` with its
+    /// counts, RESCIND_CONSENT `consent.rescinded` (restrict the child's access now). They change no entitlement.
+    static func appLevel(_ notification: VerifiedNotification, type: NotificationTypeV2, subject: String,
+                         catalog: EntitlementCatalog) -> EntitlementUpdate {
+        let payload = notification.payload
+        let eventType: String? = switch type {
+        case .test: "test.received"
+        case .renewalExtension where payload.summary != nil: "subscription.mass-extension-completed"
+        case .rescindConsent: "consent.rescinded"
+        default: nil
+        }
+        guard let eventType else {
+            return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) carries no transaction", advancesSubject: false)
+        }
+        var facts = PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false)
+        let productId = payload.summary?.productId ?? ""
+        if !productId.isEmpty { facts.entitlementId = catalog.entitlement(of: productId) }
+        var event = EntitlementEvent(
+            eventType: eventType, stream: .changes, occurredAt: payload.signedDate?.millisecondsSince1970 ?? 0, subject: subject,
+            customer: notification.appTransaction?.appTransactionId ?? Self.appCustomer, productId: productId,
+            cause: EntitlementEvent.Cause(notificationUUID: payload.notificationUUID ?? "", notificationType: type.rawValue, subtype: payload.rawSubtype),
+            state: nil, facts: facts)
+        if let summary = payload.summary {
+            event.massExtension = EntitlementEvent.MassExtension(
+                requestIdentifier: summary.requestIdentifier, productId: summary.productId, storefrontCountryCodes: summary.storefrontCountryCodes,
+                succeededCount: summary.succeededCount, failedCount: summary.failedCount)
+        }
+        return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) changes no entitlement; published \(eventType)",
+                                 events: [event], advancesSubject: false)
+    }
+
+    /// The customer of events about the whole app (the Kafka key's last part).
+    public static let appCustomer = "app"
 }
 
 extension EntitlementRules {

@@ -17,10 +17,12 @@ public struct EntitlementState: Codable, Hashable, Sendable {
     public var revokedAt: Int64?
     public var revocationReason: Int32?
     public var revocationType: String?
+    /// The entitlement the product grants (see ``EntitlementCatalog``); schema version 2.
+    public var entitlementId: String?
 
     public init(customer: String, productId: String, active: Bool, originalTransactionId: String, sourceTransactionId: String,
                 ownershipType: String, validFrom: Int64? = nil, validUntil: Int64? = nil, revokedAt: Int64? = nil,
-                revocationReason: Int32? = nil, revocationType: String? = nil) {
+                revocationReason: Int32? = nil, revocationType: String? = nil, entitlementId: String? = nil) {
         self.customer = customer
         self.productId = productId
         self.active = active
@@ -32,6 +34,7 @@ public struct EntitlementState: Codable, Hashable, Sendable {
         self.revokedAt = revokedAt
         self.revocationReason = revocationReason
         self.revocationType = revocationType
+        self.entitlementId = entitlementId
     }
 }
 

@@ -4,7 +4,8 @@ public struct EntitlementUpdate: Hashable, Sendable {
     public enum Outcome: String, Hashable, Sendable {
         /// State changed (or was confirmed) by this notification.
         case applied
-        /// Older than what the subject already reflects: logged, nothing else written.
+        /// Older than what the subject already reflects: the entitlement does not move, but the transaction,
+        /// renewal info and reported facts (refunds, requests, renewal changes) are still stored and published.
         case stale
         /// A notification that changes no entitlement (TEST, summaries, tokens, consent, Advanced Commerce…).
         case ignored

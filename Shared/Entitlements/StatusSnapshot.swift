@@ -16,6 +16,8 @@ public struct StatusSnapshot: Codable, Hashable, Sendable {
     /// The subscription's `originalTransactionId` (the Kafka key).
     public var subject: String
     public var environment: String
+    /// The app the subscription belongs to (the transaction's `bundleId`).
+    public var bundleId: String { self.transaction.bundleId ?? "unknown" }
     /// The raw status (1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
     public var status: Int32
     public var transaction: JWSTransactionDecodedPayload

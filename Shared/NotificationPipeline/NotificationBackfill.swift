@@ -7,6 +7,9 @@ public import RdKafka
 /// Feeds Get Notification History into the raw topic, exactly as if Apple had posted each notification to
 /// ingest again: the value is Apple's `{"signedPayload": …}` body, the key the subject. Duplicates are
 /// harmless (the updater dedupes by `notificationUUID`). Used by `iapctl backfill` and the reconciler.
+///
+/// History is per app and environment, so a backfill asks every scope it is given in turn (default: the
+/// client's own app and environment).
 public struct NotificationBackfill: Sendable {
     /// What a backfill did.
     public struct Report: Sendable, Hashable, CustomStringConvertible {
@@ -21,16 +24,31 @@ public struct NotificationBackfill: Sendable {
     let client: AppStoreServerAPIClient
     let producer: KafkaProducer
     let topics: PipelineTopics
+    /// The apps and environments to ask.
+    let scopes: [APIScope]
 
-    public init(client: AppStoreServerAPIClient, producer: KafkaProducer, topics: PipelineTopics) {
+    public init(client: AppStoreServerAPIClient, producer: KafkaProducer, topics: PipelineTopics, scopes: [APIScope] = []) {
         self.client = client
         self.producer = producer
         self.topics = topics
+        self.scopes = scopes.isEmpty ? [APIScope(bundleId: client.bundleID, environment: client.environment)] : scopes
     }
 
-    /// Backfills notifications sent in `[since, until)`; each page is produced and acknowledged before the
-    /// next is fetched, so an interrupted run can simply be run again.
+    /// Backfills `[since, until)` of every scope, one after the other; the report adds them up.
     public func run(since: Date, until: Date, onlyFailures: Bool) async throws -> Report {
+        var total = Report()
+        for scope in self.scopes {
+            let report = try await self.run(scope, since: since, until: until, onlyFailures: onlyFailures)
+            total.notifications += report.notifications
+            total.pages += report.pages
+        }
+        return total
+    }
+
+    /// Backfills one scope's notifications sent in `[since, until)`; each page is produced and acknowledged
+    /// before the next is fetched, so an interrupted run can simply be run again.
+    func run(_ scope: APIScope, since: Date, until: Date, onlyFailures: Bool) async throws -> Report {
+        let client = try self.client.scoped(bundleID: scope.bundleId, environment: scope.environment)
         let request = NotificationHistoryRequest(
             startDate: Int64(since.timeIntervalSince1970 * 1000), endDate: Int64(until.timeIntervalSince1970 * 1000),
             onlyFailures: onlyFailures ? true : nil)
@@ -38,7 +56,7 @@ public struct NotificationBackfill: Sendable {
         var report = Report()
         let producer = self.producer
         let topics = self.topics
-        try await self.client.notificationHistoryPages(request) { (page) throws(AppStoreAPIError) in
+        try await client.notificationHistoryPages(request) { (page) throws(AppStoreAPIError) in
             report.pages += 1
             do {
                 var deliveries: [PendingDelivery] = []
@@ -67,6 +85,9 @@ public struct NotificationBackfill: Sendable {
         ]
         if let environment = item.notification.payload.rawEnvironment {
             headers.append(KafkaHeader(name: PipelineHeaders.environment, text: environment))
+        }
+        if let bundleId = item.notification.payload.bundleId {
+            headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: bundleId))
         }
         return ProducerRecord(topic: topics.raw, key: Array(subject.utf8), value: Array(body), headers: headers)
     }

@@ -4,6 +4,8 @@ public enum PipelineHeaders {
     public static let receivedAt = "received-at"
     /// The environment of the notification (Production, Sandbox).
     public static let environment = "environment"
+    /// The app (bundle id) the record belongs to.
+    public static let bundleId = "bundle-id"
     /// The ingest request that carried it, for tracing across topics.
     public static let requestID = "request-id"
     /// When the chain verifier verified it (epoch milliseconds); outside the value so repeats are exact.

@@ -21,6 +21,29 @@ public struct AcceptedApps: Sendable {
     }
 }
 
+extension AcceptedApps {
+    /// Every (app, environment) pair the App Store Server API serves for this configuration: each app in
+    /// Production and Sandbox when accepted (Xcode and LocalTesting have no server API).
+    public var apiScopes: [APIScope] {
+        self.apps.flatMap { app in
+            self.environments.filter { $0 == .production || $0 == .sandbox }.map { APIScope(bundleId: app.bundleId, environment: $0) }
+        }
+    }
+}
+
+/// One app in one environment: what an App Store Server API call is about (the token's `bid`, the base URL).
+public struct APIScope: Hashable, Sendable, CustomStringConvertible {
+    public var bundleId: String
+    public var environment: Environment
+
+    public init(bundleId: String, environment: Environment) {
+        self.bundleId = bundleId
+        self.environment = environment
+    }
+
+    public var description: String { "\(self.bundleId) (\(self.environment.rawValue))" }
+}
+
 extension PipelineTopics {
     /// The default names, each overridable: `TOPIC_RAW`, `TOPIC_VERIFIED`, `TOPIC_REJECTED`,
     /// `TOPIC_STATUS_REQUESTS`, `TOPIC_STATUS_RETRY`, `TOPIC_ENTITLEMENT_CHANGES`, `TOPIC_ENTITLEMENT_FAMILY`, `TOPIC_ENTITLEMENT_REVOCATIONS`.

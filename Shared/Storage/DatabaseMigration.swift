@@ -13,5 +13,5 @@ public protocol DatabaseMigration: Sendable {
 
 /// Every migration of the product, in order.
 public enum Migrations {
-    public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering()]
+    public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity()]
 }

@@ -74,7 +74,8 @@ import TestSupport
                 let events = try changes.map { try decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
                 #expect(Set(events.map(\.eventId)).count == 32, "granted, updated, expired per subscription; granted, revoked for the family member")
                 for (record, event) in zip(changes, events) {
-                    #expect(record.key == Array(event.customer.utf8), "keyed by customer")
+                    #expect(record.key == Array("Sandbox/com.example.app/\(event.customer)".utf8), "keyed by customer within environment and app")
+                    #expect(record.header(PipelineHeaders.environment)?.text == "Sandbox" && event.facts.environment == "Sandbox")
                 }
                 for customer in 0..<10 {
                     let sequence = events.filter { $0.customer == "sub-\(customer)" }.map(\.eventType)

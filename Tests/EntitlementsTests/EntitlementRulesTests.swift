@@ -28,7 +28,7 @@ import TestSupport
         #expect(update.entitlement?.active == row.active)
         #expect(update.events.map(\.eventType) == row.events)
         #expect(Set(update.events.map(\.eventId)).count == update.events.count, "event ids are distinct")
-        #expect(update.events.allSatisfy { $0.cause.notificationUUID == row.notification.payload.notificationUUID && $0.schemaVersion == 1 })
+        #expect(update.events.allSatisfy { $0.cause.notificationUUID == row.notification.payload.notificationUUID && $0.schemaVersion == 2 })
         #expect((update.statusRequest != nil) == (row.outcome == .awaitingStatus))
     }
 }

@@ -144,11 +144,11 @@ import TestSupport
                 let purchase = try #require(sandbox.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
                 var trust = TrustSettings()
                 trust.trustedRoots = [production.pki.root, sandbox.pki.root]
-                let falling = try production.client(trust: trust, sandboxURL: sandbox.baseURL, fallback: true)
+                let falling = try production.client(trust: trust, sandboxURL: sandbox.sandboxURL, fallback: true)
                 let statuses = try await falling.subscriptionStatuses(purchase.originalTransactionId)
                 #expect(statuses.environment == .sandbox && statuses.subscriptions.first?.originalTransactionId == purchase.originalTransactionId)
 
-                let strict = try production.client(trust: trust, sandboxURL: sandbox.baseURL, fallback: false)
+                let strict = try production.client(trust: trust, sandboxURL: sandbox.sandboxURL, fallback: false)
                 do {
                     _ = try await strict.subscriptionStatuses(purchase.originalTransactionId)
                     Issue.record("without fallback production's 4040010 stands")

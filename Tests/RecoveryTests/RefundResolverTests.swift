@@ -18,7 +18,7 @@ import TestSupport
 @Suite(.serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
     @Test func statusRequestsBecomeSnapshotsDespite429And5xxWithinTheRate() async throws {
         try await withLocalBroker { bootstrap in
-            try await SimHarness.with(customers: 60, seed: 11) { sim in
+            try await SimHarness.with(customers: 48, seed: 11, configure: { $0.environments = [.production, .sandbox] }) { sim in
                 let logger = SimHarness.logger
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
@@ -26,12 +26,15 @@ import TestSupport
                 let subscriptions = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
                     .sorted { $0.originalTransactionId < $1.originalTransactionId }
                 #expect(subscriptions.count >= 30)
+                #expect(subscriptions.contains { $0.environment == .sandbox }, "Sandbox subscriptions are asked of Sandbox")
+                // Each request names its subscription's environment and app: the token's bid and the base URL follow it.
                 var requests = subscriptions.map {
                     StatusRequest(requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId,
-                                  environment: "Production", reason: "test", notificationUUID: "n-\($0.originalTransactionId)")
+                                  environment: $0.environment.rawValue, bundleId: sim.app.bundleId, reason: "test",
+                                  notificationUUID: "n-\($0.originalTransactionId)")
                 }
                 requests.append(StatusRequest(requestId: "req-unknown", originalTransactionId: "1999", environment: "Production",
-                                              reason: "test", notificationUUID: "n-unknown"))
+                                              bundleId: sim.app.bundleId, reason: "test", notificationUUID: "n-unknown"))
                 try await kafka.produce(requests.map {
                     ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
                 })
@@ -71,6 +74,7 @@ import TestSupport
                 for snapshot in decoded {
                     let purchase = try #require(sim.simulator.scenario.purchases[snapshot.subject])
                     #expect(snapshot.status == purchase.status?.rawValue)
+                    #expect(snapshot.environment == purchase.environment.rawValue, "answered by the subscription's own environment")
                     #expect(snapshot.transaction.transactionId == purchase.transactions.last?.transactionId)
                 }
                 let dead = try rejected.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }

@@ -38,7 +38,7 @@ struct SimHarness: Sendable {
         var configuration = SimConfiguration(apiPublicKey: apiKey.publicKey)
         configuration.customers = customers
         configuration.seed = seed
-        configuration.environment = environment
+        configuration.environments = [environment]
         configuration.port = port
         configure(&configuration)
         let simulator = try Simulator(configuration: configuration, pki: pki)
@@ -87,12 +87,15 @@ struct SimHarness: Sendable {
         return trust
     }
 
-    /// API settings pointing at this sim (production and sandbox both, unless given).
+    /// The sim's Sandbox API (it serves Production at its root).
+    var sandboxURL: URL { self.baseURL.appendingPathComponent("sandbox") }
+
+    /// API settings pointing at this sim (production at its root, sandbox under `/sandbox`, unless given).
     func apiSettings(sandboxURL: URL? = nil, fallback: Bool = false) throws -> AppStoreAPISettings {
         AppStoreAPISettings(
             credentials: APICredentials(keyID: Self.keyID, issuerID: Self.issuerID, bundleID: self.app.bundleId, privateKey: self.apiKey),
             configuration: AppStoreAPIConfiguration(
-                environment: .production, productionURL: self.baseURL, sandboxURL: sandboxURL ?? self.baseURL, sandboxFallback: fallback,
+                environment: .production, productionURL: self.baseURL, sandboxURL: sandboxURL ?? self.sandboxURL, sandboxFallback: fallback,
                 requestTimeout: .seconds(10)))
     }
 
@@ -113,7 +116,7 @@ struct SimHarness: Sendable {
         return [
             "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
             "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID, "APPSTORE_API_ISSUER_ID": Self.issuerID,
-            "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString, "APPSTORE_API_URL_SANDBOX": self.baseURL.absoluteString,
+            "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString, "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
             "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
         ]
     }

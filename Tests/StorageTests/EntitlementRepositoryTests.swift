@@ -165,7 +165,7 @@ import TestSupport
             var keys: [String] = []
             for try await key in try await client.query("SELECT key FROM outbox WHERE topic = \(PipelineTopics().statusRequests)", logger: logger)
                 .decode(String.self) { keys.append(key) }
-            #expect(keys == [ambiguous.subject])
+            #expect(keys == ["Sandbox/com.example.app/\(ambiguous.subject)"], "keyed by the subscription within its environment and app")
         }
     }
 }

@@ -43,10 +43,10 @@ import TestSupport
                     let (record, current) = Self.isolated(row, index: index)
                     if let e = current {
                         try await client.query("""
-                            INSERT INTO entitlements (customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
-                                                      valid_from, valid_until, last_signed_date)
-                            VALUES (\(e.customer), \(e.productId), \(e.active), \(e.originalTransactionId), \(e.sourceTransactionId),
-                                    \(e.ownershipType), \(e.validFrom), \(e.validUntil), 0)
+                            INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
+                                                      source_transaction_id, ownership_type, valid_from, valid_until, last_signed_date)
+                            VALUES ('Sandbox', \(NotificationTypeTable.bundleId), \(e.customer), \(e.productId), \(e.productId), \(e.active),
+                                    \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), 0)
                             """, logger: logger)
                     }
                     let result = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())

@@ -15,14 +15,17 @@ public enum ApplyResult: Equatable, Sendable {
 }
 
 /// Applies verified notifications to PostgreSQL, each in one transaction: idempotent by `notificationUUID`,
-/// serialized per subject, with the outbox rows and status request of the same change.
+/// serialized per subject, with the outbox rows and status request of the same change. Every identity is
+/// (environment, app, …): Sandbox never touches Production, one app never another's rows.
 public struct EntitlementRepository: Sendable {
     let client: PostgresClient
     let logger: Logger
+    let catalog: EntitlementCatalog
 
-    public init(client: PostgresClient, logger: Logger) {
+    public init(client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog()) {
         self.client = client
         self.logger = logger
+        self.catalog = catalog
     }
 
     /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
@@ -30,9 +33,11 @@ public struct EntitlementRepository: Sendable {
         let payload = record.notification.payload
         let entry = LogEntry(
             id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown", subtype: payload.rawSubtype, subject: record.subject,
-            environment: record.environment, signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: receivedAt)
+            environment: record.environment, bundleId: payload.bundleId ?? record.notification.transaction?.bundleId ?? "unknown",
+            signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: receivedAt)
+        let catalog = self.catalog
         return try await self.apply(entry, notification: record.notification, topics: topics) { current in
-            EntitlementRules.apply(record.notification, subject: record.subject, current: current)
+            EntitlementRules.apply(record.notification, subject: record.subject, current: current, catalog: catalog)
         }
     }
 
@@ -40,9 +45,10 @@ public struct EntitlementRepository: Sendable {
     public func apply(_ snapshot: StatusSnapshot, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
         let entry = LogEntry(
             id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status), subject: snapshot.subject,
-            environment: snapshot.environment, signedDate: snapshot.signedDate, receivedAt: receivedAt)
+            environment: snapshot.environment, bundleId: snapshot.bundleId, signedDate: snapshot.signedDate, receivedAt: receivedAt)
+        let catalog = self.catalog
         return try await self.apply(entry, notification: EntitlementRules.notification(of: snapshot), topics: topics) { current in
-            EntitlementRules.apply(snapshot: snapshot, current: current)
+            EntitlementRules.apply(snapshot: snapshot, current: current, catalog: catalog)
         }
     }
 
@@ -53,20 +59,24 @@ public struct EntitlementRepository: Sendable {
         var subtype: String?
         var subject: String
         var environment: String
+        var bundleId: String
         var signedDate: Int64
         var receivedAt: Int64?
     }
 
-    /// One transaction: log insert (a duplicate stops here), per-subject lock, rules, rows, outbox.
+    /// One transaction: log insert (a duplicate stops here), per-subject lock, rules, then the facts (transaction,
+    /// renewal info, subscription view, events) whatever the order of arrival, and the state unless stale.
     private func apply(_ entry: LogEntry, notification: VerifiedNotification, topics: PipelineTopics,
                        rules: @escaping @Sendable (SubjectState) -> EntitlementUpdate) async throws -> ApplyResult {
         let logger = self.logger
         let signedDate = entry.signedDate
         return try await self.client.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext(\(entry.subject)))", logger: logger)
+            try await connection.query(
+                "SELECT pg_advisory_xact_lock(hashtext(\(entry.environment + "/" + entry.bundleId + "/" + entry.subject)))", logger: logger)
             let inserted = try await connection.query("""
-                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, signed_date, received_at, outcome)
-                VALUES (\(entry.id), \(entry.type), \(entry.subtype), \(entry.subject), \(entry.environment),
+                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
+                                              received_at, outcome)
+                VALUES (\(entry.id), \(entry.type), \(entry.subtype), \(entry.subject), \(entry.environment), \(entry.bundleId),
                         \(signedDate), \(entry.receivedAt), 'pending')
                 ON CONFLICT (notification_uuid) DO NOTHING RETURNING 1
                 """, logger: logger)
@@ -74,30 +84,40 @@ public struct EntitlementRepository: Sendable {
             for try await _ in inserted.decode(Int.self) { isNew = true }
             guard isNew else { return .duplicate }
 
-            let current = try await Self.loadState(subject: entry.subject, on: connection, logger: logger)
+            let current = try await Self.loadState(entry, on: connection, logger: logger)
             let update = rules(current)
             try await connection.query(
                 "UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail), advances_subject = \(update.advancesSubject) WHERE notification_uuid = \(entry.id)",
                 logger: logger)
-            guard update.outcome != .stale else { return .recorded(.stale) }
+            // Facts are kept whatever the order: the newest signed version of each row wins.
             if let transaction = notification.transaction {
-                try await TransactionRows.upsert(transaction, signedDate: signedDate, on: connection, logger: logger)
+                try await TransactionRows.upsert(transaction, environment: entry.environment, bundleId: entry.bundleId, signedDate: signedDate,
+                                                 on: connection, logger: logger)
             }
-            try await SubscriptionRows.upsert(
-                notification, customer: update.entitlement?.customer ?? entry.subject, signedDate: signedDate, on: connection, logger: logger)
-            if let superseded = update.superseded {
-                try await Self.upsert(superseded, signedDate: signedDate, on: connection, logger: logger)
+            if let renewal = notification.renewalInfo {
+                try await RenewalInfoRows.upsert(renewal, environment: entry.environment, bundleId: entry.bundleId, signedDate: signedDate,
+                                                 on: connection, logger: logger)
             }
-            if let entitlement = update.entitlement {
-                try await Self.upsert(entitlement, signedDate: signedDate, on: connection, logger: logger)
+            if let transaction = notification.transaction {
+                let customer = update.entitlement?.customer ?? CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo)
+                try await SubscriptionRows.upsert(notification, environment: entry.environment, bundleId: entry.bundleId, customer: customer,
+                                                  signedDate: signedDate, on: connection, logger: logger)
             }
             for event in update.events {
                 try await OutboxRows.insert(event, topics: topics, on: connection, logger: logger)
             }
+            guard update.outcome != .stale else { return .recorded(.stale) }
+            if let superseded = update.superseded {
+                try await Self.upsert(superseded, entry: entry, on: connection, logger: logger)
+            }
+            if let entitlement = update.entitlement {
+                try await Self.upsert(entitlement, entry: entry, on: connection, logger: logger)
+            }
             if let request = update.statusRequest {
                 try await connection.query("""
-                    INSERT INTO status_requests (request_id, original_transaction_id, environment, reason, notification_uuid)
-                    VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.reason), \(request.notificationUUID))
+                    INSERT INTO status_requests (request_id, original_transaction_id, environment, bundle_id, reason, notification_uuid)
+                    VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.bundleId ?? ""),
+                            \(request.reason), \(request.notificationUUID))
                     ON CONFLICT (request_id) DO NOTHING
                     """, logger: logger)
                 try await OutboxRows.insert(request, topics: topics, on: connection, logger: logger)
@@ -108,34 +128,41 @@ public struct EntitlementRepository: Sendable {
 
     // MARK: State
 
-    /// The subject's newest applied signing time and its entitlement.
-    static func loadState(subject: String, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
+    /// The subject's newest applied signing time and its entitlement, within the entry's environment and app.
+    static func loadState(_ entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
         var state = SubjectState()
-        let last = try await connection.query(
-            "SELECT max(signed_date) FROM notification_log WHERE subject = \(subject) AND advances_subject", logger: logger)
+        let last = try await connection.query("""
+            SELECT max(signed_date) FROM notification_log
+            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND subject = \(entry.subject) AND advances_subject
+            """, logger: logger)
         for try await value in last.decode(Int64?.self) { state.lastSignedDate = value }
         let rows = try await connection.query("""
             SELECT customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
-                   valid_from, valid_until, revoked_at, revocation_reason, revocation_type
-            FROM entitlements WHERE original_transaction_id = \(subject) ORDER BY updated_at DESC LIMIT 1
+                   valid_from, valid_until, revoked_at, revocation_reason, revocation_type, entitlement_id
+            FROM entitlements
+            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
+            ORDER BY updated_at DESC LIMIT 1
             """, logger: logger)
-        for try await row in rows.decode((String, String, Bool, String, String, String, Int64?, Int64?, Int64?, Int32?, String?).self) {
+        for try await row in rows.decode((String, String, Bool, String, String, String, Int64?, Int64?, Int64?, Int32?, String?, String).self) {
             state.entitlement = EntitlementState(
                 customer: row.0, productId: row.1, active: row.2, originalTransactionId: row.3, sourceTransactionId: row.4,
                 ownershipType: row.5, validFrom: row.6, validUntil: row.7, revokedAt: row.8, revocationReason: row.9,
-                revocationType: row.10)
+                revocationType: row.10, entitlementId: row.11)
         }
         return state
     }
 
-    /// Writes an entitlement (one row per customer and product).
-    static func upsert(_ e: EntitlementState, signedDate: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Writes an entitlement (one row per environment, app, customer and product).
+    static func upsert(_ e: EntitlementState, entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("""
-            INSERT INTO entitlements (customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
-                                      valid_from, valid_until, revoked_at, revocation_reason, revocation_type, last_signed_date)
-            VALUES (\(e.customer), \(e.productId), \(e.active), \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType),
-                    \(e.validFrom), \(e.validUntil), \(e.revokedAt), \(e.revocationReason), \(e.revocationType), \(signedDate))
-            ON CONFLICT (customer, product_id) DO UPDATE SET
+            INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
+                                      source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
+                                      revocation_type, last_signed_date)
+            VALUES (\(entry.environment), \(entry.bundleId), \(e.customer), \(e.productId), \(e.entitlementId ?? e.productId), \(e.active),
+                    \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), \(e.revokedAt),
+                    \(e.revocationReason), \(e.revocationType), \(entry.signedDate))
+            ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET
+                entitlement_id = EXCLUDED.entitlement_id,
                 active = EXCLUDED.active, original_transaction_id = EXCLUDED.original_transaction_id,
                 source_transaction_id = EXCLUDED.source_transaction_id, ownership_type = EXCLUDED.ownership_type,
                 valid_from = EXCLUDED.valid_from, valid_until = EXCLUDED.valid_until, revoked_at = EXCLUDED.revoked_at,

@@ -9,13 +9,18 @@ public struct OutboxRow: Sendable, Hashable {
     public var key: String
     /// The event JSON, exactly as written by the updater.
     public var payload: String
+    /// The environment and app of the event (also in the key and the payload), for the record's headers.
+    public var environment: String
+    public var bundleId: String
 
-    public init(id: Int64, eventId: String, topic: String, key: String, payload: String) {
+    public init(id: Int64, eventId: String, topic: String, key: String, payload: String, environment: String = "", bundleId: String = "") {
         self.id = id
         self.eventId = eventId
         self.topic = topic
         self.key = key
         self.payload = payload
+        self.environment = environment
+        self.bundleId = bundleId
     }
 }
 
@@ -45,10 +50,11 @@ public struct OutboxRelay: Sendable {
             guard locked else { return 0 }
             var rows: [OutboxRow] = []
             let query = try await connection.query("""
-                SELECT id, event_id, topic, key, payload::text FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT \(limit)
+                SELECT id, event_id, topic, key, payload::text, environment, bundle_id FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT \(limit)
                 """, logger: logger)
-            for try await (id, eventId, topic, key, payload) in query.decode((Int64, String, String, String, String).self) {
-                rows.append(OutboxRow(id: id, eventId: eventId, topic: topic, key: key, payload: payload))
+            for try await (id, eventId, topic, key, payload, environment, bundleId) in query.decode(
+                (Int64, String, String, String, String, String, String).self) {
+                rows.append(OutboxRow(id: id, eventId: eventId, topic: topic, key: key, payload: payload, environment: environment, bundleId: bundleId))
             }
             guard !rows.isEmpty else { return 0 }
             try await publish(rows)

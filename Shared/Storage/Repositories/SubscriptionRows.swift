@@ -3,23 +3,23 @@ import JWSVerification
 import Logging
 import PostgresNIO
 
-/// Writes the per-subscription view (auto-renewables only): status, renewal preferences and dates, as of
-/// the newest applied notification.
+/// Writes the per-subscription view (auto-renewables only), one row per (environment, app, subscription):
+/// status, renewal preferences and dates, as of the newest notification.
 enum SubscriptionRows {
     /// Inserts or updates the subscription unless a newer notification already updated it.
-    static func upsert(_ notification: VerifiedNotification, customer: String, signedDate: Int64,
+    static func upsert(_ notification: VerifiedNotification, environment: String, bundleId: String, customer: String, signedDate: Int64,
                        on connection: PostgresConnection, logger: Logger) async throws {
         guard let t = notification.transaction, t.type == .autoRenewableSubscription, let original = t.originalTransactionId else { return }
         let r = notification.renewalInfo
         try await connection.query("""
-            INSERT INTO subscriptions (original_transaction_id, customer, product_id, subscription_group_identifier, environment, status,
+            INSERT INTO subscriptions (environment, bundle_id, original_transaction_id, customer, product_id, subscription_group_identifier, status,
                 auto_renew_status, auto_renew_product_id, expires_date, grace_period_expires_date, is_in_billing_retry,
                 price_increase_status, expiration_intent, last_signed_date)
-            VALUES (\(original), \(customer), \(t.productId ?? ""), \(t.subscriptionGroupIdentifier), \(t.rawEnvironment ?? ""),
+            VALUES (\(environment), \(bundleId), \(original), \(customer), \(t.productId ?? ""), \(t.subscriptionGroupIdentifier),
                 \(notification.payload.data?.rawStatus), \(r?.rawAutoRenewStatus), \(r?.autoRenewProductId), \(t.expiresDate?.millisecondsSince1970),
                 \(r?.gracePeriodExpiresDate?.millisecondsSince1970), \(r?.isInBillingRetryPeriod), \(r?.rawPriceIncreaseStatus),
                 \(r?.rawExpirationIntent), \(signedDate))
-            ON CONFLICT (original_transaction_id) DO UPDATE SET
+            ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
                 customer = EXCLUDED.customer, product_id = EXCLUDED.product_id,
                 subscription_group_identifier = EXCLUDED.subscription_group_identifier,
                 status = COALESCE(EXCLUDED.status, subscriptions.status),
