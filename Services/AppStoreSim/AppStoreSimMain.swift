@@ -98,6 +98,7 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Deliver in signing order instead of shuffled.") var inOrder = false
     @Option(help: "Compressed Apple retry delays in ms between re-send passes, comma-separated (e.g. 1000,2000).") var retryDelaysMs = ""
     @Option(help: "Write the expected entitlements (JSON) here.") var expectedOut: String?
+    @Option(help: "Write the completeness facts (JSON: every carried transaction, every refund-like notification) here.") var factsOut: String?
     @Flag(help: "Keep serving the API after delivering (until SIGINT/SIGTERM).") var keepServing = false
 
     func run() async throws {
@@ -128,6 +129,9 @@ struct Run: AsyncParsableCommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             try encoder.encode(simulator.scenario.expected).write(to: URL(fileURLWithPath: path))
+        }
+        if let path = self.factsOut {
+            try JSONEncoder().encode(simulator.scenario.facts).write(to: URL(fileURLWithPath: path))
         }
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let host = self.host

@@ -72,3 +72,37 @@ struct SimRandom: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+// MARK: - Completeness facts
+
+/// What a scenario's notifications carry, for the completeness checks of the local run and the end-to-end
+/// test: every transaction (per environment) with whether its final version is revoked, and the
+/// notifications that must each yield exactly one revocation event.
+struct ScenarioFacts: Codable, Sendable {
+    struct CarriedTransaction: Codable, Hashable, Sendable {
+        var environment: String
+        var transactionId: String
+        var revoked: Bool
+    }
+
+    var transactions: [CarriedTransaction]
+    /// UUIDs of the REFUND, REFUND_REVERSED, REVOKE and REFUND_DECLINED notifications.
+    var refundLike: [String]
+
+    static let refundLikeTypes: Set<String> = ["REFUND", "REFUND_REVERSED", "REVOKE", "REFUND_DECLINED"]
+}
+
+extension Scenario {
+    /// The completeness facts of this scenario, from the sim's own final state of each purchase.
+    var facts: ScenarioFacts {
+        var carried: Set<ScenarioFacts.CarriedTransaction> = []
+        for notification in self.notifications {
+            guard let id = notification.transaction?.transactionId, let original = notification.transaction?.originalTransactionId,
+                  let final = self.purchases[original]?.transactions.first(where: { $0.transactionId == id }) else { continue }
+            carried.insert(.init(environment: notification.environment.rawValue, transactionId: id, revoked: final.revocationDate != nil))
+        }
+        return ScenarioFacts(
+            transactions: carried.sorted { ($0.environment, $0.transactionId) < ($1.environment, $1.transactionId) },
+            refundLike: self.notifications.filter { ScenarioFacts.refundLikeTypes.contains($0.type) }.map(\.uuid))
+    }
+}

@@ -12,18 +12,18 @@ import ServiceRuntime
 struct APIAccess {
     let http: HTTPClient
     let client: AppStoreServerAPIClient
-    /// The configured apps and environments.
-    let accepted: AcceptedApps
+    /// The (app, environment) pairs the key is configured for.
+    let configured: [APIScope]
 
     /// The configured (app, environment) pairs, narrowed to `apps` and `environments` when given (comma-separated).
     func scopes(apps: String?, environments: String?) throws -> [APIScope] {
         let appNames = apps.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
         let environmentNames = environments.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
-        let scopes = self.accepted.apiScopes.filter {
+        let scopes = self.configured.filter {
             (appNames?.contains($0.bundleId) ?? true) && (environmentNames?.contains($0.environment.rawValue) ?? true)
         }
         guard !scopes.isEmpty else {
-            throw ValidationError("no configured app and environment matches (configured: \(self.accepted.apiScopes.map(\.description).joined(separator: ", ")))")
+            throw ValidationError("no configured app and environment matches (configured: \(self.configured.map(\.description).joined(separator: ", ")))")
         }
         return scopes
     }
@@ -36,7 +36,7 @@ struct APIAccess {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
             let client = try api.makeClient(http: http, verifiers: try trust.makeVerifiers(for: accepted), logger: logger)
-            return APIAccess(http: http, client: client, accepted: accepted)
+            return APIAccess(http: http, client: client, configured: api.scopes(accepted))
         } catch {
             try? http.syncShutdown()
             throw error

@@ -48,7 +48,7 @@ func buildApplication(
     var services: [any Service] = [http, producer, fresh, retries]
     if let interval = settings.reconcileInterval {
         services.append(ReconcilerService(
-            backfill: NotificationBackfill(client: client, producer: producer, topics: settings.topics, scopes: settings.accepted.apiScopes),
+            backfill: NotificationBackfill(client: client, producer: producer, topics: settings.topics, scopes: settings.api.scopes(settings.accepted)),
             interval: interval,
             window: settings.reconcileWindow,
             runs: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "reconciler_runs", label: "result",

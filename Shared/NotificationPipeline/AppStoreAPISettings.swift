@@ -7,10 +7,21 @@ public import ServiceRuntime
 /// `APPSTORE_API_KEY_FILE` (the `.p8`), `APPSTORE_API_KEY_ID`, `APPSTORE_API_ISSUER_ID`,
 /// `APPSTORE_API_BUNDLE_ID` (default: the first of `APPSTORE_APPS`), `APPSTORE_API_ENVIRONMENT`
 /// (default Production), `APPSTORE_API_URL_PRODUCTION`, `APPSTORE_API_URL_SANDBOX`,
-/// `APPSTORE_API_SANDBOX_FALLBACK` (default false) and `APPSTORE_API_TIMEOUT_MS` (default 30000).
+/// `APPSTORE_API_SANDBOX_FALLBACK` (default false), `APPSTORE_API_TIMEOUT_MS` (default 30000) and `APPSTORE_API_APPS`
+/// (the bundle ids the key may call for; default every app of `APPSTORE_APPS`).
+///
+/// Every call names the app it is about (the token's `bid`) and goes to the environment its data came from;
+/// `APPSTORE_API_BUNDLE_ID` and `APPSTORE_API_ENVIRONMENT` are only the defaults of calls that name neither.
 public struct AppStoreAPISettings: Sendable {
     public var credentials: APICredentials
     public var configuration: AppStoreAPIConfiguration
+    /// The apps the key calls the API for (nil: every accepted app).
+    public var apps: [String]?
+
+    /// The (app, environment) pairs the periodic and bulk calls (reconciler, backfill, test notifications) cover.
+    public func scopes(_ accepted: AcceptedApps) -> [APIScope] {
+        accepted.apiScopes.filter { self.apps?.contains($0.bundleId) ?? true }
+    }
 
     public init(credentials: APICredentials, configuration: AppStoreAPIConfiguration) {
         self.credentials = credentials
@@ -33,6 +44,8 @@ public struct AppStoreAPISettings: Sendable {
         } catch {
             throw SettingsError("APPSTORE_API_KEY_FILE: \(keyPath) is not a PKCS#8 P-256 key (\(error))")
         }
+        let apps = settings.list("APPSTORE_API_APPS", default: [])
+        self.apps = apps.isEmpty ? nil : apps
         let environmentName = settings.string("APPSTORE_API_ENVIRONMENT", default: "Production")
         guard let environment = Environment(rawValue: environmentName), environment == .production || environment == .sandbox else {
             throw SettingsError("APPSTORE_API_ENVIRONMENT must be Production or Sandbox, not \(environmentName)")

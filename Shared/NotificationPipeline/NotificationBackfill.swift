@@ -34,14 +34,21 @@ public struct NotificationBackfill: Sendable {
         self.scopes = scopes.isEmpty ? [APIScope(bundleId: client.bundleID, environment: client.environment)] : scopes
     }
 
-    /// Backfills `[since, until)` of every scope, one after the other; the report adds them up.
+    /// Backfills `[since, until)` of every scope, one after the other; the report adds them up. A scope that
+    /// fails does not stop the others; the first failure is thrown once all were tried.
     public func run(since: Date, until: Date, onlyFailures: Bool) async throws -> Report {
         var total = Report()
+        var failure: (any Error)?
         for scope in self.scopes {
-            let report = try await self.run(scope, since: since, until: until, onlyFailures: onlyFailures)
-            total.notifications += report.notifications
-            total.pages += report.pages
+            do {
+                let report = try await self.run(scope, since: since, until: until, onlyFailures: onlyFailures)
+                total.notifications += report.notifications
+                total.pages += report.pages
+            } catch {
+                failure = failure ?? BackfillScopeError(scope: scope, underlying: error)
+            }
         }
+        if let failure { throw failure }
         return total
     }
 
@@ -91,4 +98,11 @@ public struct NotificationBackfill: Sendable {
         }
         return ProducerRecord(topic: topics.raw, key: Array(subject.utf8), value: Array(body), headers: headers)
     }
+}
+
+/// One app and environment's backfill failed (the others were still tried).
+public struct BackfillScopeError: Error, CustomStringConvertible {
+    public var scope: APIScope
+    public var underlying: any Error
+    public var description: String { "backfill of \(self.scope) failed: \(self.underlying)" }
 }

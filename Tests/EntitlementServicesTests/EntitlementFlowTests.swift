@@ -97,7 +97,29 @@ import TestSupport
                     unpublished = try await OutboxRelay(client: client, logger: logger).backlog()
                     #expect(unpublished == 0)
                 }
+                // The README's example consumer reads the same topics and handles each distinct event once.
+                let distinct = Set((changes + family + revocations).compactMap { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventId })
+                let output = try Self.runExampleConsumer(bootstrap: bootstrap)
+                #expect(output.contains("\(distinct.count) events handled, \(distinct.count) distinct event ids"), "\(output.suffix(300))")
+                #expect(output.contains("Sandbox/com.example.app/sub-1 pro: entitlement.granted"), "\(output.prefix(300))")
             }
         }
+    }
+
+    /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.
+    static func runExampleConsumer(bootstrap: String) throws -> String {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"] ?? repository.appendingPathComponent(".build-tools/venv/bin/python").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [repository.appendingPathComponent("deploy/examples/consume_entitlements.py").path, "--bootstrap", bootstrap,
+                             "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("consumer-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: output) }
+        process.standardOutput = try FileHandle(forWritingTo: output)
+        try process.run()
+        process.waitUntilExit()
+        return String(decoding: try Data(contentsOf: output), as: UTF8.self)
     }
 }

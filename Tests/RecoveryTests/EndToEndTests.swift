@@ -39,6 +39,7 @@ import TestSupport
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(customers: customers, seed: seed, configure: {
                     $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
+                    $0.environments = [.production, .sandbox]
                 }) { sim in
                     let logger = Self.logger
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 4) })
@@ -128,6 +129,38 @@ import TestSupport
         #expect(causes.isSubset(of: Set(stored.logged.keys)), "every event has a logged cause")
 
         Self.checkEventsAgainstTheSim(sim, published: published)
+        try await Self.checkCompleteness(sim, databaseURL: databaseURL)
+    }
+
+    /// Nothing verified is thrown away: every transaction a scenario notification carried is a row (per
+    /// environment) with its newest revocation state, and every refund-like notification has exactly one
+    /// revocation event, whatever the order it arrived in.
+    static func checkCompleteness(_ sim: SimHarness, databaseURL: String) async throws {
+        let scenario = sim.simulator.scenario
+        let logger = Self.logger
+        let (transactions, revocations) = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+            var transactions: [String: Bool] = [:]
+            for try await (environment, id, revoked) in try await client.query(
+                "SELECT environment, transaction_id, revocation_date IS NOT NULL FROM transactions", logger: logger).decode((String, String, Bool).self) {
+                transactions["\(environment) \(id)"] = revoked
+            }
+            var revocations: [String: Int] = [:]
+            let topic = PipelineTopics().entitlementRevocations
+            for try await uuid in try await client.query(
+                "SELECT payload->'cause'->>'notificationUUID' FROM outbox WHERE topic = \(topic) AND payload->>'eventType' <> 'consumption.requested'",
+                logger: logger).decode(String.self) { revocations[uuid, default: 0] += 1 }
+            return (transactions, revocations)
+        }
+        let facts = scenario.facts
+        let carried = Dictionary(facts.transactions.map { ("\($0.environment) \($0.transactionId)", $0.revoked) }, uniquingKeysWith: { a, _ in a })
+        let missing = Set(carried.keys).subtracting(transactions.keys)
+        #expect(missing.isEmpty, "transactions stored / carried: \(carried.count - missing.count)/\(carried.count)")
+        let wrongRevocation = carried.filter { transactions[$0.key] != nil && transactions[$0.key] != $0.value }
+        #expect(wrongRevocation.isEmpty, "newest revocation state: \(wrongRevocation.count) wrong, e.g. \(wrongRevocation.keys.sorted().prefix(3))")
+        let refundLike = facts.refundLike
+        let withOne = refundLike.filter { revocations[$0] == 1 }.count
+        #expect(withOne == refundLike.count, "revocation events / refund-like notifications: \(withOne)/\(refundLike.count)")
+        #expect(Set(scenario.notifications.map(\.environment)) == [.production, .sandbox], "the run had both environments")
     }
 
     /// The last change event of each entitlement carries the sim's final state; revoked ones have a revocation
@@ -138,15 +171,15 @@ import TestSupport
         var lastFamily: [String: EntitlementEvent] = [:]
         var revocations: [String: [String]] = [:]
         for event in published {
-            let key = "\(event.customer) \(event.productId)"
+            let key = "\(event.facts.environment) \(event.customer) \(event.productId)"
             switch event.stream {
-            case .changes where !event.eventType.hasPrefix("consumable."): lastChange[key] = event
+            case .changes where event.eventType.hasPrefix("entitlement."): lastChange[key] = event
             case .family: lastFamily[key] = event
             case .revocations: revocations[key, default: []].append(event.eventType)
             default: break
             }
         }
-        let expected = Dictionary(scenario.expected.map { ("\($0.customer) \($0.productId)", $0) }, uniquingKeysWith: { a, _ in a })
+        let expected = Dictionary(scenario.expected.map { ("\($0.environment) \($0.customer) \($0.productId)", $0) }, uniquingKeysWith: { a, _ in a })
         #expect(Set(lastChange.keys) == Set(expected.keys), "one entitlement stream per expected entitlement")
         var wrong: [String] = []
         for (key, entitlement) in expected {

@@ -61,16 +61,16 @@ enum PipelineHarness {
     static func storedEntitlements(client: PostgresClient, logger: Logger) async throws -> Set<String> {
         var rows = Set<String>()
         let query = try await client.query(
-            "SELECT customer, product_id, active, revoked_at IS NOT NULL FROM entitlements", logger: logger)
-        for try await (customer, product, active, revoked) in query.decode((String, String, Bool, Bool).self) {
-            rows.insert("\(customer) \(product) active=\(active) revoked=\(revoked)")
+            "SELECT environment, customer, product_id, active, revoked_at IS NOT NULL FROM entitlements", logger: logger)
+        for try await (environment, customer, product, active, revoked) in query.decode((String, String, String, Bool, Bool).self) {
+            rows.insert("\(environment) \(customer) \(product) active=\(active) revoked=\(revoked)")
         }
         return rows
     }
 
     /// The sim's expectations in the same form.
     static func expected(_ sim: SimHarness) -> Set<String> {
-        Set(sim.simulator.scenario.expected.map { "\($0.customer) \($0.productId) active=\($0.active) revoked=\($0.revoked)" })
+        Set(sim.simulator.scenario.expected.map { "\($0.environment) \($0.customer) \($0.productId) active=\($0.active) revoked=\($0.revoked)" })
     }
 
     /// Polls the database until it holds exactly the sim's expected entitlements; returns the last difference.

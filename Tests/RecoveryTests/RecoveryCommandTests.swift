@@ -50,8 +50,14 @@ import TestSupport
                 let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
                 let (status, output) = try await IAPCtlProcess.run(["test-notification", "--timeout", "20"], environment: environment)
                 #expect(status == 0, "\(output)")
-                #expect(output.contains("delivered: notificationUUID"), "\(output)")
-                #expect(await sim.stats.calls["test"] == 1)
+                // Every configured app in every accepted environment, each with its own bid and base URL.
+                #expect(output.contains("delivered: com.example.subscriptions (Production): notificationUUID"), "\(output)")
+                #expect(output.contains("delivered: com.example.subscriptions (Sandbox): notificationUUID"), "\(output)")
+                #expect(await sim.stats.calls["test"] == 2)
+                let (narrowed, narrowedOutput) = try await IAPCtlProcess.run(
+                    ["test-notification", "--timeout", "20", "--environment", "Sandbox"], environment: environment)
+                #expect(narrowed == 0 && !narrowedOutput.contains("(Production)"), "\(narrowedOutput)")
+                #expect(await sim.stats.calls["test"] == 3)
 
                 var broken = environment
                 broken["APPSTORE_API_KEY_ID"] = "WRONGKEY"

@@ -78,7 +78,7 @@ done
 # MARK: the scenario
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s"
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
-    --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --keep-serving 2>"$work/appstore-sim.log" &
+    --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
 sim_follow "$work/appstore-sim.log" "${pids[-1]}"
 
@@ -87,7 +87,7 @@ services=()
 for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
 status=0
 "$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
-    --expected "$work/expected.json" "${services[@]}" --wait 180 &
+    --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)
 wait $! || status=$?
 echo "  broker: $bootstrap   database: $DATABASE_URL   logs: $work"

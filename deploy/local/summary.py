@@ -1,6 +1,6 @@
 """What the local run prints at the end (deploy/local/run.sh): counters, the sim's verdict, timelines, events.
 
-Usage: summary.py --bootstrap B --database-url URL --expected expected.json --service NAME=URL ... [--wait S]
+Usage: summary.py --bootstrap B --database-url URL --expected expected.json [--facts facts.json] --service NAME=URL ... [--wait S]
 With --wait, first waits up to S seconds for the database to hold exactly the sim's expected entitlements and
 for the outbox to be drained.
 """
@@ -59,16 +59,32 @@ def by_label(values, prefix):
 # MARK: comparing with the sim
 
 def stored_entitlements(database_url, customers):
-    """The stored entitlements of the sim's customers, as (customer, product, active, revoked)."""
-    rows = sql(database_url, "SELECT customer, product_id, active, revoked_at IS NOT NULL FROM entitlements")
-    return {(c, p, a == "t", r == "t") for c, p, a, r in rows if c in customers}
+    """The stored entitlements of the sim's customers, as (environment, customer, product, active, revoked)."""
+    rows = sql(database_url, "SELECT environment, customer, product_id, active, revoked_at IS NOT NULL FROM entitlements")
+    return {(env, c, p, a == "t", r == "t") for env, c, p, a, r in rows if c in customers}
 
 
 def difference(database_url, expected):
-    """(missing, unexpected) entitlements compared with the sim's expectation."""
-    want = {(e["customer"], e["productId"], e["active"], e["revoked"]) for e in expected}
+    """(missing, unexpected) entitlements compared with the sim's expectation, per environment."""
+    want = {(e.get("environment", "Production"), e["customer"], e["productId"], e["active"], e["revoked"]) for e in expected}
     have = stored_entitlements(database_url, {e["customer"] for e in expected})
     return want - have, have - want
+
+
+def completeness(database_url, facts):
+    """(transactions stored, with the newest revocation state, carried; refund-like with one revocation event, all)."""
+    stored = {(env, tid): r == "t" for env, tid, r in
+              sql(database_url, "SELECT environment, transaction_id, revocation_date IS NOT NULL FROM transactions")}
+    carried = facts["transactions"]
+    present = [t for t in carried if (t["environment"], t["transactionId"]) in stored]
+    newest = [t for t in present if stored[(t["environment"], t["transactionId"])] == t["revoked"]]
+    counts = {}
+    for (uuid,) in sql(database_url, """SELECT payload->'cause'->>'notificationUUID' FROM outbox
+                                         WHERE topic = 'entitlements.revocations'
+                                           AND payload->>'eventType' <> 'consumption.requested'"""):
+        counts[uuid] = counts.get(uuid, 0) + 1
+    refunds = facts["refundLike"]
+    return len(present), len(newest), len(carried), sum(1 for u in refunds if counts.get(u) == 1), len(refunds)
 
 
 def wait_until_converged(database_url, expected, seconds):
@@ -111,17 +127,20 @@ def print_timelines(database_url, expected, count):
         states.setdefault(kind, []).append(e)
     picks = [group[len(group) // 2] for group in states.values()][:count]
     for e in picks:
-        print(f"  customer {e['customer']} · {e['productId']} · original transaction {e['originalTransactionId']}")
+        environment = e.get("environment", "Production")
+        print(f"  customer {e['customer']} · {e['productId']} · {environment} · original transaction {e['originalTransactionId']}")
         rows = sql(database_url, f"""
             SELECT to_char(to_timestamp(signed_date / 1000.0), 'YYYY-MM-DD HH24:MI'), notification_type,
                    coalesce(subtype, ''), outcome
-            FROM notification_log WHERE subject = '{e['originalTransactionId']}' ORDER BY signed_date, applied_at""")
+            FROM notification_log WHERE subject = '{e['originalTransactionId']}' AND environment = '{environment}'
+            ORDER BY signed_date, applied_at""")
         for signed, kind, subtype, outcome in rows:
             print(f"    {signed}  {(kind + ' ' + subtype).strip():<42} {outcome}")
         row = sql(database_url, f"""
             SELECT active, coalesce(to_char(to_timestamp(valid_until / 1000.0), 'YYYY-MM-DD HH24:MI'), '-'),
                    coalesce(revocation_reason::text, '-'), ownership_type
-            FROM entitlements WHERE customer = '{e['customer']}' AND product_id = '{e['productId']}'""")
+            FROM entitlements WHERE customer = '{e['customer']}' AND product_id = '{e['productId']}'
+              AND environment = '{environment}'""")
         if row:
             active, until, reason, ownership = row[0]
             print(f"    → entitlement active={active == 't'} until {until} revocation reason {reason} ({ownership}); "
@@ -145,6 +164,7 @@ def main():
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--expected", required=True)
+    parser.add_argument("--facts", help="the sim's completeness facts (appstore-sim run --facts-out)")
     parser.add_argument("--service", action="append", default=[], help="NAME=http://host:port")
     parser.add_argument("--wait", type=float, default=0)
     parser.add_argument("--timelines", type=int, default=3)
@@ -167,6 +187,21 @@ def main():
         print(f"    expected but not stored: {row}")
     for row in sorted(extra)[:5]:
         print(f"    stored but not expected: {row}")
+    by_environment = {}
+    for e in expected:
+        by_environment.setdefault(e.get("environment", "Production"), []).append(e)
+    for environment, rows in sorted(by_environment.items()):
+        wrong = sum(1 for m in missing if m[0] == environment)
+        print(f"    {environment}: {len(rows) - wrong}/{len(rows)} exactly as the sim expects")
+    complete = True
+    if args.facts:
+        present, newest, carried, one_event, refunds = completeness(args.database_url, json.load(open(args.facts)))
+        print("== completeness: nothing verified is thrown away, late or not")
+        print(f"  transactions stored / carried by verified notifications: {present}/{carried} "
+              f"({newest} with the newest signed revocation state)")
+        print(f"  revocation events / refund-like notifications (REFUND, REFUND_REVERSED, REVOKE, REFUND_DECLINED): "
+              f"{one_event}/{refunds} with exactly one")
+        complete = present == carried == newest and one_event == refunds
     print("== entitlement timelines of a few customers")
     print_timelines(args.database_url, expected, args.timelines)
     print("== topics")
@@ -174,7 +209,7 @@ def main():
     print("== metrics (Prometheus text; every service also has /health and /ready)")
     for name, url in services.items():
         print(f"  {name:<20} {url}/metrics")
-    return 0 if not missing and not extra else 1
+    return 0 if not missing and not extra and complete else 1
 
 
 if __name__ == "__main__":
