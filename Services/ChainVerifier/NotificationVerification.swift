@@ -38,6 +38,7 @@ struct NotificationVerification: Sendable {
             let record = VerifiedNotificationRecord(notification: verified)
             var headers = message.headers.filter { [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name) }
             headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
+            headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
             headers.append(KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
             headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
             // Encoding plain decoded values cannot fail.

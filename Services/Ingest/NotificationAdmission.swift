@@ -6,6 +6,8 @@ import NotificationPipeline
 /// What ingest learned from a body that passed the structural checks.
 struct AdmittedNotification: Sendable {
     var environment: Environment
+    /// The configured app the notification is for.
+    var bundleId: String
     var subject: String
     var notificationUUID: String?
 }
@@ -61,7 +63,7 @@ struct NotificationAdmission: Sendable {
         try self.checkApp(payload)
         let environment = try self.checkEnvironment(payload, route: route)
         return AdmittedNotification(
-            environment: environment, subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
+            environment: environment, bundleId: payload.bundleId ?? "", subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
             notificationUUID: payload.notificationUUID)
     }
 

@@ -47,6 +47,7 @@ struct NotificationController: Sendable {
             headers: [
                 KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
                 KafkaHeader(name: PipelineHeaders.environment, text: admitted.environment.rawValue),
+                KafkaHeader(name: PipelineHeaders.bundleId, text: admitted.bundleId),
                 KafkaHeader(name: PipelineHeaders.requestID, text: requestID),
             ])
         let start = ContinuousClock.now

@@ -98,9 +98,12 @@ struct StatusRequestHandler: BatchHandler {
         case .granted:
             break
         }
+        // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
+        guard let environment = Environment(rawValue: request.environment), environment == .production || environment == .sandbox else {
+            return self.deadLetter(record, reason: "status-request",
+                                   detail: "no App Store Server API serves environment \(request.environment)", uuid: request.notificationUUID)
+        }
         do {
-            // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
-            let environment = Environment(rawValue: request.environment) ?? .production
             let client = try self.client.scoped(bundleID: request.bundleId ?? self.client.bundleID, environment: environment)
             let statuses = try await client.subscriptionStatuses(request.originalTransactionId)
             self.calls.increment("ok")

@@ -11,6 +11,19 @@ public protocol DatabaseMigration: Sendable {
     func apply(on connection: PostgresConnection, logger: Logger) async throws
 }
 
+/// A migration that is a list of SQL statements, run in order.
+protocol SQLStatementsMigration: DatabaseMigration {
+    static var statements: [String] { get }
+}
+
+extension SQLStatementsMigration {
+    func apply(on connection: PostgresConnection, logger: Logger) async throws {
+        for statement in Self.statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+    }
+}
+
 /// Every migration of the product, in order.
 public enum Migrations {
     public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity()]

@@ -70,6 +70,7 @@ import TestSupport
             }
             #expect(records.allSatisfy { $0.schema == VerifiedNotificationRecord.schema && $0.notification.transaction != nil })
             #expect(verified.allSatisfy { $0.header(PipelineHeaders.verifiedAt) != nil && $0.header(PipelineHeaders.requestID) != nil })
+            #expect(verified.allSatisfy { $0.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId }, "the app travels in a header")
 
             // Rejected: each with its reason and the original message unchanged.
             let dead = try rejected.map(RawMessages.rejected)

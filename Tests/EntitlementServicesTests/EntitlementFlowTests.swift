@@ -108,18 +108,7 @@ import TestSupport
 
     /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.
     static func runExampleConsumer(bootstrap: String) throws -> String {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"] ?? repository.appendingPathComponent(".build-tools/venv/bin/python").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [repository.appendingPathComponent("deploy/examples/consume_entitlements.py").path, "--bootstrap", bootstrap,
-                             "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("consumer-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: try Data(contentsOf: output), as: UTF8.self)
+        try LocalComponents.python("deploy/examples/consume_entitlements.py",
+                                   ["--bootstrap", bootstrap, "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]).1
     }
 }

@@ -21,18 +21,7 @@ import TestSupport
 
     /// Runs a script of the schema folder with the project's Python; returns its exit status and output.
     static func python(_ arguments: [String]) throws -> (Int32, String) {
-        let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
-            ?? repository.appendingPathComponent(".build-tools/venv/bin/python").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [schemas.appendingPathComponent(arguments[0]).path] + arguments.dropFirst()
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("validate-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: try Data(contentsOf: output), as: UTF8.self))
+        try LocalComponents.python("Shared/Entitlements/Schemas/" + arguments[0], Array(arguments.dropFirst()))
     }
 
     /// Every event of the rules table, as the outbox stores it: in order, out of order (stale), and a product

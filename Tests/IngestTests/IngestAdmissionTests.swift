@@ -82,6 +82,7 @@ import TestSupport
                 #expect(record.value == Array(buffer: validBody))
                 #expect(record.key == Array("2000000000000001".utf8), "keyed by originalTransactionId")
                 #expect(record.header(PipelineHeaders.environment)?.text == "Sandbox")
+                #expect(record.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId, "the app travels in a header too")
                 #expect(record.header(PipelineHeaders.requestID)?.text?.hasPrefix("req-") == true)
                 #expect(record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) } != nil)
             }

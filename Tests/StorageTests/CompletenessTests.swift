@@ -38,7 +38,7 @@ import TestSupport
     }
 
     /// Every row of a query, decoded as the given columns.
-    func rows<each Column: PostgresDecodable>(_ query: PostgresQuery, _ client: PostgresClient, as type: (repeat each Column).Type)
+    func rows<each Column: PostgresDecodable & Sendable>(_ query: PostgresQuery, _ client: PostgresClient, as type: (repeat each Column).Type)
         async throws -> [(repeat each Column)]
     {
         var result: [(repeat each Column)] = []

@@ -28,6 +28,22 @@ public enum LocalComponents {
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs a Python script of the repository with the project's tools Python (`deploy/local/env.sh`);
+    /// returns its exit status and standard output.
+    public static func python(_ script: String, _ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
+            ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path)
+        process.arguments = [repositoryRoot.appendingPathComponent(script).path] + arguments
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("python-\(UUID().uuidString).out")
+        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: try Data(contentsOf: outputURL), as: UTF8.self))
+    }
+
     /// A new temporary directory.
     public static func temporaryDirectory(_ prefix: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")

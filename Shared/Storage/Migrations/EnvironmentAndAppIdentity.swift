@@ -7,15 +7,9 @@ import PostgresNIO
 ///
 /// Existing rows are carried over: a row's app and environment come from its transactions (the only place
 /// version 1 stored the bundle id), app-level log rows from their `bundleId:id` subject.
-struct EnvironmentAndAppIdentity: DatabaseMigration {
+struct EnvironmentAndAppIdentity: SQLStatementsMigration {
     let version = 3
     let name = "environment and app in every identity; renewal_infos; entitlement ids"
-
-    func apply(on connection: PostgresConnection, logger: Logger) async throws {
-        for statement in Self.statements {
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-        }
-    }
 
     static let statements = [
         // The notification log: the app beside the environment; the stale guard looks subjects up per both.

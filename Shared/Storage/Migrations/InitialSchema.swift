@@ -4,15 +4,9 @@ import PostgresNIO
 /// Version 1: the notification log, transactions, subscriptions, entitlements, the outbox and status
 /// requests, with the indexes the services and `iapctl entitlements` use. Dates are epoch milliseconds
 /// (`bigint`), exactly as Apple signs them; bookkeeping times are `timestamptz`.
-struct InitialSchema: DatabaseMigration {
+struct InitialSchema: SQLStatementsMigration {
     let version = 1
     let name = "initial schema"
-
-    func apply(on connection: PostgresConnection, logger: Logger) async throws {
-        for statement in Self.statements {
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-        }
-    }
 
     static let statements = [
         """

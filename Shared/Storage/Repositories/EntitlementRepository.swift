@@ -86,26 +86,8 @@ public struct EntitlementRepository: Sendable {
 
             let current = try await Self.loadState(entry, on: connection, logger: logger)
             let update = rules(current)
-            try await connection.query(
-                "UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail), advances_subject = \(update.advancesSubject) WHERE notification_uuid = \(entry.id)",
-                logger: logger)
-            // Facts are kept whatever the order: the newest signed version of each row wins.
-            if let transaction = notification.transaction {
-                try await TransactionRows.upsert(transaction, environment: entry.environment, bundleId: entry.bundleId, signedDate: signedDate,
-                                                 on: connection, logger: logger)
-            }
-            if let renewal = notification.renewalInfo {
-                try await RenewalInfoRows.upsert(renewal, environment: entry.environment, bundleId: entry.bundleId, signedDate: signedDate,
-                                                 on: connection, logger: logger)
-            }
-            if let transaction = notification.transaction {
-                let customer = update.entitlement?.customer ?? CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo)
-                try await SubscriptionRows.upsert(notification, environment: entry.environment, bundleId: entry.bundleId, customer: customer,
-                                                  signedDate: signedDate, on: connection, logger: logger)
-            }
-            for event in update.events {
-                try await OutboxRows.insert(event, topics: topics, on: connection, logger: logger)
-            }
+            // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
+            try await NotificationFacts.write(entry, update: update, notification: notification, topics: topics, on: connection, logger: logger)
             guard update.outcome != .stale else { return .recorded(.stale) }
             if let superseded = update.superseded {
                 try await Self.upsert(superseded, entry: entry, on: connection, logger: logger)
@@ -128,26 +110,29 @@ public struct EntitlementRepository: Sendable {
 
     // MARK: State
 
-    /// The subject's newest applied signing time and its entitlement, within the entry's environment and app.
+    /// The subject's newest applied signing time and its entitlement, within the entry's environment and app
+    /// (one query).
     static func loadState(_ entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
         var state = SubjectState()
-        let last = try await connection.query("""
-            SELECT max(signed_date) FROM notification_log
-            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND subject = \(entry.subject) AND advances_subject
-            """, logger: logger)
-        for try await value in last.decode(Int64?.self) { state.lastSignedDate = value }
         let rows = try await connection.query("""
-            SELECT customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
-                   valid_from, valid_until, revoked_at, revocation_reason, revocation_type, entitlement_id
-            FROM entitlements
-            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
-            ORDER BY updated_at DESC LIMIT 1
+            SELECT (SELECT max(signed_date) FROM notification_log
+                    WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND subject = \(entry.subject) AND advances_subject),
+                   e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
+                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
+            FROM (SELECT 1) AS one LEFT JOIN LATERAL (
+                SELECT * FROM entitlements
+                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
+                ORDER BY updated_at DESC LIMIT 1) AS e ON true
             """, logger: logger)
-        for try await row in rows.decode((String, String, Bool, String, String, String, Int64?, Int64?, Int64?, Int32?, String?, String).self) {
+        for try await row in rows.decode(
+            (Int64?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?, String?).self) {
+            state.lastSignedDate = row.0
+            guard let customer = row.1, let productId = row.2, let active = row.3, let original = row.4, let source = row.5,
+                  let ownership = row.6 else { continue }
             state.entitlement = EntitlementState(
-                customer: row.0, productId: row.1, active: row.2, originalTransactionId: row.3, sourceTransactionId: row.4,
-                ownershipType: row.5, validFrom: row.6, validUntil: row.7, revokedAt: row.8, revocationReason: row.9,
-                revocationType: row.10, entitlementId: row.11)
+                customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
+                ownershipType: ownership, validFrom: row.7, validUntil: row.8, revokedAt: row.9, revocationReason: row.10,
+                revocationType: row.11, entitlementId: row.12)
         }
         return state
     }
