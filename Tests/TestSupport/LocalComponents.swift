@@ -10,32 +10,30 @@ public enum LocalComponents {
     /// Runs a `deploy/local` script and returns its trimmed standard output.
     @discardableResult
     public static func script(_ name: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments
-        // A file, not a pipe: a server the script starts in the background inherits the descriptor, and
-        // a pipe would then never reach end-of-file.
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("script-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        try process.run()
-        process.waitUntilExit()
-        let data = try Data(contentsOf: outputURL)
-        guard process.terminationStatus == 0 else {
-            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        let (status, output) = try Self.run(
+            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments)
+        guard status == 0 else {
+            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(status)")
         }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Runs a Python script of the repository with the project's tools Python (`deploy/local/env.sh`);
     /// returns its exit status and standard output.
     public static func python(_ script: String, _ arguments: [String]) throws -> (Int32, String) {
+        let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
+            ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
+        return try Self.run(URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments)
+    }
+
+    /// Runs a program to its end; returns its exit status and standard output.
+    private static func run(_ executable: URL, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
-            ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path)
-        process.arguments = [repositoryRoot.appendingPathComponent(script).path] + arguments
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("python-\(UUID().uuidString).out")
+        process.executableURL = executable
+        process.arguments = arguments
+        // A file, not a pipe: a server the program starts in the background inherits the descriptor, and
+        // a pipe would then never reach end-of-file.
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out")
         FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
         process.standardOutput = try FileHandle(forWritingTo: outputURL)
