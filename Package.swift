@@ -124,6 +124,7 @@ let package = Package(
             name: "Storage",
             dependencies: [
                 "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -26,5 +26,5 @@ extension SQLStatementsMigration {
 
 /// Every migration of the product, in order.
 public enum Migrations {
-    public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity()]
+    public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys()]
 }
