@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "event-publisher", targets: ["EventPublisher"]),
         .executable(name: "refund-resolver", targets: ["RefundResolver"]),
         .executable(name: "appstore-sim", targets: ["AppStoreSim"]),
+        .executable(name: "customer-api", targets: ["CustomerAPI"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
         .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
@@ -286,6 +287,19 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),
+        .executableTarget(
+            name: "CustomerAPI",
+            dependencies: [
+                "ServiceRuntime", "Storage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Services/CustomerAPI",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AppStoreModelsTests",
             dependencies: ["AppStoreModels", "TestSupport"],
@@ -396,6 +410,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/RecoveryTests",
+            swiftSettings: testSettings
+        ),
+        .testTarget(
+            name: "CustomerAPITests",
+            dependencies: [
+                "CustomerAPI", "Entitlements", "NotificationPipeline", "ServiceRuntime", "Storage", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Tests/CustomerAPITests",
             swiftSettings: testSettings
         ),
         .testTarget(

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import ServiceRuntime
+import Storage
+
+/// Authenticates `/v1` requests with a bearer API key (401 without a usable one), keeps each key within its
+/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403).
+struct APIKeyMiddleware: RouterMiddleware {
+    typealias Context = CustomerAPIContext
+    let store: APIKeyStore
+    let limiter: KeyRateLimiter
+    let outcomes: LabelledCounter
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization] ?? ""
+        guard header.hasPrefix("Bearer ") else {
+            self.outcomes.increment("unauthorized")
+            return Self.unauthorized("an API key is required: Authorization: Bearer ck_…")
+        }
+        let key: APIKey
+        switch try await self.store.authenticate(String(header.dropFirst(7))) {
+        case .success(let found):
+            key = found
+        case .failure(let refusal):
+            self.outcomes.increment("unauthorized")
+            return Self.unauthorized("the API key is \(refusal)")
+        }
+        if let wait = await self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
+            self.outcomes.increment("rate-limited")
+            var headers = HTTPFields()
+            headers[.retryAfter] = String(Int(wait.rounded(.up)))
+            return APIErrorResponse.response(.tooManyRequests, "rate-limited", "this key may make \(key.ratePerSecond) requests a second",
+                                             headers: headers)
+        }
+        let bundleId = request.uri.path.split(separator: "/").dropFirst(2).first.map(String.init)
+        guard bundleId == key.bundleId else {
+            self.outcomes.increment("forbidden")
+            return APIErrorResponse.response(.forbidden, "wrong-app", "this key belongs to \(key.bundleId)")
+        }
+        var context = context
+        context.key = key
+        return try await next(request, context)
+    }
+
+    /// 401 with the JSON error and the bearer challenge.
+    static func unauthorized(_ message: String) -> Response {
+        var headers = HTTPFields()
+        headers[.wwwAuthenticate] = "Bearer"
+        return APIErrorResponse.response(.unauthorized, "unauthorized", message, headers: headers)
+    }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// A token bucket per API key: a key may make its `ratePerSecond` requests a second on average, with bursts
+/// up to one second's worth. Refusals say when the next request would be allowed.
+actor KeyRateLimiter {
+    private var buckets: [String: (tokens: Double, updated: ContinuousClock.Instant)] = [:]
+
+    /// Takes a token for the key; returns nil when granted, else the seconds until one is available.
+    func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
+        let rate = Double(max(ratePerSecond, 1))
+        var bucket = self.buckets[keyId] ?? (tokens: rate, updated: now)
+        let elapsed = now - bucket.updated
+        bucket.tokens = min(rate, bucket.tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        bucket.updated = now
+        defer { self.buckets[keyId] = bucket }
+        guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / rate }
+        bucket.tokens -= 1
+        return nil
+    }
+}

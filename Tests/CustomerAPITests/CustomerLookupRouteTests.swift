@@ -1,0 +1,165 @@
+import AppStoreModels
+@testable import CustomerAPI
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NotificationPipeline
+import Prometheus
+import ServiceRuntime
+import Storage
+import Testing
+import TestSupport
+
+/// customer-api's read route against a real PostgreSQL written by the updater's own repository: entitlements
+/// as of the request time, per environment, with an ETag; and every refusal (401, 403, 404, 400, 429) as a
+/// JSON error that writes nothing.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct CustomerLookupRouteTests {
+    static let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+    static let app = "com.example.app"
+    static let day: Int64 = 86_400_000
+
+    let logger: Logger = {
+        var logger = Logger(label: "customer-api-test")
+        logger.logLevel = .error
+        return logger
+    }()
+
+    /// A verified notification about `original`, bought with the test token, signed `signedAgo` ago and
+    /// expiring `expiresIn` from now (nil: a product without expiry).
+    static func record(_ type: String, _ subtype: String? = nil, original: String, signedAgo: Int64, expiresIn: Int64?,
+                       product: ProductType = .autoRenewableSubscription, productId: String = "pro.monthly",
+                       environment: AppStoreModels.Environment = .production) -> VerifiedNotificationRecord {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var record = VerifiedRecords.step(type, subtype, original: original, day: 0, expiresDay: 0, product: product)
+        record.environment = environment.rawValue
+        record.notification.payload.notificationUUID = "\(original)-\(type)-\(environment.rawValue)"
+        record.notification.payload.signedDate = Timestamp(millisecondsSince1970: now - signedAgo)
+        record.notification.payload.data?.environment = environment
+        record.notification.transaction?.environment = environment
+        record.notification.transaction?.appAccountToken = token
+        record.notification.transaction?.productId = product == .autoRenewableSubscription ? productId : "lifetime"
+        record.notification.transaction?.signedDate = Timestamp(millisecondsSince1970: now - signedAgo)
+        record.notification.transaction?.purchaseDate = Timestamp(millisecondsSince1970: now - signedAgo)
+        record.notification.transaction?.expiresDate = expiresIn.map { Timestamp(millisecondsSince1970: now + $0) }
+        return record
+    }
+
+    /// A database with: an active subscription, one that expired after its last notification, a lifetime
+    /// purchase, and a Sandbox subscription of the same customer; and two keys (this app, rate 3; another app).
+    func withAPI(_ body: @Sendable (TestClientProtocol, String, String) async throws -> Void) async throws {
+        let logger = self.logger
+        try await withLocalPostgres { url in
+            let (key, otherKey) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                let repository = EntitlementRepository(client: client, logger: logger)
+                let day = Self.day
+                let records: [VerifiedNotificationRecord] = [
+                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sub-active", signedAgo: day, expiresIn: 29 * day),
+                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sub-lapsed", signedAgo: 40 * day, expiresIn: -10 * day,
+                                productId: "pro.yearly"),
+                    Self.record("ONE_TIME_CHARGE", original: "life-1", signedAgo: day, expiresIn: nil, product: .nonConsumable),
+                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sandbox-1", signedAgo: day, expiresIn: 6 * day, environment: .sandbox),
+                ]
+                for record in records {
+                    _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                }
+                let store = APIKeyStore(client: client, logger: logger)
+                return (try await store.create(bundleId: Self.app, ratePerSecond: 3).token, try await store.create(bundleId: "com.example.other").token)
+            }
+            var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
+            settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+            let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+            try await app.test(.live) { client in try await body(client, key, otherKey) }
+        }
+    }
+
+    static func get(_ client: TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws -> TestResponse {
+        var headers = HTTPFields()
+        if let key { headers[.authorization] = "Bearer \(key)" }
+        if let etag { headers[.ifNoneMatch] = etag }
+        return try await client.execute(uri: path, method: .get, headers: headers)
+    }
+
+    static func json(_ response: TestResponse) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any] ?? [:]
+    }
+
+    @Test func entitlementsAreEvaluatedAtTheRequestTimePerEnvironment() async throws {
+        try await withAPI { client, key, _ in
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
+            let response = try await Self.get(client, path + "?environment=Production", key: key)
+            #expect(response.status == .ok)
+            let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: response.body))
+            let active = Dictionary(view.entitlements.map { ($0.originalTransactionId, $0.active) }, uniquingKeysWith: { a, _ in a })
+            #expect(active == ["sub-active": true, "sub-lapsed": false, "life-1": true],
+                    "the lapsed one was active at its last notification, not now")
+            #expect(view.subscriptions.map(\.originalTransactionId).sorted() == ["sub-active", "sub-lapsed"])
+            #expect(view.purchases.map(\.productId) == ["lifetime"])
+            #expect(view.entitlements.allSatisfy { $0.environment == "Production" })
+            let everywhere = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: try await Self.get(client, path, key: key).body))
+            #expect(everywhere.entitlements.contains { $0.environment == "Sandbox" && $0.originalTransactionId == "sandbox-1" && $0.active })
+            let byPurchase = try await Self.get(client, "/v1/apps/\(Self.app)/customers/life-1?environment=Production", key: key)
+            let byPurchaseView = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: byPurchase.body))
+            #expect(byPurchaseView.entitlements.map(\.originalTransactionId) == ["life-1"], "an originalTransactionId names the customer too")
+        }
+    }
+
+    @Test func theETagLetsAClientSkipAnUnchangedAnswer() async throws {
+        try await withAPI { client, key, _ in
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
+            let first = try await Self.get(client, path, key: key)
+            let tag = try #require(first.headers[.eTag])
+            let again = try await Self.get(client, path, key: key, etag: tag)
+            #expect(again.status == .notModified && again.body.readableBytes == 0)
+            #expect(try await Self.get(client, path, key: key, etag: "\"stale\"").status == .ok)
+        }
+    }
+
+    @Test func refusalsAreJSONErrors() async throws {
+        try await withAPI { client, key, otherKey in
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
+            let missing = try await Self.get(client, path, key: nil)
+            #expect(missing.status == .unauthorized && missing.headers[.wwwAuthenticate] == "Bearer")
+            let missingError = try Self.json(missing)["error"] as? String
+            #expect(missingError == "unauthorized")
+            #expect(try await Self.get(client, path, key: "ck_0123456789abcdef_wrong").status == .unauthorized)
+            let forbidden = try await Self.get(client, path, key: otherKey)
+            let forbiddenError = try Self.json(forbidden)["error"] as? String
+            #expect(forbidden.status == .forbidden && forbiddenError == "wrong-app")
+            let unknown = try await Self.get(client, "/v1/apps/\(Self.app)/customers/nobody", key: key)
+            let unknownError = try Self.json(unknown)["error"] as? String
+            #expect(unknown.status == .notFound && unknownError == "unknown-customer")
+            let badEnvironment = try await Self.get(client, path + "?environment=Staging", key: key)
+            let badError = try Self.json(badEnvironment)["error"] as? String
+            #expect(badEnvironment.status == .badRequest && badError == "bad-environment")
+        }
+    }
+
+    @Test func aKeyAboveItsRateGets429WithRetryAfter() async throws {
+        try await withAPI { client, key, _ in
+            let path = "/v1/apps/\(Self.app)/customers/nobody"
+            var statuses: [HTTPResponse.Status] = []
+            var retryAfter: String?
+            for _ in 0..<5 {
+                let response = try await Self.get(client, path, key: key)
+                statuses.append(response.status)
+                if response.status == .tooManyRequests { retryAfter = response.headers[.retryAfter] }
+            }
+            #expect(statuses.prefix(3).allSatisfy { $0 == .notFound }, "three a second are allowed: \(statuses)")
+            #expect(statuses.suffix(2).allSatisfy { $0 == .tooManyRequests }, "\(statuses)")
+            #expect(retryAfter == "1")
+        }
+    }
+
+    @Test func theRateLimiterRefillsOverTime() async {
+        let limiter = KeyRateLimiter()
+        let start = ContinuousClock.now
+        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
+        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
+        let wait = await limiter.take(keyId: "k", ratePerSecond: 2, now: start)
+        #expect(wait.map { abs($0 - 0.5) < 0.01 } == true, "half a second for the next token at 2/s")
+        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start + .milliseconds(600)) == nil)
+        #expect(await limiter.take(keyId: "other", ratePerSecond: 2, now: start) == nil, "each key has its own bucket")
+    }
+}
