@@ -1,12 +1,12 @@
 # Source this file: functions that start the local stack the way run.sh and the benchmarks need it.
 #   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, topics created; sets $bootstrap, exports DATABASE_URL
-#   pipeline_start BIN DIR SIM_PORT  configures the five services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
+#   pipeline_start BIN DIR SIM_PORT  configures the six services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
 #                                    starts them with logs in DIR; fills service_port[NAME] and service_pid[NAME]; appends to pids
 #   stack_stop DIR                   stops the broker and PostgreSQL of DIR
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
 #   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
 # The caller keeps `pids` (an array) of what it started.
-pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher)
+pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api)
 # The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
 sim_app="com.example.subscriptions:1234567890"
 real_app="com.loki-project.loki-messenger:1470168868"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole pipeline on this machine, on loopback: installs what is missing, builds, starts a
-# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the five services
-# (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher) and `appstore-sim`, which
+# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the six services
+# (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher, customer-api) and `appstore-sim`, which
 # delivers a scenario of a few hundred customers (shuffled, with duplicates) and answers the refund
 # resolver's App Store Server API calls. The real Apple-signed notification, a tampered copy and a
 # malformed body go to ingest too. Then it prints the summary (deploy/local/summary.py).
@@ -23,7 +23,7 @@ done
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
-products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher appstore-sim)
+products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api appstore-sim)
 echo "== building (debug): ${products[*]} (a first build takes about 10 minutes on 2 cores)"
 for product in "${products[@]}"; do
     swift build --product "$product" 2>&1 | grep -E "error:|Build of|Build complete" | tail -n 1 | sed 's/^/  /'
@@ -51,12 +51,12 @@ echo "== iapctl verify: the real Apple-signed DID_RENEW notification (Sandbox)"
 print("  valid:", n["notificationType"], n["notificationUUID"], "transaction", t["transactionId"], t["productId"])'
 
 # MARK: components and services
-echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the five services"
+echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the six services"
 stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
 pipeline_start "$bin" "$work" "$sim_port"
 ingest="http://127.0.0.1:${service_port[ingest]}/notifications"
-echo "  all five services ready; ingest at $ingest, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
+echo "  all six services ready; ingest at $ingest, customer-api at http://127.0.0.1:${service_port[customer-api]}, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
 
 # MARK: bad input next to the real notification
 echo "== posting the real notification, a tampered copy and a malformed body to ingest"
@@ -86,7 +86,10 @@ echo "== waiting until the pipeline has applied and published everything (at mos
 services=()
 for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
 status=0
-"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
+api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run --rate 2000 \
+    | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "http://127.0.0.1:${service_port[customer-api]}" --api-key "$api_key" \
+    --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)
 wait $! || status=$?

@@ -99,6 +99,41 @@ def wait_until_converged(database_url, expected, seconds):
         time.sleep(1)
 
 
+# MARK: customer-api
+
+def print_customer_api(url, api_key, expected):
+    """Asks customer-api about every expected entitlement's customer and compares what it answers as of now with
+    the sim's expectation, per environment."""
+    if not url:
+        return True
+    import urllib.error
+    import urllib.request
+    print("== customer-api: every expected entitlement read back through GET /v1/apps/{bundleId}/customers/{customer}")
+    matching, totals, failures = {}, {}, []
+    for e in expected:
+        environment = e.get("environment", "Production")
+        totals[environment] = totals.get(environment, 0) + 1
+        path = f"/v1/apps/com.example.subscriptions/customers/{e['customer']}?environment={environment}"
+        request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {api_key}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                view = json.load(response)
+        except urllib.error.HTTPError as error:
+            failures.append(f"{environment} {e['customer']}: HTTP {error.code}")
+            continue
+        got = [x for x in view["entitlements"] if x["productId"] == e["productId"]]
+        if got and got[0]["active"] == e["active"] and (got[0].get("revokedAt") is not None) == e["revoked"]:
+            matching[environment] = matching.get(environment, 0) + 1
+        else:
+            failures.append(f"{environment} {e['customer']} {e['productId']}: {got[:1]}")
+    for environment in sorted(totals):
+        print(f"  {environment}: {matching.get(environment, 0)}/{totals[environment]} answered as the sim expects (active now, revoked)")
+    for failure in failures[:5]:
+        print(f"    differs: {failure}")
+    print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<customer>'")
+    return not failures
+
+
 # MARK: printing
 
 def print_counters(services):
@@ -165,6 +200,8 @@ def main():
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--expected", required=True)
     parser.add_argument("--facts", help="the sim's completeness facts (appstore-sim run --facts-out)")
+    parser.add_argument("--customer-api", help="customer-api's base URL, to ask it about a customer")
+    parser.add_argument("--api-key", help="a customer-api key of the sim's app")
     parser.add_argument("--service", action="append", default=[], help="NAME=http://host:port")
     parser.add_argument("--wait", type=float, default=0)
     parser.add_argument("--timelines", type=int, default=3)
@@ -202,6 +239,7 @@ def main():
         print(f"  revocation events / refund-like notifications (REFUND, REFUND_REVERSED, REVOKE, REFUND_DECLINED): "
               f"{one_event}/{refunds} with exactly one")
         complete = present == carried == newest and one_event == refunds
+    api_ok = print_customer_api(args.customer_api, args.api_key, expected)
     print("== entitlement timelines of a few customers")
     print_timelines(args.database_url, expected, args.timelines)
     print("== topics")
@@ -209,7 +247,7 @@ def main():
     print("== metrics (Prometheus text; every service also has /health and /ready)")
     for name, url in services.items():
         print(f"  {name:<20} {url}/metrics")
-    return 0 if not missing and not extra and complete else 1
+    return 0 if not missing and not extra and complete and api_ok else 1
 
 
 if __name__ == "__main__":
