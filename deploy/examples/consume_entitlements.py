@@ -43,14 +43,21 @@ def main():
     parser.add_argument("--bootstrap", default="127.0.0.1:9092")
     parser.add_argument("--group", default="example-consumer")
     parser.add_argument("--environment", help="only this environment (Production, Sandbox)")
-    parser.add_argument("--max-seconds", type=float, default=0, help="stop after this long without a new event (0: run until Ctrl-C)")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="stop after this long without a new event, once events came (at most 60 s for the first; 0: run until Ctrl-C)")
     args = parser.parse_args()
     consumer = Consumer({"bootstrap.servers": args.bootstrap, "group.id": args.group, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
     consumer.subscribe(TOPICS)
-    seen, handled, last = set(), 0, time.time()
+    seen, handled, started, last = set(), 0, time.time(), None
+
+    def waiting():
+        if not args.max_seconds:
+            return True
+        return time.time() - started < 60 if last is None else time.time() - last < args.max_seconds
+
     try:
-        while not args.max_seconds or time.time() - last < args.max_seconds:
+        while waiting():
             message = consumer.poll(0.5)
             if message is None or message.error():
                 continue
