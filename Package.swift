@@ -30,6 +30,7 @@ let package = Package(
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
         .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
+        .executable(name: "lookup-benchmark", targets: ["LookupBenchmark"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "JWSVerification", targets: ["JWSVerification"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
@@ -285,6 +286,17 @@ let package = Package(
             name: "TestSupport",
             dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "Entitlements", "NotificationPipeline", "RdKafka"],
             path: "Tests/TestSupport",
+            swiftSettings: testSettings
+        ),
+        .executableTarget(
+            name: "LookupBenchmark",
+            dependencies: [
+                "NotificationPipeline", "Storage", "TestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/LookupBenchmark",
             swiftSettings: testSettings
         ),
         .executableTarget(

@@ -5,7 +5,8 @@
 #      memory per service;
 #   2. verification (run-verification.sh): signature checks per second against the raw crypto limit;
 #   3. pipeline stages (run-pipeline.sh): ingest against bare Hummingbird, chain-verifier against raw verification;
-#   4. entitlements (run-entitlements.sh): applied/s against bare transactions, outbox relay against direct produce.
+#   4. entitlements (run-entitlements.sh): applied/s against bare transactions, outbox relay against direct produce;
+#   5. customer-api look-ups (run-lookup.sh): latency at 1,000 GETs/s offered against a bare Hummingbird GET.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -14,6 +15,7 @@ Benchmarks/run-end-to-end.sh 2000 100 > "$out/e2e.txt" 2> "$out/e2e.log"
 Benchmarks/run-verification.sh --seconds 3 > "$out/verification.txt" 2> "$out/verification.log"
 Benchmarks/run-pipeline.sh 8 > "$out/pipeline.txt" 2> "$out/pipeline.log"
 Benchmarks/run-entitlements.sh 2000 8 > "$out/entitlements.txt" 2> "$out/entitlements.log"
+Benchmarks/run-lookup.sh 1000 10 2000 > "$out/lookup.txt" 2> "$out/lookup.log"
 echo "# 1. End to end"
 grep -v '^{' "$out/e2e.txt"
 echo; echo "# 2. Verification"
@@ -22,3 +24,5 @@ echo; echo "# 3. Pipeline stages"
 grep -vE "^(Building|Build|\[|Compiling)" "$out/pipeline.txt"
 echo; echo "# 4. Entitlements"
 grep -vE "^(Building|Build|\[|Compiling)" "$out/entitlements.txt"
+echo; echo "# 5. customer-api look-ups"
+grep -vE "^(Building|Build|\[|Compiling)" "$out/lookup.txt"

@@ -1,7 +1,8 @@
 import Hummingbird
 
-/// A bare Hummingbird server answering 200 OK to `POST /notifications` after reading the body: the baseline
-/// ingest's throughput is compared with, measured in the same run (`Benchmarks/run-pipeline.sh`).
+/// A bare Hummingbird server: 200 OK to `POST /notifications` after reading the body (the baseline ingest is
+/// compared with, `Benchmarks/run-pipeline.sh`) and a small fixed JSON to `GET /v1/apps/…/customers/…` (the
+/// baseline customer-api's look-ups are compared with, `Benchmarks/run-lookup.sh`), measured in the same run.
 @main
 enum HTTPBaselineMain {
     static func main() async throws {
@@ -11,6 +12,10 @@ enum HTTPBaselineMain {
             var request = request
             _ = try await request.collectBody(upTo: 256 * 1024)
             return .ok
+        }
+        router.get("/v1/apps/:bundleId/customers/:customer") { _, _ -> Response in
+            Response(status: .ok, headers: [.contentType: "application/json"],
+                     body: .init(byteBuffer: ByteBuffer(string: #"{"entitlements":[],"subscriptions":[],"purchases":[]}"#)))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
         try await app.runService()

@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import NIOHTTP1
+import NotificationPipeline
+import Storage
+import TestSupport
+
+/// customer-api's look-up latency at a fixed offered rate, next to a bare Hummingbird endpoint measured in
+/// the same run (`Benchmarks/run-lookup.sh` starts PostgreSQL and both servers).
+///
+/// It stores `CUSTOMERS` life cycles through the updater's own repository, creates an API key, then offers
+/// `RATE` GETs a second for `SECONDS` to each server, open loop: request i is due at start + i / RATE and its
+/// latency counts from then, so a slow answer delays nothing and hides nothing (no coordinated omission).
+///
+/// Usage: `lookup-benchmark DATABASE_URL API_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]`.
+@main
+enum LookupBenchmarkMain {
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard arguments.count >= 4 else {
+            print("usage: lookup-benchmark DATABASE_URL API_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]")
+            exit(2)
+        }
+        let rate = arguments.count > 4 ? Double(arguments[4]) ?? 1000 : 1000
+        let seconds = arguments.count > 5 ? Double(arguments[5]) ?? 10 : 10
+        let customers = arguments.count > 6 ? Int(arguments[6]) ?? 2000 : 2000
+        var logger = Logger(label: "lookup-benchmark")
+        logger.logLevel = .error
+        let quiet = logger
+        let token = try await DatabaseClient.with(try DatabaseSettings(url: arguments[1]), logger: quiet) { client in
+            try await MigrationRunner().migrate(client: client, logger: quiet)
+            let repository = EntitlementRepository(client: client, logger: quiet)
+            for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
+                _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+            }
+            return try await APIKeyStore(client: client, logger: quiet).create(bundleId: "com.example.app", ratePerSecond: 1_000_000).token
+        }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)" }
+        let baseline = try await Self.offer(http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds)
+        let api = try await Self.offer(http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
+        try await http.shutdown()
+        print("Look-up benchmark: \(Int(rate)) GETs/s offered for \(Int(seconds)) s, \(customers) customers (2 cores, PostgreSQL co-located)")
+        print("target                                        answered/s   errors    p50 ms    p90 ms    p99 ms    max ms")
+        print(baseline.line("bare Hummingbird GET (baseline)"))
+        print(api.line("customer-api GET customer (PostgreSQL)"))
+        print(String(format: "customer-api p99 is %.1fx the baseline's", api.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
+    }
+
+    /// What one target answered.
+    struct Result {
+        var answered = 0
+        var errors = 0
+        var elapsed = 0.0
+        var micros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+
+        func milliseconds(_ percentile: Double) -> Double { Double(self.micros.valueAtPercentile(percentile)) / 1000 }
+
+        func line(_ name: String) -> String {
+            name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                + String(format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001), self.errors,
+                         self.milliseconds(50), self.milliseconds(90), self.milliseconds(99), self.milliseconds(100))
+        }
+    }
+
+    /// Offers `rate` requests a second for `seconds`, open loop; a warm-up second first is not counted.
+    static func offer(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, seconds: Double) async throws -> Result {
+        _ = try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate))
+        return try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate * seconds))
+    }
+
+    static func run(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, count: Int) async throws -> Result {
+        var result = Result()
+        let started = ContinuousClock.now
+        await withTaskGroup(of: (Bool, UInt64).self) { group in
+            for index in 0..<count {
+                let due = started + .nanoseconds(Int64(Double(index) / rate * 1e9))
+                if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
+                var request = HTTPClientRequest(url: base + paths[index % paths.count])
+                request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                group.addTask {
+                    let ok = ((try? await http.execute(request, timeout: .seconds(10)))?.status.code).map { $0 == 200 } ?? false
+                    let latency = ContinuousClock.now - due
+                    return (ok, UInt64(max(0, latency.components.seconds * 1_000_000 + latency.components.attoseconds / 1_000_000_000_000)))
+                }
+            }
+            for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
+        }
+        let elapsed = ContinuousClock.now - started
+        result.elapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
+    }
+}
+
+extension LookupBenchmarkMain.Result {
+    /// Counts one answer.
+    mutating func record(ok: Bool, micros: UInt64) {
+        if ok { self.answered += 1 } else { self.errors += 1 }
+        self.micros.record(micros)
+    }
+}
