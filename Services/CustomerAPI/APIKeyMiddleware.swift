@@ -6,10 +6,12 @@ import ServiceRuntime
 import Storage
 
 /// Authenticates `/v1` requests with a bearer API key (401 without a usable one), keeps each key within its
-/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403).
+/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403). Keys that
+/// authenticated a moment ago come from ``AuthenticatedKeyCache``.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CustomerAPIContext
     let store: APIKeyStore
+    let cache: AuthenticatedKeyCache
     let limiter: KeyRateLimiter
     let outcomes: LabelledCounter
 
@@ -19,13 +21,19 @@ struct APIKeyMiddleware: RouterMiddleware {
             self.outcomes.increment("unauthorized")
             return Self.unauthorized("an API key is required: Authorization: Bearer ck_…")
         }
+        let token = String(header.dropFirst(7))
         let key: APIKey
-        switch try await self.store.authenticate(String(header.dropFirst(7))) {
-        case .success(let found):
-            key = found
-        case .failure(let refusal):
-            self.outcomes.increment("unauthorized")
-            return Self.unauthorized("the API key is \(refusal)")
+        if let cached = self.cache.key(for: token) {
+            key = cached
+        } else {
+            switch try await self.store.authenticate(token) {
+            case .success(let found):
+                key = found
+                self.cache.remember(found, for: token)
+            case .failure(let refusal):
+                self.outcomes.increment("unauthorized")
+                return Self.unauthorized("the API key is \(refusal)")
+            }
         }
         if let wait = await self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
             self.outcomes.increment("rate-limited")

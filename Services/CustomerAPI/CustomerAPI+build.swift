@@ -18,7 +18,8 @@ func buildApplication(
     let router = Router(context: CustomerAPIContext.self)
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
-        store: APIKeyStore(client: database, logger: logger), limiter: KeyRateLimiter(), outcomes: outcomes))
+        store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
+        limiter: KeyRateLimiter(), outcomes: outcomes))
     CustomerRoutes(lookup: CustomerLookup(client: database, logger: logger), outcomes: outcomes).add(to: v1)
     return Application(
         router: router,

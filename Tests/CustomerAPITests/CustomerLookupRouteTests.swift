@@ -160,6 +160,21 @@ import TestSupport
         }
     }
 
+    @Test func authenticatedKeysAreTrustedForTheirCacheLifetimeOnly() throws {
+        let cache = AuthenticatedKeyCache(lifetime: .seconds(5), capacity: 2)
+        let now = ContinuousClock.now
+        let key = APIKey(keyId: "0123456789abcdef", bundleId: Self.app, label: "", ratePerSecond: 1, createdAt: Date())
+        #expect(cache.key(for: "ck_a", now: now) == nil)
+        cache.remember(key, for: "ck_a", now: now)
+        #expect(cache.key(for: "ck_a", now: now + .seconds(4)) == key)
+        #expect(cache.key(for: "ck_b", now: now) == nil, "another token is another entry")
+        #expect(cache.key(for: "ck_a", now: now + .seconds(6)) == nil, "read again after the lifetime (a revocation takes effect)")
+        var expired = key
+        expired.expiresAt = Date().addingTimeInterval(-1)
+        cache.remember(expired, for: "ck_c", now: now)
+        #expect(cache.key(for: "ck_c", now: now) == nil, "a key past its rotation grace is not served from the cache")
+    }
+
     @Test func theRateLimiterRefillsOverTime() async {
         let limiter = KeyRateLimiter()
         let start = ContinuousClock.now

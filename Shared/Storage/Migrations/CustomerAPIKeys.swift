@@ -2,10 +2,11 @@ import Logging
 import PostgresNIO
 
 /// Version 4: the secret API keys app teams call `customer-api` with, one app each, stored as the SHA-256 of
-/// their secret (the secret itself is shown once, when the key is created or rotated).
+/// their secret (the secret itself is shown once, when the key is created or rotated); and the indexes its
+/// look-ups use (a customer by appAccountToken or originalTransactionId within an app, any environment).
 struct CustomerAPIKeys: SQLStatementsMigration {
     let version = 4
-    let name = "api_keys for customer-api"
+    let name = "api_keys and look-up indexes for customer-api"
 
     static let statements = [
         """
@@ -22,5 +23,11 @@ struct CustomerAPIKeys: SQLStatementsMigration {
         )
         """,
         "CREATE INDEX api_keys_bundle ON api_keys (bundle_id)",
+        "CREATE INDEX entitlements_app_customer ON entitlements (bundle_id, customer)",
+        "CREATE INDEX entitlements_app_original ON entitlements (bundle_id, original_transaction_id)",
+        "CREATE INDEX subscriptions_app_customer ON subscriptions (bundle_id, customer)",
+        "CREATE INDEX subscriptions_app_original ON subscriptions (bundle_id, original_transaction_id)",
+        "CREATE INDEX transactions_app_token ON transactions (bundle_id, lower(app_account_token))",
+        "CREATE INDEX transactions_app_original ON transactions (bundle_id, original_transaction_id)",
     ]
 }

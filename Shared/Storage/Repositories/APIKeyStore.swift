@@ -20,6 +20,18 @@ public struct APIKey: Codable, Hashable, Sendable {
     /// The key that replaced this one by rotation.
     public var replacedBy: String?
 
+    public init(keyId: String, bundleId: String, label: String, ratePerSecond: Int, createdAt: Date, expiresAt: Date? = nil,
+                revokedAt: Date? = nil, replacedBy: String? = nil) {
+        self.keyId = keyId
+        self.bundleId = bundleId
+        self.label = label
+        self.ratePerSecond = ratePerSecond
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.replacedBy = replacedBy
+    }
+
     /// Whether the key authenticates at `now`.
     public func isUsable(at now: Date) -> Bool {
         self.revokedAt == nil && (self.expiresAt.map { $0 > now } ?? true)

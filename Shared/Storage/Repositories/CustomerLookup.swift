@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 public import PostgresNIO
 
-/// What `customer-api` answers about a customer of one app: the entitlements as of the request time, each
+/// What `customer-api` answers about a customer of one app (the JSON shape; PostgreSQL builds it, see ``CustomerLookup``): the entitlements as of the request time, each
 /// subscription's state, and the purchases that are not subscriptions; per environment.
 public struct CustomerView: Codable, Hashable, Sendable {
     /// An entitlement as of `asOf`.
@@ -53,14 +53,21 @@ public struct CustomerView: Codable, Hashable, Sendable {
     public var entitlements: [Entitlement]
     public var subscriptions: [Subscription]
     public var purchases: [Purchase]
-
-    /// Whether anything is known about the customer.
-    public var isEmpty: Bool { self.entitlements.isEmpty && self.subscriptions.isEmpty && self.purchases.isEmpty }
 }
 
-/// Reads a customer's view from PostgreSQL (read-only: the entitlement-updater stays the only writer).
-///
-/// A customer is named by its appAccountToken or by an originalTransactionId of one of its purchases.
+/// A customer's view as JSON text, built by PostgreSQL: the three arrays of ``CustomerView`` in its field names.
+public struct CustomerViewJSON: Sendable {
+    public var entitlements: String
+    public var subscriptions: String
+    public var purchases: String
+
+    /// Whether anything is known about the customer.
+    public var isEmpty: Bool { self.entitlements == "[]" && self.subscriptions == "[]" && self.purchases == "[]" }
+}
+
+/// Reads a customer's view from PostgreSQL in one statement (read-only: the entitlement-updater stays the
+/// only writer). A customer is named by its appAccountToken or by an originalTransactionId of one of its
+/// purchases.
 public struct CustomerLookup: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -70,49 +77,49 @@ public struct CustomerLookup: Sendable {
         self.logger = logger
     }
 
-    /// The customer's view in one app (one environment, or all when nil), as of `now`.
-    public func view(bundleId: String, customer: String, environment: String? = nil, now: Date = Date()) async throws -> CustomerView {
-        let asOf = Int64(now.timeIntervalSince1970 * 1000)
+    /// The customer's view in one app (one environment, or all when nil) as of `asOf` (epoch milliseconds),
+    /// as the JSON arrays of ``CustomerView``.
+    public func view(bundleId: String, customer: String, environment: String? = nil, asOf: Int64) async throws -> CustomerViewJSON {
         let all = environment == nil
         let env = environment ?? ""
-        var view = CustomerView(bundleId: bundleId, customer: customer, asOf: asOf, entitlements: [], subscriptions: [], purchases: [])
-        let entitlements = try await self.client.query("""
-            SELECT environment, entitlement_id, product_id, active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > \(asOf)),
-                   valid_from, valid_until, revoked_at, original_transaction_id, ownership_type
-            FROM entitlements
-            WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND (customer = \(customer) OR original_transaction_id = \(customer))
-            ORDER BY environment, entitlement_id, product_id
+        let rows = try await self.client.query("""
+            WITH e AS (
+                SELECT environment, entitlement_id, product_id,
+                       active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > \(asOf)) AS active_now,
+                       valid_from, valid_until, revoked_at, original_transaction_id, ownership_type
+                FROM entitlements
+                WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND (customer = \(customer) OR original_transaction_id = \(customer))
+            ), o AS (
+                SELECT original_transaction_id FROM e UNION SELECT \(customer)
+            )
+            SELECT
+                COALESCE((SELECT json_agg(json_build_object(
+                    'environment', environment, 'entitlementId', entitlement_id, 'productId', product_id, 'active', active_now,
+                    'validFrom', valid_from, 'validUntil', valid_until, 'revokedAt', revoked_at,
+                    'originalTransactionId', original_transaction_id, 'ownershipType', ownership_type)
+                    ORDER BY environment, entitlement_id, product_id) FROM e), '[]')::text,
+                COALESCE((SELECT json_agg(json_build_object(
+                    'environment', environment, 'originalTransactionId', original_transaction_id, 'productId', product_id, 'status', status,
+                    'expiresDate', expires_date, 'gracePeriodExpiresDate', grace_period_expires_date, 'isInBillingRetry', is_in_billing_retry,
+                    'autoRenewStatus', auto_renew_status, 'autoRenewProductId', auto_renew_product_id)
+                    ORDER BY environment, original_transaction_id)
+                    FROM subscriptions
+                    WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
+                      AND (customer = \(customer) OR original_transaction_id IN (SELECT original_transaction_id FROM o))), '[]')::text,
+                COALESCE((SELECT json_agg(json_build_object(
+                    'environment', environment, 'transactionId', transaction_id, 'originalTransactionId', original_transaction_id,
+                    'productId', product_id, 'productType', product_type, 'purchaseDate', purchase_date, 'revocationDate', revocation_date,
+                    'quantity', quantity)
+                    ORDER BY environment, purchase_date, transaction_id)
+                    FROM transactions
+                    WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
+                      AND product_type IS DISTINCT FROM 'Auto-Renewable Subscription'
+                      AND (lower(app_account_token) = lower(\(customer)) OR original_transaction_id IN (SELECT original_transaction_id FROM o))),
+                    '[]')::text
             """, logger: self.logger)
-        var originals: Set<String> = [customer]
-        for try await row in entitlements.decode((String, String, String, Bool, Int64?, Int64?, Int64?, String, String).self) {
-            view.entitlements.append(.init(environment: row.0, entitlementId: row.1, productId: row.2, active: row.3, validFrom: row.4,
-                                           validUntil: row.5, revokedAt: row.6, originalTransactionId: row.7, ownershipType: row.8))
-            originals.insert(row.7)
-        }
-        let subscriptions = try await self.client.query("""
-            SELECT environment, original_transaction_id, product_id, status, expires_date, grace_period_expires_date, is_in_billing_retry,
-                   auto_renew_status, auto_renew_product_id
-            FROM subscriptions
-            WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
-              AND (customer = \(customer) OR original_transaction_id = ANY(\(Array(originals))))
-            ORDER BY environment, original_transaction_id
-            """, logger: self.logger)
-        for try await row in subscriptions.decode((String, String, String, Int32?, Int64?, Int64?, Bool?, Int32?, String?).self) {
-            view.subscriptions.append(.init(environment: row.0, originalTransactionId: row.1, productId: row.2, status: row.3, expiresDate: row.4,
-                                            gracePeriodExpiresDate: row.5, isInBillingRetry: row.6, autoRenewStatus: row.7,
-                                            autoRenewProductId: row.8))
-        }
-        let purchases = try await self.client.query("""
-            SELECT environment, transaction_id, original_transaction_id, product_id, product_type, purchase_date, revocation_date, quantity
-            FROM transactions
-            WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
-              AND product_type IS DISTINCT FROM 'Auto-Renewable Subscription'
-              AND (lower(app_account_token) = lower(\(customer)) OR original_transaction_id = ANY(\(Array(originals))))
-            ORDER BY environment, purchase_date, transaction_id
-            """, logger: self.logger)
-        for try await row in purchases.decode((String, String, String, String, String?, Int64?, Int64?, Int32?).self) {
-            view.purchases.append(.init(environment: row.0, transactionId: row.1, originalTransactionId: row.2, productId: row.3, productType: row.4,
-                                        purchaseDate: row.5, revocationDate: row.6, quantity: row.7))
+        var view = CustomerViewJSON(entitlements: "[]", subscriptions: "[]", purchases: "[]")
+        for try await (entitlements, subscriptions, purchases) in rows.decode((String, String, String).self) {
+            view = CustomerViewJSON(entitlements: entitlements, subscriptions: subscriptions, purchases: purchases)
         }
         return view
     }
