@@ -291,7 +291,7 @@ let package = Package(
         .executableTarget(
             name: "LookupBenchmark",
             dependencies: [
-                "NotificationPipeline", "Storage", "TestSupport",
+                "AppStoreModels", "NotificationPipeline", "Storage", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -302,7 +302,7 @@ let package = Package(
         .executableTarget(
             name: "CustomerAPI",
             dependencies: [
-                "ServiceRuntime", "Storage",
+                "AppStoreModels", "ServiceRuntime", "Storage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

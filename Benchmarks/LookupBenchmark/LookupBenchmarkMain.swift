@@ -1,3 +1,4 @@
+import AppStoreModels
 import AsyncHTTPClient
 import Foundation
 import Histogram
@@ -86,13 +87,12 @@ enum LookupBenchmarkMain {
                 group.addTask {
                     let ok = ((try? await http.execute(request, timeout: .seconds(10)))?.status.code).map { $0 == 200 } ?? false
                     let latency = ContinuousClock.now - due
-                    return (ok, UInt64(max(0, latency.components.seconds * 1_000_000 + latency.components.attoseconds / 1_000_000_000_000)))
+                    return (ok, UInt64(max(0, latency.timeInterval * 1_000_000)))
                 }
             }
             for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
         }
-        let elapsed = ContinuousClock.now - started
-        result.elapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        result.elapsed = (ContinuousClock.now - started).timeInterval
         return result
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AppStoreModels
 import AsyncHTTPClient
 import Foundation
 import Histogram

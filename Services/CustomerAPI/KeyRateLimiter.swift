@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// A token bucket per API key: a key may make its `ratePerSecond` requests a second on average, with bursts
@@ -9,8 +10,7 @@ actor KeyRateLimiter {
     func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
         let rate = Double(max(ratePerSecond, 1))
         var bucket = self.buckets[keyId] ?? (tokens: rate, updated: now)
-        let elapsed = now - bucket.updated
-        bucket.tokens = min(rate, bucket.tokens + rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        bucket.tokens = min(rate, bucket.tokens + rate * (now - bucket.updated).timeInterval)
         bucket.updated = now
         defer { self.buckets[keyId] = bucket }
         guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / rate }

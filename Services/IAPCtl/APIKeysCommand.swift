@@ -10,23 +10,9 @@ struct APIKeysCommand: AsyncParsableCommand {
         commandName: "api-keys", abstract: "Create, list, rotate and revoke customer-api keys.",
         subcommands: [Create.self, List.self, Rotate.self, Revoke.self])
 
-    /// The database option every subcommand takes.
-    struct DatabaseOption: ParsableArguments {
-        @Option(name: .customLong("database-url"), help: "postgres://… (default: $DATABASE_URL).")
-        var databaseURL: String?
-
-        /// Runs `body` with a key store on the database.
-        func withStore<T: Sendable>(_ body: @Sendable (APIKeyStore) async throws -> T) async throws -> T {
-            guard let url = self.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
-                throw ValidationError("--database-url or DATABASE_URL is required")
-            }
-            let settings: DatabaseSettings
-            do { settings = try DatabaseSettings(url: url) } catch { throw ValidationError(error.description) }
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .warning
-            let quiet = logger
-            return try await DatabaseClient.with(settings, logger: quiet) { client in try await body(APIKeyStore(client: client, logger: quiet)) }
-        }
+    /// Runs `body` with a key store on the database the option names.
+    static func withStore<T: Sendable>(_ database: DatabaseOption, _ body: @Sendable (APIKeyStore) async throws -> T) async throws -> T {
+        try await database.withClient { client, logger in try await body(APIKeyStore(client: client, logger: logger)) }
     }
 
     /// Prints a value as one line of JSON (dates as ISO 8601).
@@ -58,7 +44,7 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let (bundleId, label, rate) = (self.bundleId, self.label, self.rate)
-            let issued = try await self.database.withStore { try await $0.create(bundleId: bundleId, label: label, ratePerSecond: rate) }
+            let issued = try await APIKeysCommand.withStore(self.database) { try await $0.create(bundleId: bundleId, label: label, ratePerSecond: rate) }
             try APIKeysCommand.print(Issued(key: issued.key, token: issued.token))
         }
     }
@@ -70,7 +56,7 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let bundleId = self.bundleId
-            for key in try await self.database.withStore({ try await $0.list(bundleId: bundleId) }) { try APIKeysCommand.print(key) }
+            for key in try await APIKeysCommand.withStore(self.database, { try await $0.list(bundleId: bundleId) }) { try APIKeysCommand.print(key) }
         }
     }
 
@@ -84,7 +70,7 @@ struct APIKeysCommand: AsyncParsableCommand {
         func run() async throws {
             let (keyId, grace) = (self.keyId, Duration.seconds(self.graceSeconds))
             do {
-                let issued = try await self.database.withStore { try await $0.rotate(keyId, grace: grace) }
+                let issued = try await APIKeysCommand.withStore(self.database) { try await $0.rotate(keyId, grace: grace) }
                 try APIKeysCommand.print(Issued(key: issued.key, token: issued.token))
             } catch let error as APIKeyStoreError {
                 StandardStreams.writeError("error: \(error)")
@@ -100,7 +86,7 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let keyId = self.keyId
-            guard try await self.database.withStore({ try await $0.revoke(keyId) }) else {
+            guard try await APIKeysCommand.withStore(self.database, { try await $0.revoke(keyId) }) else {
                 StandardStreams.writeError("error: no key \(keyId)")
                 throw ExitCode(1)
             }

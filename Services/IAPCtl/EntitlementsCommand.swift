@@ -9,25 +9,14 @@ struct EntitlementsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entitlements", abstract: "Show a customer's entitlements, subscriptions and notification history.")
 
-    @Option(name: .customLong("database-url"), help: "postgres://… (default: $DATABASE_URL).")
-    var databaseURL: String?
+    @OptionGroup var database: DatabaseOption
 
     @Argument(help: "A customer (appAccountToken) or an originalTransactionId.")
     var who: String
 
     mutating func run() async throws {
-        guard let url = self.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
-            throw ValidationError("--database-url or DATABASE_URL is required")
-        }
-        let settings: DatabaseSettings
-        do { settings = try DatabaseSettings(url: url) } catch { throw ValidationError(error.description) }
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .warning
-            return logger
-        }()
         let who = self.who
-        let description = try await DatabaseClient.with(settings, logger: logger) { client in
+        let description = try await self.database.withClient { client, logger in
             try await EntitlementQueries(client: client, logger: logger).describe(who)
         }
         let json = try JSONSerialization.data(withJSONObject: description, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])

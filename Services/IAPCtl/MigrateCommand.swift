@@ -9,31 +9,18 @@ struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate", abstract: "Apply pending database migrations.")
 
-    @Option(name: .customLong("database-url"), help: "postgres://user[:password]@host[:port]/database (default: $DATABASE_URL).")
-    var databaseURL: String?
+    @OptionGroup var database: DatabaseOption
 
     mutating func run() async throws {
-        guard let url = self.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] else {
-            throw ValidationError("--database-url or DATABASE_URL is required")
-        }
-        let settings: DatabaseSettings
         do {
-            settings = try DatabaseSettings(url: url)
-        } catch {
-            throw ValidationError(error.description)
-        }
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .warning
-            return logger
-        }()
-        do {
-            let applied = try await DatabaseClient.with(settings, logger: logger) { client in
+            let applied = try await self.database.withClient { client, logger in
                 try await MigrationRunner().migrate(client: client, logger: logger)
             }
             StandardStreams.writeOutput(applied.isEmpty
                 ? "up to date (version \(Migrations.all.count))"
                 : "applied \(applied.map(String.init).joined(separator: ", ")); now at version \(Migrations.all.count)")
+        } catch let usage as ValidationError {
+            throw usage
         } catch {
             StandardStreams.writeError("error: \(String(reflecting: error))")
             throw ExitCode(1)

@@ -1,4 +1,4 @@
-import AppStoreAPI
+import AppStoreModels
 import Foundation
 import Logging
 import NotificationPipeline

@@ -1,4 +1,4 @@
-import AppStoreAPI
+import AppStoreModels
 import Foundation
 
 /// A token bucket (GCRA form) for the App Store's per-app rate limit, in this replica's share.

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 public import Foundation
 public import Logging
@@ -88,9 +89,8 @@ public struct APIKeyStore: Sendable {
     public func rotate(_ keyId: String, grace: Duration = .seconds(3600)) async throws -> IssuedAPIKey {
         guard let old = try await self.key(keyId), old.revokedAt == nil else { throw APIKeyStoreError("no usable key \(keyId)") }
         let issued = try await self.create(bundleId: old.bundleId, label: old.label, ratePerSecond: old.ratePerSecond)
-        let seconds = Double(grace.components.seconds)
         try await self.client.query("""
-            UPDATE api_keys SET expires_at = now() + make_interval(secs => \(seconds)), replaced_by = \(issued.key.keyId)
+            UPDATE api_keys SET expires_at = now() + make_interval(secs => \(grace.timeInterval)), replaced_by = \(issued.key.keyId)
             WHERE key_id = \(keyId)
             """, logger: self.logger)
         return issued
