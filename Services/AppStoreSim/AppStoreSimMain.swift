@@ -52,7 +52,7 @@ struct ScenarioOptions: ParsableArguments {
     func parsedEnvironments() throws -> [AppStoreModels.Environment] {
         let parsed = try self.environments.split(separator: ",").map { name -> AppStoreModels.Environment in
             let name = name.trimmingCharacters(in: .whitespaces)
-            guard let environment = AppStoreModels.Environment(rawValue: name), environment == .production || environment == .sandbox else {
+            guard let environment = AppStoreModels.Environment(rawValue: name), environment.isAppStoreServer else {
                 throw ValidationError("unknown environment \(name) (Production, Sandbox)")
             }
             return environment

@@ -99,7 +99,7 @@ struct StatusRequestHandler: BatchHandler {
             break
         }
         // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
-        guard let environment = Environment(rawValue: request.environment), environment == .production || environment == .sandbox else {
+        guard let environment = Environment(rawValue: request.environment), environment.isAppStoreServer else {
             return self.deadLetter(record, reason: "status-request",
                                    detail: "no App Store Server API serves environment \(request.environment)", uuid: request.notificationUUID)
         }

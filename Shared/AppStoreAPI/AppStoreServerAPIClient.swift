@@ -43,7 +43,7 @@ public struct AppStoreServerAPIClient: Sendable {
     /// go to `environment`'s base URL. Production's 4040010 is asked of Sandbox only when `fallbackToSandbox`
     /// (for a bare transaction id whose environment is unknown, as Apple advises).
     public func scoped(bundleID: String, environment: Environment, fallbackToSandbox: Bool = false) throws(AppStoreAPIError) -> Self {
-        guard environment == .production || environment == .sandbox else {
+        guard environment.isAppStoreServer else {
             throw AppStoreAPIError(.invalidResponse("the App Store Server API serves Production and Sandbox, not \(environment.rawValue)"))
         }
         var scoped = self

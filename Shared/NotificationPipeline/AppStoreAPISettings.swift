@@ -47,7 +47,7 @@ public struct AppStoreAPISettings: Sendable {
         let apps = settings.list("APPSTORE_API_APPS", default: [])
         self.apps = apps.isEmpty ? nil : apps
         let environmentName = settings.string("APPSTORE_API_ENVIRONMENT", default: "Production")
-        guard let environment = Environment(rawValue: environmentName), environment == .production || environment == .sandbox else {
+        guard let environment = Environment(rawValue: environmentName), environment.isAppStoreServer else {
             throw SettingsError("APPSTORE_API_ENVIRONMENT must be Production or Sandbox, not \(environmentName)")
         }
         self.configuration = AppStoreAPIConfiguration(

@@ -26,7 +26,7 @@ extension AcceptedApps {
     /// Production and Sandbox when accepted (Xcode and LocalTesting have no server API).
     public var apiScopes: [APIScope] {
         self.apps.flatMap { app in
-            self.environments.filter { $0 == .production || $0 == .sandbox }.map { APIScope(bundleId: app.bundleId, environment: $0) }
+            self.environments.filter(\.isAppStoreServer).map { APIScope(bundleId: app.bundleId, environment: $0) }
         }
     }
 }

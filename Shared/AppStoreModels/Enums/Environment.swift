@@ -7,4 +7,8 @@ public enum Environment: String, Codable, Hashable, Sendable, CaseIterable {
     case production = "Production"
     case xcode = "Xcode"
     case localTesting = "LocalTesting"
+
+    /// Production and Sandbox: what Apple's servers sign and the App Store Server API serves (Xcode and
+    /// LocalTesting are StoreKit testing on a developer's machine).
+    public var isAppStoreServer: Bool { self == .production || self == .sandbox }
 }

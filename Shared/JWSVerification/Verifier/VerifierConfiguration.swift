@@ -70,7 +70,7 @@ public struct VerifierConfiguration: Sendable {
             throw ConfigurationError("Production requires the appAppleId of \(app.bundleId)")
         }
         guard chainCacheCapacity > 0 else { throw ConfigurationError("the chain cache needs a positive capacity") }
-        if environment == .production || environment == .sandbox {
+        if environment.isAppStoreServer {
             guard !trustedRoots.isEmpty else { throw ConfigurationError("at least one trusted root is required") }
         }
         self.environment = environment
