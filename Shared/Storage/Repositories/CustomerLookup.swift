@@ -2,8 +2,9 @@ public import Foundation
 public import Logging
 public import PostgresNIO
 
-/// What `customer-api` answers about a customer of one app (the JSON shape; PostgreSQL builds it, see ``CustomerLookup``): the entitlements as of the request time, each
-/// subscription's state, and the purchases that are not subscriptions; per environment.
+/// What `customer-api` answers about a customer of one app: the entitlements as of the request time, each
+/// subscription's state, and the purchases that are not subscriptions; per environment. This is the JSON's
+/// shape; PostgreSQL builds the JSON itself (see ``CustomerLookup``), and the tests decode it with this type.
 public struct CustomerView: Codable, Hashable, Sendable {
     /// An entitlement as of `asOf`.
     public struct Entitlement: Codable, Hashable, Sendable {

@@ -35,9 +35,9 @@ enum OutboxRows {
         }
     }
 
-    /// Inserts a status request for refund-resolver, keyed by the subscription (within its environment and
-    /// app): the publisher relays it to
-    /// the status-requests topic like any event, so the request is published exactly when its cause commits.
+    /// Inserts a status request for refund-resolver, keyed by the subscription within its environment and app:
+    /// the publisher relays it to the status-requests topic like any event, so the request is published exactly
+    /// when its cause commits.
     static func insert(_ request: StatusRequest, topics: PipelineTopics, on connection: PostgresConnection, logger: Logger) async throws {
         let payload = String(decoding: try AppStoreJSON.makeCanonicalEncoder().encode(request), as: UTF8.self)
         try await connection.query("""
