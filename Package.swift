@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "NotificationPipeline",
             dependencies: [
-                "AppStoreAPI", "AppStoreModels", "JWSVerification", "RdKafka", "ServiceRuntime",
+                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "RdKafka", "ServiceRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
@@ -302,7 +302,7 @@ let package = Package(
         .executableTarget(
             name: "CustomerAPI",
             dependencies: [
-                "AppStoreModels", "ServiceRuntime", "Storage",
+                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -410,7 +410,7 @@ let package = Package(
         .testTarget(
             name: "RecoveryTests",
             dependencies: [
-                "AppStoreSim", "RefundResolver", "Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher",
+                "AppStoreSim", "RefundResolver", "Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "CustomerAPI",
                 "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka",
                 "ServiceRuntime", "Storage", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

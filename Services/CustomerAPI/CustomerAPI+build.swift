@@ -1,12 +1,16 @@
 import Hummingbird
 import Logging
+import NotificationPipeline
 import PostgresNIO
 import Prometheus
+import RdKafka
+import ServiceLifecycle
 import ServiceRuntime
 import Storage
 
 /// Builds customer-api: the PostgreSQL client, `/health`, `/ready`, `/metrics`, and the `/v1` routes behind
-/// the API key middleware. Tests call this too.
+/// the API key middleware; with purchase settings also the producer, the HTTP client of the App Store Server
+/// API and the POST of purchases. Tests call this too.
 func buildApplication(
     settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
@@ -20,10 +24,28 @@ func buildApplication(
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
         limiter: KeyRateLimiter(), outcomes: outcomes))
-    CustomerRoutes(lookup: CustomerLookup(client: database, logger: logger), outcomes: outcomes).add(to: v1)
+    let lookup = CustomerLookup(client: database, logger: logger)
+    let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
+    views.add(to: v1)
+    var services: [any Service] = [database]
+    if let purchases = settings.purchases {
+        let http = HTTPClientService()
+        let verifiers = try purchases.trust.makeVerifiers(for: purchases.accepted)
+        let client = try purchases.api.map { try $0.makeClient(http: http.client, verifiers: verifiers, logger: logger) }
+        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
+        PurchaseRoutes(
+            settings: purchases, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
+            producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
+        ).add(to: v1)
+        services += [http, producer]
+    } else {
+        v1.post("apps/:bundleId/customers/:customer/transactions") { _, _ in
+            APIErrorResponse.response(.serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
+        }
+    }
     return Application(
         router: router,
         configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
-        services: [database],
+        services: services,
         logger: logger)
 }

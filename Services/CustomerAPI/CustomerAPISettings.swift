@@ -1,3 +1,7 @@
+import Entitlements
+import Foundation
+import NotificationPipeline
+import RdKafka
 import ServiceRuntime
 import Storage
 
@@ -7,15 +11,53 @@ struct CustomerAPISettings: Sendable {
     var database: DatabaseSettings
     /// How long an authenticated key is trusted without reading it again (a revocation takes effect within it).
     var keyCacheLifetime: Duration = .seconds(5)
+    /// What the POST of purchases needs; nil: the POST answers 503 `not-configured`.
+    var purchases: PurchaseSettings?
 
-    init(database: DatabaseSettings) {
-        self.database = database
+    /// What taking purchases from apps needs: the apps and roots JWS are verified against, the broker the
+    /// records go to, the App Store Server API for ids and receipts (optional), and the policies.
+    struct PurchaseSettings: Sendable {
+        var accepted: AcceptedApps
+        var trust = TrustSettings()
+        var kafka: KafkaClientSettings
+        var topics = PipelineTopics()
+        /// nil: transaction ids and receipts answer 503 `not-configured` (a JWS still works).
+        var api: AppStoreAPISettings?
+        /// A purchase already bound to another app user: move it (`transfer`) or answer 409 (`refuse`).
+        var onConflict: AppPurchaseRecord.ConflictPolicy = .refuse
+        /// How long a POST waits for the entitlement-updater to commit before answering 202.
+        var applyWait: Duration = .seconds(5)
+        /// The largest request body taken (a StoreKit 1 receipt of a long-time subscriber can be ~100 KB).
+        var maximumBodyBytes = 512 * 1024
     }
 
-    /// Reads `DATABASE_URL`, the shared HTTP settings and `CUSTOMER_API_KEY_CACHE_MS`.
+    init(database: DatabaseSettings, purchases: PurchaseSettings? = nil) {
+        self.database = database
+        self.purchases = purchases
+    }
+
+    /// Reads `DATABASE_URL`, the shared HTTP settings and `CUSTOMER_API_KEY_CACHE_MS`; with `APPSTORE_APPS`
+    /// set, the purchase settings: `KAFKA_BROKERS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
+    /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
         self.http = try HTTPSettings(settings, defaultPort: 8085)
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
+        guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
+        let accepted = try AcceptedApps(settings)
+        var purchases = PurchaseSettings(accepted: accepted, kafka: KafkaClientSettings(settings, clientID: "customer-api"))
+        purchases.trust = try TrustSettings(settings)
+        purchases.topics = PipelineTopics(settings)
+        if !settings.string("APPSTORE_API_KEY_FILE", default: "").isEmpty {
+            purchases.api = try AppStoreAPISettings(settings, accepted: accepted)
+        }
+        let policy = settings.string("CUSTOMER_TRANSFER_POLICY", default: "refuse")
+        guard let onConflict = AppPurchaseRecord.ConflictPolicy(rawValue: policy) else {
+            throw SettingsError("CUSTOMER_TRANSFER_POLICY must be transfer or refuse, not \(policy)")
+        }
+        purchases.onConflict = onConflict
+        purchases.applyWait = try settings.milliseconds("CUSTOMER_API_APPLY_WAIT_MS", default: purchases.applyWait)
+        purchases.maximumBodyBytes = max(1024, try settings.int("CUSTOMER_API_MAX_BODY_BYTES", default: purchases.maximumBodyBytes))
+        self.purchases = purchases
     }
 }

@@ -33,6 +33,13 @@ struct CustomerRoutes {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(.badRequest, "bad-customer", "a customer id is at most 128 characters")
         }
+        return try await self.viewResponse(bundleId: bundleId, customer: customer, environment: environment,
+                                           ifNoneMatch: request.headers[.ifNoneMatch])
+    }
+
+    /// The customer's view as of now with its ETag (304 when `ifNoneMatch` still matches, 404 when nothing is
+    /// known); `extra` is more JSON members for the object (the POST adds its request id).
+    func viewResponse(bundleId: String, customer: String, environment: String?, ifNoneMatch: String?, extra: String? = nil) async throws -> Response {
         let asOf = Int64(Date().timeIntervalSince1970 * 1000)
         let view = try await self.lookup.view(bundleId: bundleId, customer: customer, environment: environment, asOf: asOf)
         guard !view.isEmpty else {
@@ -45,7 +52,7 @@ struct CustomerRoutes {
         var headers = HTTPFields()
         headers[.eTag] = tag
         headers[.cacheControl] = "private, no-cache"
-        if request.headers[.ifNoneMatch] == tag {
+        if ifNoneMatch == tag {
             self.outcomes.increment("not-modified")
             return Response(status: .notModified, headers: headers)
         }
@@ -53,7 +60,8 @@ struct CustomerRoutes {
         self.outcomes.increment("ok")
         // The body is CustomerView's JSON; PostgreSQL built the arrays, so nothing is decoded and encoded again.
         let body = #"{"bundleId":"# + Self.quoted(bundleId) + #","customer":"# + Self.quoted(customer) + #","asOf":"# + String(asOf)
-            + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"# + view.purchases + "}"
+            + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"# + view.purchases
+            + (extra.map { "," + $0 } ?? "") + "}"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 

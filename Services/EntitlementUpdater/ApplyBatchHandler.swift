@@ -7,8 +7,8 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Applies each verified notification (or refund-resolver's status snapshot, told apart by the `schema`
-/// header) of a batch in its own database transaction; an undecodable record goes to the DLQ. Records are split into `lanes` by subject (the Kafka key): lanes run concurrently,
+/// Applies each verified notification (or refund-resolver's status snapshot, or a purchase customer-api
+/// posted, told apart by the `schema` header) of a batch in its own database transaction; an undecodable record goes to the DLQ. Records are split into `lanes` by subject (the Kafka key): lanes run concurrently,
 /// each in consumption order, so one subject's notifications are still applied in order. Returns once every
 /// effect is committed (and every DLQ record acknowledged), so the loop stores offsets only after the commits.
 struct ApplyBatchHandler: BatchHandler {
@@ -39,9 +39,13 @@ struct ApplyBatchHandler: BatchHandler {
         for record in records {
             let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
             let result: ApplyResult
-            if record.header(PipelineHeaders.schema)?.text == StatusSnapshot.schema,
+            let schema = record.header(PipelineHeaders.schema)?.text
+            if schema == StatusSnapshot.schema,
                let value = record.value, let snapshot = try? JSONDecoder().decode(StatusSnapshot.self, from: Data(value)) {
                 result = try await self.repository.apply(snapshot, receivedAt: receivedAt, topics: self.topics)
+            } else if schema == AppPurchaseRecord.schema,
+                      let value = record.value, let purchase = try? JSONDecoder().decode(AppPurchaseRecord.self, from: Data(value)) {
+                result = try await self.repository.apply(purchase, receivedAt: receivedAt, topics: self.topics)
             } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
                 result = try await self.repository.apply(verified, receivedAt: receivedAt, topics: self.topics)
             } else {
@@ -60,7 +64,7 @@ struct ApplyBatchHandler: BatchHandler {
     /// A DLQ record for a message that is not a verified-notification record.
     private func deadLetter(_ record: ConsumerRecord) throws -> ProducerRecord {
         let rejected = RejectedNotificationRecord(
-            reason: "format", detail: "neither an \(VerifiedNotificationRecord.schema) nor an \(StatusSnapshot.schema) record", notificationUUID: nil, original: .init(record))
+            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema) or \(AppPurchaseRecord.schema) record", notificationUUID: nil, original: .init(record))
         return ProducerRecord(topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
     }
 

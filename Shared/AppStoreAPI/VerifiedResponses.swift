@@ -38,6 +38,12 @@ public struct VerifiedStatuses: Hashable, Sendable {
 public struct VerifiedTransaction: Hashable, Sendable {
     public var signed: String
     public var transaction: JWSTransactionDecodedPayload
+
+    /// A transaction whose `signed` JWS was verified into `transaction`.
+    public init(signed: String, transaction: JWSTransactionDecodedPayload) {
+        self.signed = signed
+        self.transaction = transaction
+    }
 }
 
 /// A notification from Get Notification History, verified, with its delivery attempts.

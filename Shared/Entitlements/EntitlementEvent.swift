@@ -65,6 +65,8 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     public var facts: PurchaseFacts
     /// The product the subscription moved from (`entitlement.product-changed`).
     public var previousProductId: String?
+    /// The customer the purchase belonged to before (`entitlement.customer-changed`).
+    public var previousCustomer: String?
     /// When the answer to a consumption request is due: `occurredAt` + 12 hours (`consumption.requested`).
     public var responseDeadline: Int64?
     public var consumptionRequestReason: String?
@@ -108,7 +110,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state, revocation
-        case previousProductId, responseDeadline, consumptionRequestReason, massExtension
+        case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension
     }
 
     public init(from decoder: any Decoder) throws {
@@ -125,6 +127,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         self.state = try c.decodeIfPresent(EntitlementState.self, forKey: .state)
         self.revocation = try c.decodeIfPresent(Revocation.self, forKey: .revocation)
         self.previousProductId = try c.decodeIfPresent(String.self, forKey: .previousProductId)
+        self.previousCustomer = try c.decodeIfPresent(String.self, forKey: .previousCustomer)
         self.responseDeadline = try c.decodeIfPresent(Int64.self, forKey: .responseDeadline)
         self.consumptionRequestReason = try c.decodeIfPresent(String.self, forKey: .consumptionRequestReason)
         self.massExtension = try c.decodeIfPresent(MassExtension.self, forKey: .massExtension)
@@ -145,6 +148,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         try c.encodeIfPresent(self.state, forKey: .state)
         try c.encodeIfPresent(self.revocation, forKey: .revocation)
         try c.encodeIfPresent(self.previousProductId, forKey: .previousProductId)
+        try c.encodeIfPresent(self.previousCustomer, forKey: .previousCustomer)
         try c.encodeIfPresent(self.responseDeadline, forKey: .responseDeadline)
         try c.encodeIfPresent(self.consumptionRequestReason, forKey: .consumptionRequestReason)
         try c.encodeIfPresent(self.massExtension, forKey: .massExtension)

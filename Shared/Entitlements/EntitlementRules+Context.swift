@@ -17,7 +17,10 @@ struct Context {
     let transactionId: String
     let productId: String
     let customer: String
+    /// The stored entitlement, already keyed by `customer` (see `movedFrom`).
     let current: EntitlementState?
+    /// The customer the stored rows were under when another customer now owns them.
+    var movedFrom: String? = nil
     let catalog: EntitlementCatalog
     /// What every event of this notification says about the purchase.
     let facts: PurchaseFacts
@@ -80,7 +83,8 @@ struct Context {
                 ?? (self.type == .revoke ? RevocationType.familyRevoke.rawValue : nil)
         }
         var update = EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state,
-                                       events: self.stateEvents(for: state) + self.factEvents(state: state), advancesSubject: true)
+                                       events: self.movedEvents(state: state) + self.stateEvents(for: state) + self.factEvents(state: state),
+                                       advancesSubject: true, movedFrom: self.movedFrom)
         if let previous = self.current, previous.productId != self.productId, previous.active {
             // The subscription moved to another product: the previous product's access ends now. Inside one
             // entitlement that is a product change (reported by the new product's event), not an expiry.
@@ -99,8 +103,18 @@ struct Context {
     /// with nothing stored yet, derives the access from the signed transaction.
     func keep(detail: String) -> EntitlementUpdate {
         guard let current = self.current else { return self.settle(access: self.currentOrDerived(), detail: detail) }
-        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: current, events: self.factEvents(state: current),
-                                 advancesSubject: true)
+        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: current,
+                                 events: self.movedEvents(state: current) + self.factEvents(state: current), advancesSubject: true,
+                                 movedFrom: self.movedFrom)
+    }
+
+    /// `entitlement.customer-changed` when the subject's rows move to another customer (an app user bound or
+    /// transferred, an appAccountToken appearing): consumers drop the previous customer's access to it.
+    private func movedEvents(state: EntitlementState) -> [EntitlementEvent] {
+        guard let previous = self.movedFrom else { return [] }
+        var moved = self.event("entitlement.customer-changed", .changes, state: state)
+        moved.previousCustomer = previous
+        return [moved]
     }
 
     /// A refund whose effect is unclear: keep the state, ask for the current status.

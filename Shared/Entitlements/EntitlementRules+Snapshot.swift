@@ -26,11 +26,13 @@ extension EntitlementRules {
             return EntitlementUpdate(outcome: .ignored, detail: "the snapshot's transaction lacks its identifiers", advancesSubject: false)
         }
         let notification = Self.notification(of: snapshot, status: status)
+        let customer = current.customer(of: transaction, renewalInfo: snapshot.renewalInfo)
+        let rekeyed = current.rekeyed(to: customer)
         let context = Context(
             notification: notification, subject: snapshot.subject, signedDate: signedDate,
             type: nil, typeName: Self.snapshotTypeName, transaction: transaction, original: original, transactionId: transactionId,
-            productId: productId, customer: CustomerKey.of(transaction: transaction, renewalInfo: snapshot.renewalInfo),
-            current: current.entitlement, catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
+            productId: productId, customer: customer, current: rekeyed.entitlement, movedFrom: rekeyed.movedFrom, catalog: catalog,
+            facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
         return context.settle(access: Self.access(for: status, context), detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")
     }
 

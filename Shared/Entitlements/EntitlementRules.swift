@@ -31,11 +31,13 @@ public enum EntitlementRules {
         else {
             return Self.appLevel(notification, type: type, subject: subject, catalog: catalog)
         }
+        let customer = current.customer(of: transaction, renewalInfo: notification.renewalInfo)
+        // A late notification moves nothing, so its rows stay where they are.
+        let rekeyed = stale ? (entitlement: current.entitlement, movedFrom: nil) : current.rekeyed(to: customer)
         let context = Context(
             notification: notification, subject: subject, signedDate: signedDate, type: type, typeName: type.rawValue, transaction: transaction,
-            original: original, transactionId: transactionId, productId: productId,
-            customer: CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo), current: current.entitlement,
-            catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
+            original: original, transactionId: transactionId, productId: productId, customer: customer, current: rekeyed.entitlement,
+            movedFrom: rekeyed.movedFrom, catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
         if stale {
             return EntitlementUpdate(outcome: .stale, detail: "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
                                      events: context.factEvents(state: current.entitlement), advancesSubject: false)

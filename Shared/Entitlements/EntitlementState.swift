@@ -1,3 +1,5 @@
+import AppStoreModels
+
 /// A customer's access to one product, as stored in the `entitlements` table and carried in events.
 public struct EntitlementState: Codable, Hashable, Sendable {
     /// The customer: the `appAccountToken` when the app set a valid one, else the `originalTransactionId`.
@@ -44,9 +46,27 @@ public struct SubjectState: Hashable, Sendable {
     public var lastSignedDate: Int64?
     /// The entitlement this subject grants, if any.
     public var entitlement: EntitlementState?
+    /// The app user the subject is bound to (`customer_bindings`), which names its customer before any
+    /// appAccountToken or originalTransactionId.
+    public var boundCustomer: String?
 
-    public init(lastSignedDate: Int64? = nil, entitlement: EntitlementState? = nil) {
+    public init(lastSignedDate: Int64? = nil, entitlement: EntitlementState? = nil, boundCustomer: String? = nil) {
         self.lastSignedDate = lastSignedDate
         self.entitlement = entitlement
+        self.boundCustomer = boundCustomer
+    }
+
+    /// The customer a purchase of this subject belongs to: the bound app user, else ``CustomerKey``.
+    public func customer(of transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?) -> String {
+        self.boundCustomer ?? CustomerKey.of(transaction: transaction, renewalInfo: renewalInfo)
+    }
+
+    /// The stored entitlement as seen by `customer`, and the customer it was stored under when that differs
+    /// (its rows are about to move).
+    func rekeyed(to customer: String) -> (entitlement: EntitlementState?, movedFrom: String?) {
+        guard var entitlement = self.entitlement, entitlement.customer != customer else { return (self.entitlement, nil) }
+        let previous = entitlement.customer
+        entitlement.customer = customer
+        return (entitlement, previous)
     }
 }

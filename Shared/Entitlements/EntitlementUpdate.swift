@@ -13,6 +13,9 @@ public struct EntitlementUpdate: Hashable, Sendable {
         case unknownType = "unknown-type"
         /// A refund whose effect on the subscription is unclear: a status request was written instead.
         case awaitingStatus = "awaiting-status"
+        /// A purchase the app posted for a user while it is bound to another, under the `refuse` policy:
+        /// nothing changed (customer-api answers 409).
+        case conflict
     }
 
     public var outcome: Outcome
@@ -29,4 +32,7 @@ public struct EntitlementUpdate: Hashable, Sendable {
     public var statusRequest: StatusRequest?
     /// Whether the subject's `lastSignedDate` moves to this notification's.
     public var advancesSubject: Bool
+    /// The customer the subject's rows were stored under before this change keyed them by another (an app
+    /// user bound, an appAccountToken appearing): the repository moves them, so nothing stays active twice.
+    public var movedFrom: String?
 }

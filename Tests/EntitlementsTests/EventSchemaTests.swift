@@ -40,7 +40,11 @@ import TestSupport
         let changed = EntitlementRules.apply(
             NotificationTypeTable.notification("DID_CHANGE_RENEWAL_PREF", "UPGRADE"), subject: "sub-1",
             current: SubjectState(entitlement: monthly), catalog: EntitlementCatalog(["pro.monthly": "pro", "pro": "pro"])).events
-        return try (inOrder + late + changed).map { try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any] }
+        // A purchase bound to an app user while its rows are under its originalTransactionId: they move.
+        let moved = EntitlementRules.apply(
+            NotificationTypeTable.notification("DID_RENEW", nil), subject: "sub-1",
+            current: SubjectState(entitlement: NotificationTypeTable.activeState, boundCustomer: "app-user-1")).events
+        return try (inOrder + late + changed + moved).map { try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any] }
     }
 
     /// The event types a schema of the folder (or of v1/) lists for a stream.

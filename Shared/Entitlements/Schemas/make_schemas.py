@@ -13,11 +13,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 STREAMS = {
     "changes": {
-        "description": "A customer's access changed (granted, extended or updated, moved to another product of the same entitlement, "
-                       "expired, revoked); a consumable was bought; a renewal setting teams act on changed; the app received a test "
+        "description": "A customer's access changed (granted, extended or updated, moved to another product of the same entitlement or "
+                       "to another customer, expired, revoked); a consumable was bought; a renewal setting teams act on changed; the app received a test "
                        "notification, a mass extension finished or consent was rescinded.",
         "types": [
             "entitlement.granted", "entitlement.updated", "entitlement.product-changed", "entitlement.expired", "entitlement.revoked",
+            "entitlement.customer-changed",
             "consumable.purchased",
             "subscription.auto-renew-disabled", "subscription.auto-renew-enabled", "subscription.billing-issue",
             "subscription.product-change-scheduled", "subscription.product-change-cancelled",
@@ -131,6 +132,8 @@ V2_FIELDS = {
     "outOfOrder": {"type": "boolean", "description": "the notification arrived after a newer one for its subscription: a new fact "
                                                      "about an older state (the entitlement did not move backwards)"},
     "previousProductId": {"type": "string", "description": "entitlement.product-changed: the product the subscription moved from"},
+    "previousCustomer": {"type": "string", "description": "entitlement.customer-changed: the customer the purchase belonged to before "
+                                                           "(drop its access to it); customer is the new owner"},
     "responseDeadline": {"type": "integer", "description": "consumption.requested: answer Send Consumption Information before this "
                                                            "(occurredAt + 12 hours)"},
     "consumptionRequestReason": STRING,

@@ -67,8 +67,8 @@ public struct CustomerViewJSON: Sendable {
 }
 
 /// Reads a customer's view from PostgreSQL in one statement (read-only: the entitlement-updater stays the
-/// only writer). A customer is named by its appAccountToken or by an originalTransactionId of one of its
-/// purchases.
+/// only writer). A customer is named by the app user id its purchases are bound to, its appAccountToken, or
+/// an originalTransactionId of one of its purchases.
 public struct CustomerLookup: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -92,6 +92,8 @@ public struct CustomerLookup: Sendable {
                 WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND (customer = \(customer) OR original_transaction_id = \(customer))
             ), o AS (
                 SELECT original_transaction_id FROM e UNION SELECT \(customer)
+                UNION SELECT original_transaction_id FROM customer_bindings
+                      WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND app_user_id = \(customer)
             )
             SELECT
                 COALESCE((SELECT json_agg(json_build_object(

@@ -52,6 +52,19 @@ public struct EntitlementRepository: Sendable {
         }
     }
 
+    /// Applies a purchase the app posted (or `iapctl resync` imported), logged under its ``AppPurchaseRecord/logID``.
+    /// Its app user is bound to the subject first (``CustomerBindings``); under the `refuse` policy a subject
+    /// bound to another user stays as it is and the log says `conflict`.
+    public func apply(_ record: AppPurchaseRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+        let entry = LogEntry(
+            id: record.logID, type: EntitlementRules.appPurchaseTypeName, subtype: record.source.rawValue, subject: record.subject,
+            environment: record.environment, bundleId: record.bundleId, signedDate: record.signedDate, receivedAt: receivedAt)
+        let catalog = self.catalog
+        return try await self.apply(entry, notification: EntitlementRules.notification(of: record), topics: topics, binding: record) { current in
+            EntitlementRules.apply(appPurchase: record, current: current, catalog: catalog)
+        }
+    }
+
     /// What the notification log records of an input.
     struct LogEntry {
         var id: String
@@ -66,7 +79,7 @@ public struct EntitlementRepository: Sendable {
 
     /// One transaction: log insert (a duplicate stops here), per-subject lock, rules, then the facts (transaction,
     /// renewal info, subscription view, events) whatever the order of arrival, and the state unless stale.
-    private func apply(_ entry: LogEntry, notification: VerifiedNotification, topics: PipelineTopics,
+    private func apply(_ entry: LogEntry, notification: VerifiedNotification, topics: PipelineTopics, binding: AppPurchaseRecord? = nil,
                        rules: @escaping @Sendable (SubjectState) -> EntitlementUpdate) async throws -> ApplyResult {
         let logger = self.logger
         let signedDate = entry.signedDate
@@ -84,10 +97,28 @@ public struct EntitlementRepository: Sendable {
             for try await _ in inserted.decode(Int.self) { isNew = true }
             guard isNew else { return .duplicate }
 
-            let current = try await Self.loadState(entry, on: connection, logger: logger)
+            var current = try await Self.loadState(entry, on: connection, logger: logger)
+            if let binding, let appUserId = binding.appUserId {
+                let bound = try await CustomerBindings.bind(
+                    appUserId, entry: entry, source: binding.source.rawValue, policy: binding.onConflict, current: current.boundCustomer,
+                    on: connection, logger: logger)
+                guard bound else {
+                    let refused = EntitlementRules.refusedAppPurchase(boundTo: current.boundCustomer ?? "")
+                    try await NotificationFacts.write(entry, update: refused, notification: notification, customer: current.boundCustomer ?? "",
+                                                      topics: topics, on: connection, logger: logger)
+                    return .recorded(.conflict)
+                }
+                current.boundCustomer = appUserId
+            }
             let update = rules(current)
+            let customer = update.entitlement?.customer ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) }
+                ?? entry.subject
             // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
-            try await NotificationFacts.write(entry, update: update, notification: notification, topics: topics, on: connection, logger: logger)
+            try await NotificationFacts.write(entry, update: update, notification: notification, customer: customer, topics: topics,
+                                              on: connection, logger: logger)
+            if let previous = update.movedFrom {
+                try await CustomerBindings.moveRows(of: entry, from: previous, to: customer, on: connection, logger: logger)
+            }
             guard update.outcome != .stale else { return .recorded(.stale) }
             if let superseded = update.superseded {
                 try await Self.upsert(superseded, entry: entry, on: connection, logger: logger)
@@ -110,13 +141,15 @@ public struct EntitlementRepository: Sendable {
 
     // MARK: State
 
-    /// The subject's newest applied signing time and its entitlement, within the entry's environment and app
-    /// (one query).
+    /// The subject's newest applied signing time, its bound app user and its entitlement, within the entry's
+    /// environment and app (one query).
     static func loadState(_ entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
         var state = SubjectState()
         let rows = try await connection.query("""
             SELECT (SELECT max(signed_date) FROM notification_log
                     WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND subject = \(entry.subject) AND advances_subject),
+                   (SELECT app_user_id FROM customer_bindings
+                    WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)),
                    e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
                    e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
             FROM (SELECT 1) AS one LEFT JOIN LATERAL (
@@ -125,14 +158,15 @@ public struct EntitlementRepository: Sendable {
                 ORDER BY updated_at DESC LIMIT 1) AS e ON true
             """, logger: logger)
         for try await row in rows.decode(
-            (Int64?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?, String?).self) {
+            (Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?, String?).self) {
             state.lastSignedDate = row.0
-            guard let customer = row.1, let productId = row.2, let active = row.3, let original = row.4, let source = row.5,
-                  let ownership = row.6 else { continue }
+            state.boundCustomer = row.1
+            guard let customer = row.2, let productId = row.3, let active = row.4, let original = row.5, let source = row.6,
+                  let ownership = row.7 else { continue }
             state.entitlement = EntitlementState(
                 customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
-                ownershipType: ownership, validFrom: row.7, validUntil: row.8, revokedAt: row.9, revocationReason: row.10,
-                revocationType: row.11, entitlementId: row.12)
+                ownershipType: ownership, validFrom: row.8, validUntil: row.9, revokedAt: row.10, revocationReason: row.11,
+                revocationType: row.12, entitlementId: row.13)
         }
         return state
     }

@@ -12,14 +12,13 @@ import PostgresNIO
 /// notification wins) and its events for the outbox, in order. One statement instead of five keeps the
 /// updater's cost per notification where it was before facts were kept for stale notifications.
 enum NotificationFacts {
-    /// Writes the facts of `notification` as the rules decided in `update`.
-    static func write(_ entry: EntitlementRepository.LogEntry, update: EntitlementUpdate, notification: VerifiedNotification,
+    /// Writes the facts of `notification` as the rules decided in `update`; `customer` owns its subscription view.
+    static func write(_ entry: EntitlementRepository.LogEntry, update: EntitlementUpdate, notification: VerifiedNotification, customer: String,
                       topics: PipelineTopics, on connection: PostgresConnection, logger: Logger) async throws {
         let t = notification.transaction
         let r = notification.renewalInfo
         let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
         let isSubscription = hasTransaction && t?.type == .autoRenewableSubscription
-        let customer = update.entitlement?.customer ?? t.map { CustomerKey.of(transaction: $0, renewalInfo: r) } ?? entry.subject
         let events = try OutboxRows.Columns(update.events, topics: topics)
         try await connection.query("""
             WITH logged AS (

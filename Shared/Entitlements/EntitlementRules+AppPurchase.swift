@@ -1,0 +1,67 @@
+import AppStoreModels
+import JWSVerification
+
+// MARK: - EntitlementRules + purchases the app posted
+
+extension EntitlementRules {
+    /// The name app-posted purchases carry as their cause's notification type.
+    public static let appPurchaseTypeName = "APP_PURCHASE"
+
+    /// Computes the update for a purchase the app (or `iapctl resync`) handed over, its app user already
+    /// bound in `current.boundCustomer`. The transaction alone decides access when nothing newer is known:
+    /// revoked when Apple revoked it, else active until its expiry (lifetime for one-time products). It never
+    /// advances the subject, so the subscription's notifications stay the authority: an app posting an older
+    /// period, or posting after a newer notification, keeps the stored state and only moves it to its user.
+    public static func apply(appPurchase record: AppPurchaseRecord, current: SubjectState,
+                             catalog: EntitlementCatalog = EntitlementCatalog()) -> EntitlementUpdate {
+        let transaction = record.transaction
+        guard let original = transaction.originalTransactionId, let transactionId = transaction.transactionId,
+              let productId = transaction.productId
+        else {
+            return EntitlementUpdate(outcome: .ignored, detail: "the transaction lacks its identifiers", advancesSubject: false)
+        }
+        let notification = Self.notification(of: record)
+        let customer = current.customer(of: transaction, renewalInfo: nil)
+        let rekeyed = current.rekeyed(to: customer)
+        let context = Context(
+            notification: notification, subject: record.subject, signedDate: record.signedDate, type: nil, typeName: Self.appPurchaseTypeName,
+            transaction: transaction, original: original, transactionId: transactionId, productId: productId, customer: customer,
+            current: rekeyed.entitlement, movedFrom: rekeyed.movedFrom, catalog: catalog,
+            facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
+        var update: EntitlementUpdate
+        let newer = current.lastSignedDate.map { record.signedDate < $0 } ?? false
+        let olderPeriod = (context.current?.validFrom).map { $0 > (transaction.purchaseDate?.millisecondsSince1970 ?? 0) } ?? false
+        if transaction.type == .consumable {
+            update = EntitlementUpdate(outcome: .applied, detail: "consumable posted by the app: stored, grants nothing lasting",
+                                       advancesSubject: false, movedFrom: rekeyed.movedFrom)
+        } else if context.current != nil && (newer || olderPeriod) {
+            update = context.keep(detail: "the subscription already reflects a newer state; bound to \(customer)")
+        } else if transaction.revocationDate != nil {
+            update = context.settle(access: .revoked, detail: "posted by the app (\(record.source.rawValue)): revoked")
+        } else {
+            let until = transaction.type == .autoRenewableSubscription ? Self.latestExpiry(context) : transaction.expiresDate?.millisecondsSince1970
+            update = context.settle(access: .active(until: until), detail: "posted by the app (\(record.source.rawValue))")
+        }
+        update.advancesSubject = false
+        return update
+    }
+
+    /// The update of a posted purchase refused because its subject is bound to another app user (policy
+    /// `refuse`): nothing moves; the log says `conflict`.
+    public static func refusedAppPurchase(boundTo owner: String) -> EntitlementUpdate {
+        EntitlementUpdate(outcome: .conflict, detail: "bound to another app user (\(owner)); policy refuse", advancesSubject: false)
+    }
+
+    /// The posted purchase in the shape the rules and rows read: a notification without a type whose UUID is
+    /// the record's log id.
+    public static func notification(of record: AppPurchaseRecord) -> VerifiedNotification {
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.notificationUUID = record.logID
+        payload.signedDate = Timestamp(millisecondsSince1970: record.signedDate)
+        var data = NotificationData()
+        data.rawEnvironment = record.environment
+        data.bundleId = record.bundleId
+        payload.data = data
+        return VerifiedNotification(signedPayload: "", payload: payload, transaction: record.transaction, renewalInfo: nil)
+    }
+}

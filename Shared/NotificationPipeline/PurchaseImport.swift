@@ -1,0 +1,97 @@
+public import AppStoreAPI
+public import AppStoreModels
+public import Entitlements
+import Foundation
+public import RdKafka
+
+/// Brings purchases the pipeline has not heard of into it: looks transaction ids and receipts up with the
+/// App Store Server API (every answer verified), turns them into ``AppPurchaseRecord``s and writes them to
+/// the verified topic, where the entitlement-updater applies them. customer-api's POST and `iapctl resync`
+/// both go through here.
+public struct PurchaseImport: Sendable {
+    /// The API client (any scope: each call names its app and environment).
+    public let client: AppStoreServerAPIClient
+
+    public init(client: AppStoreServerAPIClient) {
+        self.client = client
+    }
+
+    // MARK: Look-ups
+
+    /// Get Transaction Info in `environment`, or Production then Sandbox (4040010) when it is unknown.
+    public func transaction(_ transactionId: String, bundleId: String, environment: Environment?) async throws(AppStoreAPIError)
+        -> VerifiedTransaction
+    {
+        try await self.client.scoped(bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
+            .transactionInfo(transactionId)
+    }
+
+    /// Every transaction of the purchases `transactionIds` belong to: Get Transaction History (every page)
+    /// for each id that an earlier answer did not already include.
+    public func history(of transactionIds: [String], bundleId: String, environment: Environment?) async throws(AppStoreAPIError)
+        -> [VerifiedTransaction]
+    {
+        let client = try self.client.scoped(bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
+        var seen: Set<String> = []
+        var result: [VerifiedTransaction] = []
+        for id in transactionIds where !seen.contains(id) {
+            for item in try await client.transactionHistory(id) {
+                let transaction = item.transaction
+                if let id = transaction.transactionId, seen.insert(id).inserted { result.append(item) }
+                if let original = transaction.originalTransactionId { seen.insert(original) }
+            }
+        }
+        return result
+    }
+
+    // MARK: Records
+
+    /// What a request hands over beside its transactions.
+    public struct Request: Sendable {
+        public var requestId: String
+        public var appUserId: String?
+        public var onConflict: AppPurchaseRecord.ConflictPolicy
+        public var source: AppPurchaseRecord.Source
+
+        public init(requestId: String = UUID().uuidString.lowercased(), appUserId: String?, onConflict: AppPurchaseRecord.ConflictPolicy,
+                    source: AppPurchaseRecord.Source) {
+            self.requestId = requestId
+            self.appUserId = appUserId
+            self.onConflict = onConflict
+            self.source = source
+        }
+    }
+
+    /// One record per transaction, each purchase's transactions oldest first (so the newest is applied last).
+    public static func records(_ transactions: [VerifiedTransaction], request: Request) -> [AppPurchaseRecord] {
+        transactions
+            .sorted {
+                ($0.transaction.originalTransactionId ?? "", $0.transaction.purchaseDate?.millisecondsSince1970 ?? 0)
+                    < ($1.transaction.originalTransactionId ?? "", $1.transaction.purchaseDate?.millisecondsSince1970 ?? 0)
+            }
+            .map {
+                AppPurchaseRecord(
+                    requestId: request.requestId, appUserId: request.appUserId, onConflict: request.onConflict, source: request.source,
+                    environment: $0.transaction.rawEnvironment ?? "unknown", transaction: $0.transaction, signedTransactionInfo: $0.signed)
+            }
+    }
+
+    /// The verified-topic record of a purchase: keyed by its subject like the subscription's notifications.
+    public static func producerRecord(_ record: AppPurchaseRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.verified, key: Array(record.subject.utf8), value: try record.encoded(),
+            headers: [
+                KafkaHeader(name: PipelineHeaders.schema, text: AppPurchaseRecord.schema),
+                KafkaHeader(name: PipelineHeaders.environment, text: record.environment),
+                KafkaHeader(name: PipelineHeaders.bundleId, text: record.bundleId),
+                KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(receivedAt.timeIntervalSince1970 * 1000))),
+            ])
+    }
+
+    /// Writes the records to the verified topic and returns once the broker acknowledged every one.
+    public static func publish(_ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics) async throws {
+        var pending: [PendingDelivery] = []
+        for record in records { pending.append(try await producer.enqueue(try Self.producerRecord(record, topics: topics))) }
+        for delivery in pending { _ = try await delivery.report }
+    }
+}

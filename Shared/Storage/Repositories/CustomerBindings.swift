@@ -1,0 +1,49 @@
+import Entitlements
+import Logging
+import PostgresNIO
+
+/// The app user each purchase belongs to (`customer_bindings`, one row per environment, app and
+/// originalTransactionId), written by the entitlement-updater only, and the move of a subject's rows when
+/// its customer changes.
+enum CustomerBindings {
+    /// Binds the entry's subject to `appUserId`. Already bound to it: nothing to do. Bound to another user:
+    /// `transfer` rebinds (keeping who had it before), `refuse` leaves it and returns false.
+    static func bind(_ appUserId: String, entry: EntitlementRepository.LogEntry, source: String, policy: AppPurchaseRecord.ConflictPolicy,
+                     current: String?, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        if current == appUserId { return true }
+        if current != nil && policy == .refuse { return false }
+        try await connection.query("""
+            INSERT INTO customer_bindings (environment, bundle_id, original_transaction_id, app_user_id, source)
+            VALUES (\(entry.environment), \(entry.bundleId), \(entry.subject), \(appUserId), \(source))
+            ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
+                previous_app_user_id = customer_bindings.app_user_id, app_user_id = EXCLUDED.app_user_id, source = EXCLUDED.source,
+                bound_at = now()
+            """, logger: logger)
+        return true
+    }
+
+    /// Moves the subject's entitlement rows and subscription view from `previous` (or any other customer) to
+    /// `customer`, so one purchase is never active under two customers.
+    static func moveRows(of entry: EntitlementRepository.LogEntry, from previous: String, to customer: String,
+                         on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            WITH moved AS (
+                DELETE FROM entitlements
+                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
+                  AND customer <> \(customer)
+                RETURNING *
+            ), view AS (
+                UPDATE subscriptions SET customer = \(customer)
+                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
+            )
+            INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
+                                      source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
+                                      revocation_type, last_signed_date)
+            SELECT environment, bundle_id, \(customer), product_id, entitlement_id, active, original_transaction_id, source_transaction_id,
+                   ownership_type, valid_from, valid_until, revoked_at, revocation_reason, revocation_type, last_signed_date
+            FROM moved
+            ON CONFLICT (environment, bundle_id, customer, product_id) DO NOTHING
+            """, logger: logger)
+        logger.debug("moved rows", metadata: ["subject": "\(entry.subject)", "from": "\(previous)", "to": "\(customer)"])
+    }
+}

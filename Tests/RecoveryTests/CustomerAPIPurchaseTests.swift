@@ -1,0 +1,246 @@
+import AppStoreModels
+import AppStoreSigning
+@testable import AppStoreSim
+import AsyncHTTPClient
+@testable import CustomerAPI
+import Entitlements
+@testable import EntitlementUpdater
+import Foundation
+import Logging
+import NIOCore
+import NotificationPipeline
+import PostgresNIO
+import Prometheus
+import RdKafka
+import ServiceLifecycle
+import ServiceRuntime
+import Storage
+import Testing
+import TestSupport
+
+/// customer-api's POST of purchases against real components: the sim's App Store (signed transactions,
+/// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater. Each input
+/// kind binds the purchase to the app user and answers the user's entitlements once committed; ownership
+/// conflicts answer 409 and change nothing; every bad input is a 4xx JSON error that writes nothing.
+@Suite(.serialized, .timeLimit(.minutes(4))) struct CustomerAPIPurchaseTests {
+    static var logger: Logger {
+        var logger = Logger(label: "customer-api-purchases")
+        logger.logLevel = .error
+        return logger
+    }
+
+    /// What a test gets: the sim, customer-api's port, a key of the sim's app, the database URL.
+    struct Stack: Sendable {
+        let sim: SimHarness
+        let port: Int
+        let key: String
+        let databaseURL: String
+        var app: String { self.sim.app.bundleId }
+
+        /// A POST of `body` (JSON text) for `user`; the status and the JSON body.
+        func post(_ user: String, _ body: String, key: String? = nil) async throws -> (Int, [String: Any]) {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)/transactions")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(key ?? self.key)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+            let response = try await self.sim.http.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 22)
+            let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
+            return (Int(response.status.code), json)
+        }
+
+        /// The app user's active entitlements through GET (product ids).
+        func activeProducts(_ user: String) async throws -> [String] {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)")
+            request.headers.add(name: "Authorization", value: "Bearer \(self.key)")
+            let response = try await self.sim.http.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 22)
+            guard response.status == .ok, let json = try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any],
+                  let entitlements = json["entitlements"] as? [[String: Any]] else { return [] }
+            return entitlements.filter { $0["active"] as? Bool == true }.compactMap { $0["productId"] as? String }.sorted()
+        }
+
+        /// How many app purchases the notification log holds, and the bindings table.
+        func written() async throws -> (purchases: Int, bindings: [String: String]) {
+            let logger = CustomerAPIPurchaseTests.logger
+            return try await DatabaseClient.with(try DatabaseSettings(url: self.databaseURL), logger: logger) { client in
+                var purchases = 0
+                for try await count in try await client.query(
+                    "SELECT count(*) FROM notification_log WHERE notification_type = 'APP_PURCHASE'", logger: logger).decode(Int.self) { purchases = count }
+                var bindings: [String: String] = [:]
+                for try await (original, user) in try await client.query(
+                    "SELECT original_transaction_id, app_user_id FROM customer_bindings", logger: logger).decode((String, String).self) {
+                    bindings[original] = user
+                }
+                return (purchases, bindings)
+            }
+        }
+    }
+
+    /// Runs `body` with the sim, broker, PostgreSQL, the updater and customer-api (policy `policy`, wait `wait`).
+    static func withStack(policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(10), maximumBody: Int = 64 * 1024,
+                          runUpdater: Bool = true, _ body: @Sendable (Stack) async throws -> Void) async throws {
+        try LocalComponents.requireModernLibrdkafka()
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { url in
+                try await SimHarness.with(customers: 40, seed: 11) { sim in
+                    let logger = Self.logger
+                    let topics = PipelineTopics()
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(topics.all.map { ($0, 2) })
+                    let database = try DatabaseSettings(url: url)
+                    let key = try await DatabaseClient.with(database, logger: logger) { client in
+                        try await MigrationRunner().migrate(client: client, logger: logger)
+                        return try await APIKeyStore(client: client, logger: logger).create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token
+                    }
+                    let port = Int(try LocalComponents.script("free-port.sh", []))!
+                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: sim.accepted, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                    purchases.trust = sim.trust
+                    purchases.api = try sim.apiSettings(fallback: true)
+                    purchases.onConflict = policy
+                    purchases.applyWait = wait
+                    purchases.maximumBodyBytes = maximumBody
+                    var settings = CustomerAPISettings(database: database, purchases: purchases)
+                    settings.http = HTTPSettings(host: "127.0.0.1", port: port)
+                    var services: [any Service] = [try CustomerAPI.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)]
+                    if runUpdater {
+                        var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                        updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                        updaterSettings.sessionTimeout = .seconds(6)
+                        services.append(try EntitlementUpdater.buildApplication(settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger))
+                    }
+                    let group = ServiceGroup(configuration: .init(services: services, logger: logger))
+                    let running = Task { try await group.run() }
+                    defer { running.cancel() }
+                    try await sim.waitForOK("http://127.0.0.1:\(port)/health", what: "customer-api")
+                    do {
+                        try await body(Stack(sim: sim, port: port, key: key, databaseURL: url))
+                    } catch {
+                        await group.triggerGracefulShutdown()
+                        _ = try? await running.value
+                        throw error
+                    }
+                    await group.triggerGracefulShutdown()
+                    try await running.value
+                }
+            }
+        }
+    }
+
+    /// The sim's purchases of a kind that end active and unrevoked, in a stable order.
+    static func activePurchases(_ sim: SimHarness, _ type: ProductType) -> [SimPurchase] {
+        let expected = Set(sim.simulator.scenario.expected.filter { $0.active && !$0.revoked }.map(\.originalTransactionId))
+        return sim.simulator.scenario.purchases.values
+            .filter { $0.productType == type && expected.contains($0.originalTransactionId) }
+            .sorted { $0.originalTransactionId < $1.originalTransactionId }
+    }
+
+    /// A legacy (StoreKit 1) transaction receipt naming `transactionId`.
+    static func legacyReceipt(_ transactionId: String) -> String {
+        let inner = Data("{\n\t\"transaction-id\" = \"\(transactionId)\";\n}".utf8).base64EncodedString()
+        return Data("{\n\t\"purchase-info\" = \"\(inner)\";\n}".utf8).base64EncodedString()
+    }
+
+    @Test func eachInputKindBindsThePurchaseAndAnswersTheUsersEntitlements() async throws {
+        try await Self.withStack { stack in
+            let subscriptions = Self.activePurchases(stack.sim, .autoRenewableSubscription)
+            try #require(subscriptions.count >= 3, "the scenario has active subscriptions")
+            // 1. StoreKit 2's signed transaction, verified like a notification's nested JWS.
+            let first = subscriptions[0]
+            let signed = try stack.sim.simulator.signer.signTransaction(first.transactions.last!)
+            let (status, body) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
+            #expect(status == 200, "\(body)")
+            #expect(body["customer"] as? String == "user-a" && body["requestId"] is String)
+            #expect(try await stack.activeProducts("user-a") == [first.productId])
+            // 2. A transaction id of its first period, looked up with Get Transaction Info (Production first), then its history.
+            let second = subscriptions[1]
+            let (idStatus, idBody) = try await stack.post("user-b", #"{"transactionId":""# + second.transactions.first!.transactionId! + #""}"#)
+            #expect(idStatus == 200, "\(idBody)")
+            #expect(try await stack.activeProducts("user-b") == [second.productId], "the newest period decides, whatever id was posted")
+            // 3. A StoreKit 1 receipt: its ids, then Get Transaction History, every page.
+            let third = subscriptions[2]
+            let receipt = Self.legacyReceipt(third.transactions.first!.transactionId!)
+            let (receiptStatus, receiptBody) = try await stack.post("user-c", #"{"appReceipt":""# + receipt + #""}"#)
+            #expect(receiptStatus == 200, "\(receiptBody)")
+            #expect(try await stack.activeProducts("user-c") == [third.productId])
+            let written = try await stack.written()
+            #expect(written.bindings == [first.originalTransactionId: "user-a", second.originalTransactionId: "user-b",
+                                         third.originalTransactionId: "user-c"])
+            #expect(written.purchases == 1 + second.transactions.count + third.transactions.count,
+                    "one record per transaction of a subscription's history")
+            // Posting the same purchase again for the same user is harmless.
+            let (again, _) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
+            #expect(again == 200)
+
+            // Another user claims user-a's purchase: 409 under `refuse`, nothing moves.
+            let (conflict, conflictBody) = try await stack.post("user-z", #"{"signedTransaction":""# + signed + #""}"#)
+            #expect(conflict == 409 && conflictBody["error"] as? String == "owned-by-another-user", "\(conflictBody)")
+            #expect(try await stack.activeProducts("user-a") == [first.productId])
+            #expect(try await stack.activeProducts("user-z") == [])
+            #expect(try await stack.written().bindings[first.originalTransactionId] == "user-a")
+        }
+    }
+
+    @Test func transferPolicyMovesThePurchaseAndSaysFromWhomToWhom() async throws {
+        try await Self.withStack(policy: .transfer) { stack in
+            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
+            let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
+            #expect(try await stack.post("old-owner", #"{"signedTransaction":""# + signed + #""}"#).0 == 200)
+            #expect(try await stack.post("new-owner", #"{"signedTransaction":""# + signed + #""}"#).0 == 200)
+            #expect(try await stack.activeProducts("new-owner") == [purchase.productId])
+            #expect(try await stack.activeProducts("old-owner") == [], "nothing stays active twice")
+            let logger = Self.logger
+            let moved = try await DatabaseClient.with(try DatabaseSettings(url: stack.databaseURL), logger: logger) { client in
+                var found: [String] = []
+                for try await payload in try await client.query(
+                    "SELECT payload::text FROM outbox WHERE payload->>'eventType' = 'entitlement.customer-changed'", logger: logger).decode(String.self) {
+                    found.append(payload)
+                }
+                return found
+            }
+            #expect(moved.count == 1)
+            #expect(moved.first?.contains(#""previousCustomer": "old-owner""#) == true, "\(moved)")
+            #expect(moved.first?.contains("new-owner") == true)
+        }
+    }
+
+    @Test func badInputsAre4xxJSONErrorsThatWriteNothing() async throws {
+        try await Self.withStack(maximumBody: 4096) { stack in
+            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
+            let transaction = purchase.transactions.last!
+            let forger = AppStoreSigner(pki: try TestPKI())
+            let forged = try forger.sign(transaction)
+            let cases: [(String, String, Int, String)] = [
+                ("user-1", "not json", 400, "bad-body"),
+                ("user-1", "{}", 400, "bad-body"),
+                ("user-1", #"{"transactionId":"1","appReceipt":"x"}"#, 400, "bad-body"),
+                ("user-1", #"{"signedTransaction":"a.b.c"}"#, 400, "invalid-signed-transaction"),
+                ("user-1", #"{"signedTransaction":""# + forged + #""}"#, 400, "invalid-signed-transaction"),
+                ("user-1", #"{"transactionId":"99999999999"}"#, 404, "unknown-transaction"),
+                ("user-1", #"{"transactionId":"1; DROP TABLE"}"#, 400, "bad-transaction-id"),
+                ("user-1", #"{"appReceipt":"%%%"}"#, 400, "bad-receipt"),
+                ("user-1", #"{"transactionId":"1","environment":"Xcode"}"#, 400, "bad-environment"),
+                ("user-1", #"{"appReceipt":""# + String(repeating: "A", count: 8192) + #""}"#, 413, "body-too-large"),
+                (String(repeating: "u", count: 129), #"{"transactionId":"1"}"#, 400, "bad-app-user-id"),
+            ]
+            for (user, body, status, code) in cases {
+                let (answered, json) = try await stack.post(user, body)
+                #expect(answered == status && json["error"] as? String == code, "\(body.prefix(60)): \(answered) \(json)")
+            }
+            let (unauthorized, _) = try await stack.post("user-1", #"{"transactionId":"1"}"#, key: "ck_nope_nope")
+            #expect(unauthorized == 401)
+            let written = try await stack.written()
+            #expect(written.purchases == 0 && written.bindings.isEmpty, "nothing written")
+        }
+    }
+
+    @Test func answers202WithWhereToLookWhenTheUpdaterIsSlowerThanTheBound() async throws {
+        try await Self.withStack(wait: .milliseconds(300), runUpdater: false) { stack in
+            let purchase = try #require(Self.activePurchases(stack.sim, .nonConsumable).first ?? Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
+            let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
+            let (status, body) = try await stack.post("late-user", #"{"signedTransaction":""# + signed + #""}"#)
+            #expect(status == 202, "\(body)")
+            #expect(body["location"] as? String == "/v1/apps/\(stack.app)/customers/late-user" && body["requestId"] is String)
+        }
+    }
+}
