@@ -200,7 +200,7 @@ let package = Package(
         .executableTarget(
             name: "EntitlementUpdater",
             dependencies: [
-                "Entitlements", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
+                "AppStoreModels", "Entitlements", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -9,8 +9,8 @@ import ServiceRuntime
 import Storage
 
 /// Builds the entitlement updater: the PostgreSQL client, the DLQ producer and the consumer loop over the
-/// verified topic (after migrating, when configured), behind the operations endpoints. The database client
-/// is registered first so it shuts down last. Tests call this too.
+/// verified topic (after migrating, when configured) and the renewal-time sweeper, behind the operations
+/// endpoints. The database client is registered first so it shuts down last. Tests call this too.
 func buildApplication(
     settings: EntitlementUpdaterSettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
@@ -29,9 +29,17 @@ func buildApplication(
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
+    var services: [any Service] = [database, producer, worker]
+    if let interval = settings.sweepInterval {
+        services.append(RenewalSweeperService(
+            sweep: RenewalSweep(client: database, logger: logger, topics: settings.topics), interval: interval, margin: settings.sweepMargin,
+            batch: settings.sweepBatch,
+            requests: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "renewal_sweep", label: "result",
+                                      help: "Status requests written by the renewal-time sweep"),
+            logger: logger))
+    }
     return OperationsServer.build(
-        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
-        services: [database, producer, worker], logger: logger)
+        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry, services: services, logger: logger)
 }
 
 /// Applies pending migrations (when asked), then runs a service.

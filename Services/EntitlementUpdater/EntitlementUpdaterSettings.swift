@@ -19,6 +19,10 @@ struct EntitlementUpdaterSettings: Sendable {
     var catalog = EntitlementCatalog()
     /// Whether to apply pending migrations at start (safe with several replicas: an advisory lock serializes them).
     var migrateOnStart = true
+    /// The renewal-time sweep: how often (nil: off), how long after an active entitlement's end, how many per pass.
+    var sweepInterval: Duration? = .seconds(60)
+    var sweepMargin: Duration = .seconds(3600)
+    var sweepBatch = 100
 
     init(database: DatabaseSettings, kafka: KafkaClientSettings) {
         self.database = database
@@ -26,7 +30,8 @@ struct EntitlementUpdaterSettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
-    /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP` and `MIGRATE_ON_START`.
+    /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
+    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
         self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
@@ -42,5 +47,9 @@ struct EntitlementUpdaterSettings: Sendable {
             throw SettingsError("ENTITLEMENT_MAP: \(error)")
         }
         self.migrateOnStart = settings.string("MIGRATE_ON_START", default: "true") == "true"
+        let interval = try settings.milliseconds("RENEWAL_SWEEP_INTERVAL_MS", default: self.sweepInterval ?? .zero)
+        self.sweepInterval = interval > .zero ? interval : nil
+        self.sweepMargin = try settings.milliseconds("RENEWAL_SWEEP_MARGIN_MS", default: self.sweepMargin)
+        self.sweepBatch = max(1, try settings.int("RENEWAL_SWEEP_BATCH", default: self.sweepBatch))
     }
 }

@@ -17,9 +17,9 @@ public struct LabelledCounter: Sendable {
         self.help = help
     }
 
-    /// Adds one to the counter of a label value.
-    public func increment(_ value: String) {
+    /// Adds `amount` (default one) to the counter of a label value.
+    public func increment(_ value: String, by amount: Int = 1) {
         let descriptor = MetricNameDescriptor(namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
-        self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)]).increment()
+        self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)]).increment(by: Int64(amount))
     }
 }
