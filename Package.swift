@@ -161,6 +161,7 @@ let package = Package(
             dependencies: [
                 "AppStoreAPI",
                 "AppStoreModels",
+                "Entitlements",
                 "JWSVerification",
                 "NotificationPipeline",
                 "RdKafka",

@@ -115,15 +115,7 @@ struct StatusRequestHandler: BatchHandler {
                 requestId: request.requestId, notificationUUID: request.notificationUUID, subject: request.originalTransactionId,
                 environment: statuses.environment.rawValue, status: status.status, transaction: status.transaction,
                 renewalInfo: status.renewalInfo, signedTransactionInfo: status.signedTransactionInfo, signedRenewalInfo: status.signedRenewalInfo)
-            return .resolved(ProducerRecord(
-                topic: self.topics.verified, key: Array(snapshot.subject.utf8), value: try! snapshot.encoded(),
-                headers: [
-                    KafkaHeader(name: PipelineHeaders.schema, text: StatusSnapshot.schema),
-                    KafkaHeader(name: PipelineHeaders.environment, text: snapshot.environment),
-                    KafkaHeader(name: PipelineHeaders.bundleId, text: snapshot.bundleId),
-                    KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
-                    KafkaHeader(name: PipelineHeaders.requestID, text: request.requestId),
-                ]))
+            return .resolved(try! VerifiedTopicRecords.snapshot(snapshot, topics: self.topics, requestId: request.requestId))
         } catch {
             self.calls.increment(Self.callLabel(error))
             if let retryAfter = error.retryAfter { await self.bucket.pause(until: retryAfter) }

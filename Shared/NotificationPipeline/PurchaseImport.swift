@@ -44,6 +44,22 @@ public struct PurchaseImport: Sendable {
         return result
     }
 
+    /// Get All Subscription Statuses for the subscription of `transactionId`, as status snapshots (one per
+    /// subscription of the answer) the updater applies like refund-resolver's.
+    public func snapshots(of transactionId: String, bundleId: String, environment: Environment?, requestId: String) async throws(AppStoreAPIError)
+        -> [StatusSnapshot]
+    {
+        let statuses = try await self.client
+            .scoped(bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
+            .subscriptionStatuses(transactionId)
+        return statuses.subscriptions.map {
+            StatusSnapshot(
+                requestId: "\(requestId):\($0.originalTransactionId)", notificationUUID: requestId, subject: $0.originalTransactionId,
+                environment: statuses.environment.rawValue, status: $0.status, transaction: $0.transaction, renewalInfo: $0.renewalInfo,
+                signedTransactionInfo: $0.signedTransactionInfo, signedRenewalInfo: $0.signedRenewalInfo)
+        }
+    }
+
     // MARK: Records
 
     /// What a request hands over beside its transactions.
@@ -76,22 +92,10 @@ public struct PurchaseImport: Sendable {
             }
     }
 
-    /// The verified-topic record of a purchase: keyed by its subject like the subscription's notifications.
-    public static func producerRecord(_ record: AppPurchaseRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
-        ProducerRecord(
-            topic: topics.verified, key: Array(record.subject.utf8), value: try record.encoded(),
-            headers: [
-                KafkaHeader(name: PipelineHeaders.schema, text: AppPurchaseRecord.schema),
-                KafkaHeader(name: PipelineHeaders.environment, text: record.environment),
-                KafkaHeader(name: PipelineHeaders.bundleId, text: record.bundleId),
-                KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(receivedAt.timeIntervalSince1970 * 1000))),
-            ])
-    }
-
     /// Writes the records to the verified topic and returns once the broker acknowledged every one.
     public static func publish(_ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics) async throws {
         var pending: [PendingDelivery] = []
-        for record in records { pending.append(try await producer.enqueue(try Self.producerRecord(record, topics: topics))) }
+        for record in records { pending.append(try await producer.enqueue(try VerifiedTopicRecords.appPurchase(record, topics: topics))) }
         for delivery in pending { _ = try await delivery.report }
     }
 }

@@ -13,8 +13,10 @@ enum IAPCtlProcess {
         process.executableURL = ServiceProcess.binaries.appendingPathComponent("iapctl")
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = try FileHandle(forWritingTo: output)
-        process.standardError = try FileHandle(forWritingTo: output)
+        // One handle for both streams, so they share the file offset instead of overwriting each other.
+        let handle = try FileHandle(forWritingTo: output)
+        process.standardOutput = handle
+        process.standardError = handle
         try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in finished.resume() }
             do { try process.run() } catch { finished.resume(throwing: error) }

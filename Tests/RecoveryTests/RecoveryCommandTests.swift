@@ -1,4 +1,5 @@
 import AppStoreModels
+import Entitlements
 @testable import AppStoreSim
 import Foundation
 import NotificationPipeline
@@ -63,6 +64,53 @@ import TestSupport
                 broken["APPSTORE_API_KEY_ID"] = "WRONGKEY"
                 let (refused, refusedOutput) = try await IAPCtlProcess.run(["test-notification", "--timeout", "5"], environment: broken)
                 #expect(refused == 1 && refusedOutput.contains("401"), "\(refusedOutput)")
+            }
+        }
+    }
+}
+
+// MARK: - iapctl resync
+
+/// `iapctl resync`, the real binary, against the sim and a real broker: every transaction of each listed
+/// purchase (by id, by receipt) as an app-purchase record bound to its app user, each subscription's status as
+/// a snapshot, a progress line per entry and a summary; a bad entry fails alone.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct ResyncCommandTests {
+    @Test func resyncImportsHistoryAndStatusesPerEntry() async throws {
+        try await withLocalBroker { bootstrap in
+            try await SimHarness.with(customers: 30, seed: 5) { sim in
+                let topics = PipelineTopics()
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                try await kafka.createTopics(topics.all.map { ($0, 1) })
+                let purchases = sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+                let subscriptions = purchases.filter { $0.productType == .autoRenewableSubscription }
+                try #require(subscriptions.count >= 2)
+                let byId = subscriptions[0], byReceipt = subscriptions[1]
+                let directory = try LocalComponents.temporaryDirectory("resync")
+                let file = directory.appendingPathComponent("customers.txt")
+                try """
+                    # app user, transaction id or receipt
+                    user-1,\(byId.transactions.last!.transactionId!)
+                    user-2,\(CustomerAPIPurchaseTests.legacyReceipt(byReceipt.transactions.first!.transactionId!))
+                    user-3,99999999999
+
+                    """.write(to: file, atomically: true, encoding: .utf8)
+                let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
+                let (status, output) = try await IAPCtlProcess.run(["resync", "--file", file.path], environment: environment)
+                #expect(status == 1, "one entry failed: \(output)")
+                let transactions = byId.transactions.count + byReceipt.transactions.count
+                #expect(output.contains("resync: 3 entries, \(transactions) transactions, 2 subscription statuses, 1 failed"), "\(output)")
+                #expect(output.contains("resync: 1/3") && output.contains("failed: line 4 (99999999999)"), "\(output)")
+
+                let records = try await kafka.readAll(topics.verified, atLeast: transactions + 2, quiet: .seconds(1), timeout: .seconds(20))
+                let purchasesWritten = try records.filter { $0.header("schema")?.text == AppPurchaseRecord.schema }
+                    .map { try JSONDecoder().decode(AppPurchaseRecord.self, from: Data($0.value ?? [])) }
+                let snapshots = try records.filter { $0.header("schema")?.text == StatusSnapshot.schema }
+                    .map { try JSONDecoder().decode(StatusSnapshot.self, from: Data($0.value ?? [])) }
+                #expect(purchasesWritten.count == transactions && purchasesWritten.allSatisfy { $0.source == .resync })
+                #expect(Set(purchasesWritten.filter { $0.subject == byId.originalTransactionId }.map { $0.appUserId ?? "" }) == ["user-1"])
+                #expect(Set(purchasesWritten.filter { $0.subject == byReceipt.originalTransactionId }.map { $0.appUserId ?? "" }) == ["user-2"])
+                #expect(Set(snapshots.map(\.subject)) == [byId.originalTransactionId, byReceipt.originalTransactionId])
+                #expect(snapshots.first { $0.subject == byId.originalTransactionId }?.status == byId.status?.rawValue)
             }
         }
     }

@@ -1,0 +1,35 @@
+public import Entitlements
+import Foundation
+public import RdKafka
+
+/// The records other producers than the chain-verifier write to the verified topic, keyed by their subject
+/// like the subscription's notifications, with the `schema` header the updater tells them apart by.
+public enum VerifiedTopicRecords {
+    /// A status snapshot (refund-resolver's answer, or `iapctl resync`).
+    public static func snapshot(_ snapshot: StatusSnapshot, topics: PipelineTopics, requestId: String, receivedAt: Date = Date()) throws
+        -> ProducerRecord
+    {
+        ProducerRecord(
+            topic: topics.verified, key: Array(snapshot.subject.utf8), value: try snapshot.encoded(),
+            headers: Self.headers(schema: StatusSnapshot.schema, environment: snapshot.environment, bundleId: snapshot.bundleId, receivedAt: receivedAt)
+                + [KafkaHeader(name: PipelineHeaders.requestID, text: requestId)])
+    }
+
+    /// A purchase the app posted (customer-api) or `iapctl resync` imported.
+    public static func appPurchase(_ record: AppPurchaseRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.verified, key: Array(record.subject.utf8), value: try record.encoded(),
+            headers: Self.headers(schema: AppPurchaseRecord.schema, environment: record.environment, bundleId: record.bundleId, receivedAt: receivedAt)
+                + [KafkaHeader(name: PipelineHeaders.requestID, text: record.requestId)])
+    }
+
+    /// The headers every such record carries.
+    private static func headers(schema: String, environment: String, bundleId: String, receivedAt: Date) -> [KafkaHeader] {
+        [
+            KafkaHeader(name: PipelineHeaders.schema, text: schema),
+            KafkaHeader(name: PipelineHeaders.environment, text: environment),
+            KafkaHeader(name: PipelineHeaders.bundleId, text: bundleId),
+            KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(receivedAt.timeIntervalSince1970 * 1000))),
+        ]
+    }
+}
