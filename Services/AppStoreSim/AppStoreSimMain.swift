@@ -100,6 +100,11 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Write the expected entitlements (JSON) here.") var expectedOut: String?
     @Option(help: "Write the completeness facts (JSON: every carried transaction, every refund-like notification) here.") var factsOut: String?
     @Flag(help: "Keep serving the API after delivering (until SIGINT/SIGTERM).") var keepServing = false
+    @Option(help: "Share of customers without an appAccountToken whose app posts the purchase to customer-api first (half of them instead of the notification).")
+    var appPostShare = 0.0
+    @Option(help: "Share of DID_RENEW and EXPIRED notifications lost for good (never sent, not in notification history).") var lostShare = 0.0
+    @Option(help: "customer-api's base URL, where the app posts its purchases.") var customerApiUrl: String?
+    @Option(help: "The app's customer-api key (default: CUSTOMER_API_KEY).") var customerApiKey: String?
 
     func run() async throws {
         var logger = Logger(label: "appstore-sim")
@@ -124,6 +129,13 @@ struct Run: AsyncParsableCommand {
         configuration.duplicates = self.duplicates
         configuration.shuffled = !self.inOrder
         configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map { Duration.milliseconds($0) }
+        configuration.appPostShare = self.appPostShare
+        configuration.lostShare = self.lostShare
+        configuration.customerAPIURL = self.customerApiUrl
+        configuration.customerAPIKey = self.customerApiKey ?? ProcessInfo.processInfo.environment["CUSTOMER_API_KEY"]
+        guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil) else {
+            throw ValidationError("--app-post-share needs --customer-api-url and --customer-api-key (or CUSTOMER_API_KEY)")
+        }
         let simulator = try Simulator(configuration: configuration, pki: pki)
         if let path = self.expectedOut {
             let encoder = JSONEncoder()
@@ -162,6 +174,15 @@ struct ScenarioRunner: Service {
         SimOutput.line("appstore-sim: \(self.simulator.configuration.customers) customers, \(scenario.notifications.count) notifications, "
             + "\(scenario.expected.count) expected entitlements (\(scenario.expected.filter(\.active).count) active)")
         for (name, count) in scenario.lifeCycles.sorted(by: { $0.key < $1.key }) { SimOutput.line("  \(count)\t\(name)") }
+        if !scenario.lost.isEmpty {
+            SimOutput.line("appstore-sim: \(scenario.lost.count) notifications lost for good (\(scenario.lost.filter { Scenario.losableTypes.contains($0.type) }.count) "
+                + "DID_RENEW/EXPIRED, the others purchases the app posted instead)")
+        }
+        if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey, !scenario.appPosts.isEmpty {
+            SimOutput.line("appstore-sim: the app posts \(scenario.appPosts.count) purchases to \(url) (app user ids, no appAccountToken)")
+            let statuses = await self.simulator.postAppPurchases(http: self.http, to: url, key: key)
+            SimOutput.line("appstore-sim: app posts answered " + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+        }
         if let url = self.simulator.configuration.ingestURL {
             let plan = self.simulator.deliveryPlan()
             SimOutput.line("appstore-sim: delivering \(plan.count) posts (duplicates included) to \(url)")

@@ -58,6 +58,20 @@ struct Scenario: Sendable {
 
     /// Which life cycles the run holds, by name, for the summary line.
     var lifeCycles: [String: Int]
+    /// Purchases the app hands to the team's server (customer-api) right after buying, keyed by app user ids.
+    var appPosts: [AppPost] = []
+    /// Notifications the App Store lost for good: never sent, not in notification history.
+    var lost: [SimNotification] = []
+}
+
+/// A purchase as the app posts it to customer-api: StoreKit 2's signed transaction of the purchase moment,
+/// for the app's own user id (these customers have no appAccountToken).
+struct AppPost: Sendable {
+    var appUserId: String
+    var environment: Environment
+    var transaction: JWSTransactionDecodedPayload
+    /// When the App Store signed it: the purchase (epoch ms).
+    var signedAt: Int64
 }
 
 /// A small deterministic random generator (SplitMix64), so a seed reproduces a run.
@@ -75,8 +89,8 @@ struct SimRandom: RandomNumberGenerator, Sendable {
 
 // MARK: - Completeness facts
 
-/// What a scenario's notifications carry, for the completeness checks of the local run and the end-to-end
-/// test: every transaction (per environment) with whether its final version is revoked, and the
+/// What a scenario's notifications (and the app's posts) carry, for the completeness checks of the local run
+/// and the end-to-end test: every transaction (per environment) with whether its final version is revoked, and the
 /// notifications that must each yield exactly one revocation event.
 struct ScenarioFacts: Codable, Sendable {
     struct CarriedTransaction: Codable, Hashable, Sendable {
@@ -96,10 +110,11 @@ extension Scenario {
     /// The completeness facts of this scenario, from the sim's own final state of each purchase.
     var facts: ScenarioFacts {
         var carried: Set<ScenarioFacts.CarriedTransaction> = []
-        for notification in self.notifications {
-            guard let id = notification.transaction?.transactionId, let original = notification.transaction?.originalTransactionId,
+        let sent = self.notifications.map { ($0.environment, $0.transaction) } + self.appPosts.map { ($0.environment, Optional($0.transaction)) }
+        for (environment, transaction) in sent {
+            guard let id = transaction?.transactionId, let original = transaction?.originalTransactionId,
                   let final = self.purchases[original]?.transactions.first(where: { $0.transactionId == id }) else { continue }
-            carried.insert(.init(environment: notification.environment.rawValue, transactionId: id, revoked: final.revocationDate != nil))
+            carried.insert(.init(environment: environment.rawValue, transactionId: id, revoked: final.revocationDate != nil))
         }
         return ScenarioFacts(
             transactions: carried.sorted { ($0.environment, $0.transactionId) < ($1.environment, $1.transactionId) },

@@ -34,6 +34,13 @@ struct SimConfiguration: Sendable {
     var concurrency = 16
     /// Apple's retry schedule, compressed: delays between the passes that re-send undelivered notifications.
     var retryDelays: [Duration] = []
+    /// The share of customers without an appAccountToken whose app posts the purchase to customer-api.
+    var appPostShare = 0.0
+    /// The share of DID_RENEW and EXPIRED notifications the App Store loses for good.
+    var lostShare = 0.0
+    /// customer-api's base URL and an API key of the app, where the app posts its purchases.
+    var customerAPIURL: String?
+    var customerAPIKey: String?
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
@@ -74,6 +81,7 @@ struct Simulator: Sendable {
         }
         merged.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }
         merged.expected.sort()
+        merged.applyAppSide(appPostShare: configuration.appPostShare, lostShare: configuration.lostShare, seed: configuration.seed)
         return merged
     }
 

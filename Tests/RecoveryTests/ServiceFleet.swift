@@ -2,10 +2,10 @@ import AsyncHTTPClient
 import Foundation
 import TestSupport
 
-/// The five services as separate processes of their built binaries, each on its own loopback port, so a
+/// The six services as separate processes of their built binaries, each on its own loopback port, so a
 /// test can SIGKILL one mid-way and start it again as an orchestrator would.
 actor ServiceFleet {
-    static let names = ["ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher"]
+    static let names = ["ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api"]
 
     let environment: [String: String]
     let directory: URL
@@ -23,6 +23,7 @@ actor ServiceFleet {
     }
 
     var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
+    var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
 
     /// Starts a service (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {

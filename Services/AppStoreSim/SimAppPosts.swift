@@ -1,0 +1,40 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+// MARK: - Simulator + the app posting its purchases
+
+extension Simulator {
+    /// The app's side: posts every ``AppPost`` (StoreKit 2's signed transaction, signed at the purchase) to
+    /// customer-api for its app user, `concurrency` at a time; returns the count of each HTTP status (0: no answer).
+    func postAppPurchases(http: HTTPClient, to baseURL: String, key: String, concurrency: Int = 8) async -> [Int: Int] {
+        let bundleId = self.configuration.bundleId
+        let signer = self.signer
+        return await withTaskGroup(of: Int.self) { group in
+            var statuses: [Int: Int] = [:]
+            var running = 0
+            for post in self.scenario.appPosts {
+                if running == concurrency, let status = await group.next() {
+                    statuses[status, default: 0] += 1
+                    running -= 1
+                }
+                running += 1
+                group.addTask {
+                    guard let signed = try? signer.signTransaction(post.transaction, now: Date(timeIntervalSince1970: Double(post.signedAt) / 1000))
+                    else { return 0 }
+                    var request = HTTPClientRequest(url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(post.appUserId)/transactions")
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: "Bearer \(key)")
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(string: #"{"signedTransaction":""# + signed + #""}"#))
+                    guard let response = try? await http.execute(request, timeout: .seconds(30)) else { return 0 }
+                    _ = try? await response.body.collect(upTo: 1 << 20)
+                    return Int(response.status.code)
+                }
+            }
+            for await status in group { statuses[status, default: 0] += 1 }
+            return statuses
+        }
+    }
+}
