@@ -3,7 +3,8 @@
 # Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the six services
 # (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher, customer-api) and `appstore-sim`, which
 # delivers a scenario of a few hundred customers (shuffled, with duplicates) and answers the refund
-# resolver's App Store Server API calls. The real Apple-signed notification, a tampered copy and a
+# resolver's App Store Server API calls; the app of some customers posts their purchases to customer-api, and some
+# renewal notifications are lost for good. The real Apple-signed notification, a tampered copy and a
 # malformed body go to ingest too. Then it prints the summary (deploy/local/summary.py).
 #   deploy/local/run.sh [--keep-running] [--customers N] [--seed S] [--rate POSTS_PER_SECOND]
 # --keep-running leaves the stack up until Ctrl-C. Every process it started is stopped on exit or Ctrl-C.
@@ -54,6 +55,8 @@ print("  valid:", n["notificationType"], n["notificationUUID"], "transaction", t
 echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the six services"
 stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
+# The renewal-time sweep looks every 2 s for subscriptions past their end (production default: every 60 s, 1 h after).
+export RENEWAL_SWEEP_INTERVAL_MS=2000 RENEWAL_SWEEP_MARGIN_MS=0
 pipeline_start "$bin" "$work" "$sim_port"
 ingest="http://127.0.0.1:${service_port[ingest]}/notifications"
 echo "  all six services ready; ingest at $ingest, customer-api at http://127.0.0.1:${service_port[customer-api]}, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
@@ -76,9 +79,16 @@ for name in real tampered malformed; do
 done
 
 # MARK: the scenario
-echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s"
+customer_api="http://127.0.0.1:${service_port[customer-api]}"
+api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run --rate 2000 \
+    | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
+echo "   the app of 25% of the customers without an appAccountToken posts its purchase to customer-api first (half instead of"
+echo "   the notification), and 10% of DID_RENEW/EXPIRED notifications are lost for good (the renewal-time sweep makes up for them)"
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
-    --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" --keep-serving 2>"$work/appstore-sim.log" &
+    --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" \
+    --app-post-share 0.25 --lost-share 0.1 --customer-api-url "$customer_api" --customer-api-key "$api_key" \
+    --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
 sim_follow "$work/appstore-sim.log" "${pids[-1]}"
 
@@ -86,9 +96,7 @@ echo "== waiting until the pipeline has applied and published everything (at mos
 services=()
 for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
 status=0
-api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run --rate 2000 \
-    | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
-"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "http://127.0.0.1:${service_port[customer-api]}" --api-key "$api_key" \
+"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "$customer_api" --api-key "$api_key" \
     --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)

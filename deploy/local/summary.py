@@ -130,7 +130,12 @@ def print_customer_api(url, api_key, expected):
         print(f"  {environment}: {matching.get(environment, 0)}/{totals[environment]} answered as the sim expects (active now, revoked)")
     for failure in failures[:5]:
         print(f"    differs: {failure}")
+    app_users = sum(1 for e in expected if e["customer"].startswith("app-user-"))
+    print(f"  of them {app_users} belong to app user ids (purchases the app posted, no appAccountToken)")
+    print(f"  customer-api: {url}")
     print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<customer>'")
+    print(f"       curl -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' "
+          f"-d '{{\"transactionId\": \"<id>\"}}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>/transactions'")
     return not failures
 
 
@@ -239,6 +244,12 @@ def main():
         print(f"  revocation events / refund-like notifications (REFUND, REFUND_REVERSED, REVOKE, REFUND_DECLINED): "
               f"{one_event}/{refunds} with exactly one")
         complete = present == carried == newest and one_event == refunds
+    print("== the app's side and lost notifications")
+    bound = sql(args.database_url, "SELECT count(*), count(DISTINCT app_user_id) FROM customer_bindings")[0]
+    posted = sql(args.database_url, "SELECT count(*) FROM notification_log WHERE notification_type = 'APP_PURCHASE'")[0][0]
+    swept = sql(args.database_url, "SELECT count(*) FROM status_requests WHERE notification_uuid = 'renewal-sweep'")[0][0]
+    print(f"  purchases posted by the app: {posted} applied, {bound[0]} purchases bound to {bound[1]} app users")
+    print(f"  renewal-time sweep: {swept} subscriptions past their end asked for their status (lost DID_RENEW/EXPIRED made up for)")
     api_ok = print_customer_api(args.customer_api, args.api_key, expected)
     print("== entitlement timelines of a few customers")
     print_timelines(args.database_url, expected, args.timelines)
