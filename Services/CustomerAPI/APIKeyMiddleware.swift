@@ -35,7 +35,7 @@ struct APIKeyMiddleware: RouterMiddleware {
                 return Self.unauthorized("the API key is \(refusal)")
             }
         }
-        if let wait = await self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
+        if let wait = self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
             self.outcomes.increment("rate-limited")
             var headers = HTTPFields()
             headers[.retryAfter] = String(Int(wait.rounded(.up)))

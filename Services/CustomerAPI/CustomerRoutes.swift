@@ -48,7 +48,7 @@ struct CustomerRoutes {
         }
         // The ETag covers the state, not the evaluation instant: the same entitlements give the same tag.
         let state = view.entitlements + "\u{1F}" + view.subscriptions + "\u{1F}" + view.purchases
-        let tag = "\"" + SHA256.hash(data: Data(state.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        let tag = "\"" + Self.hex(SHA256.hash(data: Data(state.utf8)).prefix(16)) + "\""
         var headers = HTTPFields()
         headers[.eTag] = tag
         headers[.cacheControl] = "private, no-cache"
@@ -65,8 +65,32 @@ struct CustomerRoutes {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
-    /// A string as a JSON string literal.
+    /// A string as a JSON string literal (quotes, backslashes and control characters escaped).
     static func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Lower-case hex of bytes.
+    static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,20 +1,24 @@
 import AppStoreModels
 import Foundation
+import Synchronization
 
 /// A token bucket per API key: a key may make its `ratePerSecond` requests a second on average, with bursts
-/// up to one second's worth. Refusals say when the next request would be allowed.
-actor KeyRateLimiter {
-    private var buckets: [String: (tokens: Double, updated: ContinuousClock.Instant)] = [:]
+/// up to one second's worth. Refusals say when the next request would be allowed. Synchronous under a lock
+/// (no actor hop on every request).
+final class KeyRateLimiter: Sendable {
+    private let buckets = Mutex<[String: (tokens: Double, updated: ContinuousClock.Instant)]>([:])
 
     /// Takes a token for the key; returns nil when granted, else the seconds until one is available.
     func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
         let rate = Double(max(ratePerSecond, 1))
-        var bucket = self.buckets[keyId] ?? (tokens: rate, updated: now)
-        bucket.tokens = min(rate, bucket.tokens + rate * (now - bucket.updated).timeInterval)
-        bucket.updated = now
-        defer { self.buckets[keyId] = bucket }
-        guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / rate }
-        bucket.tokens -= 1
-        return nil
+        return self.buckets.withLock { buckets -> Double? in
+            var bucket = buckets[keyId] ?? (tokens: rate, updated: now)
+            bucket.tokens = min(rate, bucket.tokens + rate * max(0, (now - bucket.updated).timeInterval))
+            bucket.updated = max(now, bucket.updated)
+            defer { buckets[keyId] = bucket }
+            guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / rate }
+            bucket.tokens -= 1
+            return nil
+        }
     }
 }

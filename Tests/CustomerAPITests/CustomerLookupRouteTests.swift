@@ -178,11 +178,19 @@ import TestSupport
     @Test func theRateLimiterRefillsOverTime() async {
         let limiter = KeyRateLimiter()
         let start = ContinuousClock.now
-        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
-        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
-        let wait = await limiter.take(keyId: "k", ratePerSecond: 2, now: start)
+        #expect(limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
+        #expect(limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
+        let wait = limiter.take(keyId: "k", ratePerSecond: 2, now: start)
         #expect(wait.map { abs($0 - 0.5) < 0.01 } == true, "half a second for the next token at 2/s")
-        #expect(await limiter.take(keyId: "k", ratePerSecond: 2, now: start + .milliseconds(600)) == nil)
-        #expect(await limiter.take(keyId: "other", ratePerSecond: 2, now: start) == nil, "each key has its own bucket")
+        #expect(limiter.take(keyId: "k", ratePerSecond: 2, now: start + .milliseconds(600)) == nil)
+        #expect(limiter.take(keyId: "other", ratePerSecond: 2, now: start) == nil, "each key has its own bucket")
+    }
+
+    @Test func bodyStringsAreValidJSONWhateverTheirCharacters() throws {
+        for text in ["plain", "quote \" and backslash \\", "new\nline\ttab\r", "control \u{01}\u{1F}", "é 日本 🎉", ""] {
+            let literal = CustomerRoutes.quoted(text)
+            #expect(try JSONDecoder().decode(String.self, from: Data(literal.utf8)) == text, "\(literal)")
+        }
+        #expect(CustomerRoutes.hex([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
 }

@@ -81,49 +81,75 @@ public struct CustomerLookup: Sendable {
     /// The customer's view in one app (one environment, or all when nil) as of `asOf` (epoch milliseconds),
     /// as the JSON arrays of ``CustomerView``.
     public func view(bundleId: String, customer: String, environment: String? = nil, asOf: Int64) async throws -> CustomerViewJSON {
-        let all = environment == nil
-        let env = environment ?? ""
-        let rows = try await self.client.query("""
-            WITH e AS (
-                SELECT environment, entitlement_id, product_id,
-                       active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > \(asOf)) AS active_now,
-                       valid_from, valid_until, revoked_at, original_transaction_id, ownership_type
-                FROM entitlements
-                WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND (customer = \(customer) OR original_transaction_id = \(customer))
-            ), o AS (
-                SELECT original_transaction_id FROM e UNION SELECT \(customer)
-                UNION SELECT original_transaction_id FROM customer_bindings
-                      WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env)) AND app_user_id = \(customer)
-            )
-            SELECT
-                COALESCE((SELECT json_agg(json_build_object(
-                    'environment', environment, 'entitlementId', entitlement_id, 'productId', product_id, 'active', active_now,
-                    'validFrom', valid_from, 'validUntil', valid_until, 'revokedAt', revoked_at,
-                    'originalTransactionId', original_transaction_id, 'ownershipType', ownership_type)
-                    ORDER BY environment, entitlement_id, product_id) FROM e), '[]')::text,
-                COALESCE((SELECT json_agg(json_build_object(
-                    'environment', environment, 'originalTransactionId', original_transaction_id, 'productId', product_id, 'status', status,
-                    'expiresDate', expires_date, 'gracePeriodExpiresDate', grace_period_expires_date, 'isInBillingRetry', is_in_billing_retry,
-                    'autoRenewStatus', auto_renew_status, 'autoRenewProductId', auto_renew_product_id)
-                    ORDER BY environment, original_transaction_id)
-                    FROM subscriptions
-                    WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
-                      AND (customer = \(customer) OR original_transaction_id IN (SELECT original_transaction_id FROM o))), '[]')::text,
-                COALESCE((SELECT json_agg(json_build_object(
-                    'environment', environment, 'transactionId', transaction_id, 'originalTransactionId', original_transaction_id,
-                    'productId', product_id, 'productType', product_type, 'purchaseDate', purchase_date, 'revocationDate', revocation_date,
-                    'quantity', quantity)
-                    ORDER BY environment, purchase_date, transaction_id)
-                    FROM transactions
-                    WHERE bundle_id = \(bundleId) AND (\(all) OR environment = \(env))
-                      AND product_type IS DISTINCT FROM 'Auto-Renewable Subscription'
-                      AND (lower(app_account_token) = lower(\(customer)) OR original_transaction_id IN (SELECT original_transaction_id FROM o))),
-                    '[]')::text
-            """, logger: self.logger)
+        let statement = CustomerViewStatement(bundleId: bundleId, customer: customer, environment: environment, asOf: asOf)
         var view = CustomerViewJSON(entitlements: "[]", subscriptions: "[]", purchases: "[]")
-        for try await (entitlements, subscriptions, purchases) in rows.decode((String, String, String).self) {
-            view = CustomerViewJSON(entitlements: entitlements, subscriptions: subscriptions, purchases: purchases)
-        }
+        for try await row in try await self.client.execute(statement, logger: self.logger) { view = row }
         return view
+    }
+}
+
+/// The look-up as a prepared statement: parsed and planned once per connection (planning alone cost more than
+/// running it). Every table is reached through an index: the purchases' ids are collected first and matched
+/// with `= ANY(ARRAY(…))`, which an index serves, where `IN (subquery)` beside an `OR` made PostgreSQL scan
+/// the whole table.
+struct CustomerViewStatement: PostgresPreparedStatement {
+    typealias Row = CustomerViewJSON
+
+    static let sql = """
+        WITH e AS (
+            SELECT environment, entitlement_id, product_id,
+                   active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > $5) AS active_now,
+                   valid_from, valid_until, revoked_at, original_transaction_id, ownership_type
+            FROM entitlements
+            WHERE bundle_id = $1 AND ($3 OR environment = $4) AND (customer = $2 OR original_transaction_id = $2)
+        ), o AS (
+            SELECT original_transaction_id FROM e UNION SELECT $2
+            UNION SELECT original_transaction_id FROM customer_bindings WHERE bundle_id = $1 AND ($3 OR environment = $4) AND app_user_id = $2
+        )
+        SELECT
+            COALESCE((SELECT json_agg(json_build_object(
+                'environment', environment, 'entitlementId', entitlement_id, 'productId', product_id, 'active', active_now,
+                'validFrom', valid_from, 'validUntil', valid_until, 'revokedAt', revoked_at,
+                'originalTransactionId', original_transaction_id, 'ownershipType', ownership_type)
+                ORDER BY environment, entitlement_id, product_id) FROM e), '[]')::text,
+            COALESCE((SELECT json_agg(json_build_object(
+                'environment', environment, 'originalTransactionId', original_transaction_id, 'productId', product_id, 'status', status,
+                'expiresDate', expires_date, 'gracePeriodExpiresDate', grace_period_expires_date, 'isInBillingRetry', is_in_billing_retry,
+                'autoRenewStatus', auto_renew_status, 'autoRenewProductId', auto_renew_product_id)
+                ORDER BY environment, original_transaction_id)
+                FROM subscriptions
+                WHERE bundle_id = $1 AND ($3 OR environment = $4)
+                  AND (customer = $2 OR original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o)))), '[]')::text,
+            COALESCE((SELECT json_agg(json_build_object(
+                'environment', environment, 'transactionId', transaction_id, 'originalTransactionId', original_transaction_id,
+                'productId', product_id, 'productType', product_type, 'purchaseDate', purchase_date, 'revocationDate', revocation_date,
+                'quantity', quantity)
+                ORDER BY environment, purchase_date, transaction_id)
+                FROM transactions
+                WHERE bundle_id = $1 AND ($3 OR environment = $4)
+                  AND product_type IS DISTINCT FROM 'Auto-Renewable Subscription'
+                  AND (lower(app_account_token) = lower($2) OR original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o)))),
+                '[]')::text
+        """
+
+    var bundleId: String
+    var customer: String
+    /// nil: every environment.
+    var environment: String?
+    var asOf: Int64
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 5)
+        bindings.append(self.bundleId)
+        bindings.append(self.customer)
+        bindings.append(self.environment == nil)
+        bindings.append(self.environment ?? "")
+        bindings.append(self.asOf)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> CustomerViewJSON {
+        let (entitlements, subscriptions, purchases) = try row.decode((String, String, String).self)
+        return CustomerViewJSON(entitlements: entitlements, subscriptions: subscriptions, purchases: purchases)
     }
 }
