@@ -16,14 +16,7 @@ struct RenewalSweeperService: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-            } catch {
-                return
-            }
-            await self.sweepOnce()
-        }
+        await runPeriodically(every: self.interval, immediately: false) { await self.sweepOnce() }
     }
 
     /// One pass: requests for what lapsed more than `margin` ago, at most `batch`.

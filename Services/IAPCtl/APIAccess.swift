@@ -5,6 +5,7 @@ import AsyncHTTPClient
 import Foundation
 import Logging
 import NotificationPipeline
+import RdKafka
 import ServiceRuntime
 
 /// The App Store Server API as the recovery commands reach it: the same environment variables as the
@@ -52,6 +53,28 @@ struct APIAccess {
             return result
         } catch {
             try? await access.http.shutdown()
+            throw error
+        }
+    }
+
+    /// The logger of the commands: errors only (their own output is the report).
+    static var quietLogger: Logger {
+        var logger = Logger(label: "iapctl")
+        logger.logLevel = .error
+        return logger
+    }
+
+    /// A producer to `--bootstrap-servers` (or `KAFKA_BOOTSTRAP_SERVERS`) for a command, shut down after `body`.
+    static func withProducer<T>(_ option: String?, clientID: String, logger: Logger, _ body: (KafkaProducer) async throws -> T) async throws -> T {
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: Self.bootstrapServers(option), clientID: clientID)),
+            logger: logger)
+        do {
+            let result = try await body(producer)
+            await producer.shutdown()
+            return result
+        } catch {
+            await producer.shutdown()
             throw error
         }
     }

@@ -34,27 +34,14 @@ struct BackfillCommand: AsyncParsableCommand {
             return date
         } ?? Date()
         guard since < until else { throw ValidationError("--since must be before --until") }
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .error
-            return logger
-        }()
+        let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
         do {
             let report = try await APIAccess.with(logger: logger) { access in
                 let scopes = try access.scopes(apps: self.app, environments: self.environment)
-                let producer = try KafkaProducer(
-                    configuration: KafkaProducerConfiguration(client: KafkaClientSettings(
-                        bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-backfill")),
-                    logger: logger)
-                do {
-                    let report = try await NotificationBackfill(client: access.client, producer: producer, topics: topics, scopes: scopes)
+                return try await APIAccess.withProducer(self.bootstrapServers, clientID: "iapctl-backfill", logger: logger) { producer in
+                    try await NotificationBackfill(client: access.client, producer: producer, topics: topics, scopes: scopes)
                         .run(since: since, until: until, onlyFailures: self.onlyFailures)
-                    await producer.shutdown()
-                    return report
-                } catch {
-                    await producer.shutdown()
-                    throw error
                 }
             }
             StandardStreams.writeOutput("backfill: \(report)")

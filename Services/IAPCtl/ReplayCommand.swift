@@ -28,11 +28,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Flag(help: "Show what would be replayed without producing or advancing the group.") var dryRun = false
 
     func run() async throws {
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .error
-            return logger
-        }()
+        let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
         let client = KafkaClientSettings(bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-replay")
         do {

@@ -63,23 +63,15 @@ struct ResyncCommand: AsyncParsableCommand {
         }
         let entries = try self.entries()
         guard !entries.isEmpty else { throw ValidationError("give --transaction-id or --file with at least one entry") }
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .error
-            return logger
-        }()
+        let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
         do {
             let tally = try await APIAccess.with(logger: logger) { access in
                 let bundleId = try self.app ?? (access.configured.first?.bundleId).orThrow(ValidationError("APPSTORE_APPS names no app"))
-                let producer = try KafkaProducer(
-                    configuration: KafkaProducerConfiguration(client: KafkaClientSettings(
-                        bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-resync")),
-                    logger: logger)
-                let tally = await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict,
-                                              importer: PurchaseImport(client: access.client), producer: producer, topics: topics)
-                await producer.shutdown()
-                return tally
+                return try await APIAccess.withProducer(self.bootstrapServers, clientID: "iapctl-resync", logger: logger) { producer in
+                    await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict,
+                                      importer: PurchaseImport(client: access.client), producer: producer, topics: topics)
+                }
             }
             StandardStreams.writeOutput("resync: \(tally)")
             for failure in tally.failures { StandardStreams.writeOutput("  failed: \(failure)") }

@@ -27,11 +27,7 @@ struct TestNotificationCommand: AsyncParsableCommand {
     var databaseURL: String?
 
     func run() async throws {
-        let logger: Logger = {
-            var logger = Logger(label: "iapctl")
-            logger.logLevel = .error
-            return logger
-        }()
+        let logger = APIAccess.quietLogger
         let databaseURL = self.databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"]
         do {
             try await APIAccess.with(logger: logger) { access in

@@ -16,14 +16,7 @@ struct ReconcilerService: Service {
     let logger: Logger
 
     func run() async throws {
-        while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            await self.reconcileOnce()
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: self.interval) }
-            } catch {
-                return
-            }
-        }
+        await runPeriodically(every: self.interval, immediately: true) { await self.reconcileOnce() }
     }
 
     /// One run over the window ending now.

@@ -55,13 +55,7 @@ extension EntitlementRules {
     /// The posted purchase in the shape the rules and rows read: a notification without a type whose UUID is
     /// the record's log id.
     public static func notification(of record: AppPurchaseRecord) -> VerifiedNotification {
-        var payload = ResponseBodyV2DecodedPayload()
-        payload.notificationUUID = record.logID
-        payload.signedDate = Timestamp(millisecondsSince1970: record.signedDate)
-        var data = NotificationData()
-        data.rawEnvironment = record.environment
-        data.bundleId = record.bundleId
-        payload.data = data
-        return VerifiedNotification(signedPayload: "", payload: payload, transaction: record.transaction, renewalInfo: nil)
+        Self.synthesized(logID: record.logID, signedDate: record.signedDate, environment: record.environment, bundleId: record.bundleId,
+                         status: nil, transaction: record.transaction, renewalInfo: nil)
     }
 }

@@ -39,14 +39,22 @@ extension EntitlementRules {
     /// The snapshot in the shape the rules and rows read: a notification whose `data.status` is the
     /// snapshot's status and whose UUID is the snapshot's log id.
     public static func notification(of snapshot: StatusSnapshot, status: Status? = nil) -> VerifiedNotification {
+        Self.synthesized(logID: snapshot.logID, signedDate: snapshot.signedDate, environment: snapshot.environment, bundleId: snapshot.bundleId,
+                         status: snapshot.status, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
+    }
+
+    /// A notification without a type standing for another verified input (a status snapshot, a purchase the
+    /// app posted): what the rules and rows read of it, its UUID the input's log id.
+    static func synthesized(logID: String, signedDate: Int64, environment: String, bundleId: String, status: Int32?,
+                            transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?) -> VerifiedNotification {
         var payload = ResponseBodyV2DecodedPayload()
-        payload.notificationUUID = snapshot.logID
-        payload.signedDate = Timestamp(millisecondsSince1970: snapshot.signedDate)
+        payload.notificationUUID = logID
+        payload.signedDate = Timestamp(millisecondsSince1970: signedDate)
         var data = NotificationData()
-        data.rawStatus = snapshot.status
-        data.rawEnvironment = snapshot.environment
-        data.bundleId = snapshot.bundleId
+        data.rawStatus = status
+        data.rawEnvironment = environment
+        data.bundleId = bundleId
         payload.data = data
-        return VerifiedNotification(signedPayload: "", payload: payload, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
+        return VerifiedNotification(signedPayload: "", payload: payload, transaction: transaction, renewalInfo: renewalInfo)
     }
 }
