@@ -105,6 +105,18 @@ import TestSupport
         }
     }
 
+    @Test func withoutPurchaseSettingsThePostSays503NotConfigured() async throws {
+        try await withAPI { client, key, _ in
+            var headers = HTTPFields()
+            headers[.authorization] = "Bearer \(key)"
+            let response = try await client.execute(
+                uri: "/v1/apps/\(Self.app)/customers/user-1/transactions", method: .post, headers: headers,
+                body: ByteBuffer(string: #"{"transactionId":"1"}"#))
+            #expect(response.status == .serviceUnavailable)
+            #expect(try Self.json(response)["error"] as? String == "not-configured")
+        }
+    }
+
     @Test func theETagLetsAClientSkipAnUnchangedAnswer() async throws {
         try await withAPI { client, key, _ in
             let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"

@@ -6,6 +6,7 @@ import AsyncHTTPClient
 import Entitlements
 @testable import EntitlementUpdater
 import Foundation
+import JWSVerification
 import Logging
 import NIOCore
 import NotificationPipeline
@@ -34,12 +35,15 @@ import TestSupport
         let sim: SimHarness
         let port: Int
         let key: String
+        /// A key of another app the service accepts.
+        let otherKey: String
         let databaseURL: String
         var app: String { self.sim.app.bundleId }
+        static let otherApp = "com.example.other"
 
-        /// A POST of `body` (JSON text) for `user`; the status and the JSON body.
-        func post(_ user: String, _ body: String, key: String? = nil) async throws -> (Int, [String: Any]) {
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)/transactions")
+        /// A POST of `body` (JSON text) for `user` (of `app`, default the sim's); the status and the JSON body.
+        func post(_ user: String, _ body: String, key: String? = nil, app: String? = nil) async throws -> (Int, [String: Any]) {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(app ?? self.app)/customers/\(user)/transactions")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(key ?? self.key)")
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -89,12 +93,16 @@ import TestSupport
                     let topics = PipelineTopics()
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(topics.all.map { ($0, 2) })
                     let database = try DatabaseSettings(url: url)
-                    let key = try await DatabaseClient.with(database, logger: logger) { client in
+                    let (key, otherKey) = try await DatabaseClient.with(database, logger: logger) { client in
                         try await MigrationRunner().migrate(client: client, logger: logger)
-                        return try await APIKeyStore(client: client, logger: logger).create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token
+                        let store = APIKeyStore(client: client, logger: logger)
+                        return (try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token,
+                                try await store.create(bundleId: Stack.otherApp, ratePerSecond: 1000).token)
                     }
                     let port = Int(try LocalComponents.script("free-port.sh", []))!
-                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: sim.accepted, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                    var accepted = sim.accepted
+                    accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
+                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: accepted, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                     purchases.trust = sim.trust
                     purchases.api = try sim.apiSettings(fallback: true)
                     purchases.onConflict = policy
@@ -114,7 +122,7 @@ import TestSupport
                     defer { running.cancel() }
                     try await sim.waitForOK("http://127.0.0.1:\(port)/health", what: "customer-api")
                     do {
-                        try await body(Stack(sim: sim, port: port, key: key, databaseURL: url))
+                        try await body(Stack(sim: sim, port: port, key: key, otherKey: otherKey, databaseURL: url))
                     } catch {
                         await group.triggerGracefulShutdown()
                         _ = try? await running.value
@@ -229,6 +237,18 @@ import TestSupport
             }
             let (unauthorized, _) = try await stack.post("user-1", #"{"transactionId":"1"}"#, key: "ck_nope_nope")
             #expect(unauthorized == 401)
+            let (forbidden, _) = try await stack.post("user-1", #"{"transactionId":"1"}"#, key: stack.otherKey)
+            #expect(forbidden == 403, "another app's key")
+            // The sim's genuine transaction posted to another app the service accepts.
+            let genuine = try stack.sim.simulator.signer.signTransaction(transaction)
+            let (wrongApp, wrongAppBody) = try await stack.post("user-1", #"{"signedTransaction":""# + genuine + #""}"#, key: stack.otherKey,
+                                                                app: Stack.otherApp)
+            #expect(wrongApp == 403 && wrongAppBody["error"] as? String == "wrong-app-transaction", "\(wrongAppBody)")
+            // Apple failing: after the client's inline retries, 503 with Retry-After (the app tries again later).
+            await stack.sim.setFaults(SimStore.Faults(serverErrors: 100))
+            let (unavailable, unavailableBody) = try await stack.post("user-1", #"{"transactionId":""# + transaction.transactionId! + #""}"#)
+            #expect(unavailable == 503 && unavailableBody["error"] as? String == "app-store-unavailable", "\(unavailableBody)")
+            await stack.sim.setFaults(SimStore.Faults())
             let written = try await stack.written()
             #expect(written.purchases == 0 && written.bindings.isEmpty, "nothing written")
         }
