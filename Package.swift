@@ -100,7 +100,7 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "RdKafka",
+                "AppStoreModels", "RdKafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -341,6 +341,8 @@ let package = Package(
             dependencies: [
                 "Ingest", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
                 "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

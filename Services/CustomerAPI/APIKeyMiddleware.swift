@@ -12,7 +12,7 @@ struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CustomerAPIContext
     let store: APIKeyStore
     let cache: AuthenticatedKeyCache
-    let limiter: KeyRateLimiter
+    let limiter: KeyedRateLimiter
     let outcomes: LabelledCounter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -23,7 +23,7 @@ func buildApplication(
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-        limiter: KeyRateLimiter(), outcomes: outcomes))
+        limiter: KeyedRateLimiter(), outcomes: outcomes))
     let lookup = CustomerLookup(client: database, logger: logger)
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)

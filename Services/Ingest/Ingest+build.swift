@@ -21,8 +21,11 @@ func buildApplication(
     readiness.set(true)
     let router = Router()
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+    let edge = settings.verifyAtEdge
+        ? EdgeVerification(verifiers: try settings.trust.makeVerifiers(for: settings.accepted), newChainsPerSecond: settings.newChainsPerSecond)
+        : nil
     NotificationController(
-        admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
+        admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments), edge: edge,
         producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
         metrics: IngestMetrics(registry: registry), logger: logger
     ).addRoutes(to: router)

@@ -14,6 +14,13 @@ struct IngestSettings: Sendable {
     var accepted: AcceptedApps
     var kafka: KafkaClientSettings
     var topics = PipelineTopics()
+    /// The roots the outer JWS must chain to (the chain-verifier's, `APPSTORE_ROOT_CERTIFICATES`).
+    var trust = TrustSettings()
+    /// Whether the outer JWS is verified before anything is produced (`INGEST_VERIFY`, default true).
+    var verifyAtEdge = true
+    /// Chains not seen before that may be validated per second (`INGEST_NEW_CHAINS_PER_SECOND`); more answer 503.
+    /// Apple's genuine chain is cached after its first notification, so this bounds only forgeries' work.
+    var newChainsPerSecond = 20
 
     /// Settings for tests and tools.
     init(accepted: AcceptedApps, kafka: KafkaClientSettings) {
@@ -21,7 +28,8 @@ struct IngestSettings: Sendable {
         self.kafka = kafka
     }
 
-    /// Reads the shared settings plus `INGEST_MAX_BODY_BYTES` and `INGEST_PRODUCE_TIMEOUT_MS`.
+    /// Reads the shared settings plus `INGEST_MAX_BODY_BYTES`, `INGEST_PRODUCE_TIMEOUT_MS`, the trust settings,
+    /// `INGEST_VERIFY` and `INGEST_NEW_CHAINS_PER_SECOND`.
     init(_ settings: EnvironmentSettings) throws {
         self.accepted = try AcceptedApps(settings)
         self.kafka = KafkaClientSettings(settings, clientID: "ingest")
@@ -29,5 +37,8 @@ struct IngestSettings: Sendable {
         self.http = try HTTPSettings(settings, defaultPort: 8080)
         self.maximumBodyBytes = try settings.int("INGEST_MAX_BODY_BYTES", default: self.maximumBodyBytes)
         self.produceTimeout = try settings.milliseconds("INGEST_PRODUCE_TIMEOUT_MS", default: self.produceTimeout)
+        self.trust = try TrustSettings(settings)
+        self.verifyAtEdge = settings.string("INGEST_VERIFY", default: "true") == "true"
+        self.newChainsPerSecond = max(1, try settings.int("INGEST_NEW_CHAINS_PER_SECOND", default: self.newChainsPerSecond))
     }
 }

@@ -5,6 +5,8 @@ import NotificationPipeline
 
 /// What ingest learned from a body that passed the structural checks.
 struct AdmittedNotification: Sendable {
+    /// The body's `signedPayload` (not yet verified).
+    var signedPayload: String
     var environment: Environment
     /// The configured app the notification is for.
     var bundleId: String
@@ -20,8 +22,8 @@ struct AdmissionRejection: Error, Sendable {
     var message: String
 }
 
-/// The cheap structural checks ingest makes before a body goes to Kafka. No signature is checked here
-/// (the chain verifier does that); this only refuses what can never verify, so Apple sees a 4xx at once.
+/// The cheap structural checks ingest makes before the signature (``EdgeVerification``): they refuse what can
+/// never verify, so Apple sees a 4xx at once and no certificate is parsed for it.
 struct NotificationAdmission: Sendable {
     let apps: [AppIdentity]
     let environments: [Environment]
@@ -63,7 +65,7 @@ struct NotificationAdmission: Sendable {
         try self.checkApp(payload)
         let environment = try self.checkEnvironment(payload, route: route)
         return AdmittedNotification(
-            environment: environment, bundleId: payload.bundleId ?? "", subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
+            signedPayload: signedPayload, environment: environment, bundleId: payload.bundleId ?? "", subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
             notificationUUID: payload.notificationUUID)
     }
 

@@ -7,9 +7,12 @@ import Prometheus
 import RdKafka
 
 /// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
-/// produces it unchanged to the raw topic, and answers 200 only once the broker acknowledged it.
+/// verifies its outer JWS, produces it unchanged to the raw topic, and answers 200 only once the broker
+/// acknowledged it. A forgery gets a 4xx and never reaches Kafka.
 struct NotificationController: Sendable {
     let admission: NotificationAdmission
+    /// The outer JWS's verification (nil: `INGEST_VERIFY=false`, the chain-verifier alone verifies).
+    let edge: EdgeVerification?
     let producer: KafkaProducer
     let rawTopic: String
     let maximumBodyBytes: Int
@@ -39,6 +42,7 @@ struct NotificationController: Sendable {
         let admitted: AdmittedNotification
         do throws(AdmissionRejection) {
             admitted = try self.admission.admit(body: body, route: route)
+            try await self.edge?.verify(admitted)
         } catch {
             return self.refuse(error, requestID: requestID)
         }

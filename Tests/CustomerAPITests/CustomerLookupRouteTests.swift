@@ -188,7 +188,7 @@ import TestSupport
     }
 
     @Test func theRateLimiterRefillsOverTime() async {
-        let limiter = KeyRateLimiter()
+        let limiter = KeyedRateLimiter()
         let start = ContinuousClock.now
         #expect(limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)
         #expect(limiter.take(keyId: "k", ratePerSecond: 2, now: start) == nil)

@@ -47,7 +47,7 @@ import TestSupport
     @Test func acceptedNotificationsAreOnTheRawTopicExactlyAsPostedAndRefusedOnesAreNot() async throws {
         try await withLocalBroker { bootstrap in
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
-            let settings = IngestTestSupport.settings(bootstrap: [bootstrap])
+            let settings = IngestTestSupport.settings(bootstrap: [bootstrap], roots: [self.fixtures.pki.root])
             try await kafka.createTopics([(settings.topics.raw, 3)])
             let registry = PrometheusCollectorRegistry()
             let app = try buildApplication(settings: settings, registry: registry, logger: IngestTestSupport.quietLogger)

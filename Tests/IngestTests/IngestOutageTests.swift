@@ -13,9 +13,9 @@ import TestSupport
 @Suite(.timeLimit(.minutes(2))) struct IngestOutageTests {
     @Test func brokerDownMeans503AndEvery200IsDurable() async throws {
         let cluster = try MockKafkaCluster()
-        let settings = IngestTestSupport.settings(bootstrap: cluster.bootstrapServers, produceTimeout: .milliseconds(700))
-        try cluster.createTopic(settings.topics.raw, partitions: 2)
         let fixtures = try SignedFixtures()
+        let settings = IngestTestSupport.settings(bootstrap: cluster.bootstrapServers, roots: [fixtures.pki.root], produceTimeout: .milliseconds(700))
+        try cluster.createTopic(settings.topics.raw, partitions: 2)
         let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
         let (accepted, unavailable) = try await app.test(.router) { client -> ([[UInt8]], Int) in
             var accepted: [[UInt8]] = []

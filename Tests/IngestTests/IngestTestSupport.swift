@@ -11,13 +11,16 @@ import Prometheus
 import RdKafka
 import ServiceRuntime
 import TestSupport
+import X509
 
 /// Builds ingest for tests and signs bodies Apple would post.
 enum IngestTestSupport {
-    static func settings(bootstrap: [String], produceTimeout: Duration = .seconds(5)) -> IngestSettings {
+    /// Ingest accepting the test app, trusting `roots` (the fixtures' PKI) for the edge verification.
+    static func settings(bootstrap: [String], roots: [Certificate], produceTimeout: Duration = .seconds(5)) -> IngestSettings {
         var settings = IngestSettings(
             accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)]),
             kafka: KafkaClientSettings(bootstrapServers: bootstrap))
+        settings.trust.trustedRoots = roots
         settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
         settings.produceTimeout = produceTimeout
         settings.maximumBodyBytes = 64 * 1024

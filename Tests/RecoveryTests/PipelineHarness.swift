@@ -28,6 +28,7 @@ enum PipelineHarness {
         let accepted = AcceptedApps(apps: [sim.app], environments: [.production])
         var ingest = IngestSettings(accepted: accepted, kafka: kafka)
         ingest.http = HTTPSettings(host: "127.0.0.1", port: ingestPort)
+        ingest.trust = sim.trust
         var verifier = ChainVerifierSettings(accepted: accepted, kafka: kafka)
         verifier.http = HTTPSettings(host: "127.0.0.1", port: 0)
         verifier.trust = sim.trust

@@ -38,14 +38,7 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a notification's `signedPayload` and every JWS nested in it.
     public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
-        let payload = try await self.verifySignedData(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
-        guard payload.containerCount == 1 else {
-            throw VerificationError(
-                .format, "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
-                    + "found \(payload.containerCount)")
-        }
-        let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
-        try self.checkEnvironment(payload.rawEnvironment)
+        let (payload, app) = try await self.verifyEnvelope(signedPayload)
         var verified = VerifiedNotification(signedPayload: signedPayload, payload: payload)
         if let signed = payload.data?.signedTransactionInfo {
             verified.transaction = try await self.verifyNestedTransaction(signed, app: app)
@@ -66,6 +59,33 @@ public final class SignedDataVerifier: Sendable {
         }
         try Self.checkConsistency(verified)
         return verified
+    }
+
+    /// Verifies a notification's outer JWS only (chain, Apple's markers, signature, one container, app and
+    /// environment), not the JWS nested in it: what ingest checks at the edge before anything is stored. The
+    /// chain-verifier still verifies everything.
+    public func verifyNotificationEnvelope(_ signedPayload: String) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
+        try await self.verifyEnvelope(signedPayload).payload
+    }
+
+    /// Whether the chain of this JWS was verified before and is cached (its verification then costs one
+    /// signature check): lets a caller bound the work spent on chains it has not seen.
+    public func knowsChain(of jws: String) -> Bool {
+        guard let header = jws.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false).first else { return false }
+        return self.cache.chain(forHeader: Array(header)[...]) != nil
+    }
+
+    /// The outer JWS of a notification, verified, with its configured app.
+    private func verifyEnvelope(_ signedPayload: String) async throws(VerificationError) -> (payload: ResponseBodyV2DecodedPayload, app: AppIdentity) {
+        let payload = try await self.verifySignedData(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
+        guard payload.containerCount == 1 else {
+            throw VerificationError(
+                .format, "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
+                    + "found \(payload.containerCount)")
+        }
+        let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
+        try self.checkEnvironment(payload.rawEnvironment)
+        return (payload, app)
     }
 
     /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).

@@ -2,14 +2,16 @@ import AppStoreModels
 import Foundation
 import Synchronization
 
-/// A token bucket per API key: a key may make its `ratePerSecond` requests a second on average, with bursts
-/// up to one second's worth. Refusals say when the next request would be allowed. Synchronous under a lock
-/// (no actor hop on every request).
-final class KeyRateLimiter: Sendable {
+/// A token bucket per key (an API key in customer-api, the new-chain budget in ingest): a key may take
+/// `ratePerSecond` tokens a second on average, with bursts up to one second's worth. Refusals say when the
+/// next token would be there. Synchronous under a lock (no actor hop on every request).
+public final class KeyedRateLimiter: Sendable {
     private let buckets = Mutex<[String: (tokens: Double, updated: ContinuousClock.Instant)]>([:])
 
+    public init() {}
+
     /// Takes a token for the key; returns nil when granted, else the seconds until one is available.
-    func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
+    public func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
         let rate = Double(max(ratePerSecond, 1))
         return self.buckets.withLock { buckets -> Double? in
             var bucket = buckets[keyId] ?? (tokens: rate, updated: now)
