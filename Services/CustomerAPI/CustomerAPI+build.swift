@@ -20,6 +20,7 @@ func buildApplication(
     let outcomes = LabelledCounter(registry: registry, namespace: "customer_api", name: "requests", label: "outcome",
                                    help: "customer-api requests by outcome")
     let router = Router(context: CustomerAPIContext.self)
+    router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
@@ -34,7 +35,7 @@ func buildApplication(
         let client = try purchases.api.map { try $0.makeClient(http: http.client, verifiers: verifiers, logger: logger) }
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
         PurchaseRoutes(
-            settings: purchases, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
+            settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
         services += [http, producer]
@@ -45,6 +46,7 @@ func buildApplication(
     }
     return Application(
         router: router,
+        server: settings.http.server,
         configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
         services: services,
         logger: logger)

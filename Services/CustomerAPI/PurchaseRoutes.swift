@@ -15,6 +15,8 @@ import Storage
 /// is committed, or 202 with where to look when the wait bound passes first.
 struct PurchaseRoutes {
     let settings: CustomerAPISettings.PurchaseSettings
+    /// How long the body may take to arrive (then 408).
+    let bodyTimeout: Duration
     let intake: PurchaseIntake
     let producer: KafkaProducer
     let lookup: CustomerLookup
@@ -80,7 +82,14 @@ struct PurchaseRoutes {
             throw Self.tooLarge(self.settings.maximumBodyBytes)
         }
         let buffer: ByteBuffer
-        do { buffer = try await request.body.collect(upTo: self.settings.maximumBodyBytes) } catch { throw Self.tooLarge(self.settings.maximumBodyBytes) }
+        let limit = self.settings.maximumBodyBytes
+        do {
+            buffer = try await withDeadline(self.bodyTimeout) { try await request.body.collect(upTo: limit) }
+        } catch is DeadlineExceeded {
+            throw PurchaseRefusal(status: .requestTimeout, code: "body-timeout", message: "the body did not arrive in time")
+        } catch {
+            throw Self.tooLarge(limit)
+        }
         do {
             return try JSONDecoder().decode(PurchaseBody.self, from: Data(buffer.readableBytesView))
         } catch {

@@ -19,18 +19,21 @@ func buildApplication(
     let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
     let readiness = Readiness()
     readiness.set(true)
+    let metrics = IngestMetrics(registry: registry)
     let router = Router()
+    router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { metrics.count(outcome: "overloaded") })
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
     let edge = settings.verifyAtEdge
         ? EdgeVerification(verifiers: try settings.trust.makeVerifiers(for: settings.accepted), newChainsPerSecond: settings.newChainsPerSecond)
         : nil
     NotificationController(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments), edge: edge,
-        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
-        metrics: IngestMetrics(registry: registry), logger: logger
+        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
+        metrics: metrics, logger: logger
     ).addRoutes(to: router)
     return Application(
         router: router,
+        server: settings.http.server,
         configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
         services: [producer],
         logger: logger)

@@ -5,6 +5,7 @@ import Logging
 import NotificationPipeline
 import Prometheus
 import RdKafka
+import ServiceRuntime
 
 /// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
 /// verifies its outer JWS, produces it unchanged to the raw topic, and answers 200 only once the broker
@@ -16,6 +17,8 @@ struct NotificationController: Sendable {
     let producer: KafkaProducer
     let rawTopic: String
     let maximumBodyBytes: Int
+    /// How long the body may take to arrive (a stalled or trickling client gets 408).
+    let bodyTimeout: Duration
     let metrics: IngestMetrics
     let logger: Logger
 
@@ -31,13 +34,22 @@ struct NotificationController: Sendable {
         self.metrics.inFlight.increment(by: 1)
         defer { self.metrics.inFlight.decrement(by: 1) }
         let requestID = request.headers[.init("x-request-id")!] ?? UUID().uuidString
-        var request = request
+        let tooLarge = AdmissionRejection(status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > self.maximumBodyBytes {
+            return self.refuse(tooLarge, requestID: requestID)  // refused before a byte of it is read
+        }
         let body: [UInt8]
+        let limit = self.maximumBodyBytes
         do {
-            body = Array(buffer: try await request.collectBody(upTo: self.maximumBodyBytes))
+            body = Array(buffer: try await withDeadline(self.bodyTimeout) {
+                var request = request
+                return try await request.collectBody(upTo: limit)
+            })
+        } catch is DeadlineExceeded {
+            return self.refuse(AdmissionRejection(status: 408, code: "body-timeout", message: "the body did not arrive in time"),
+                               requestID: requestID)
         } catch {
-            return self.refuse(AdmissionRejection(status: 413, code: "body-too-large",
-                                                  message: "the body exceeds \(self.maximumBodyBytes) bytes"), requestID: requestID)
+            return self.refuse(tooLarge, requestID: requestID)
         }
         let admitted: AdmittedNotification
         do throws(AdmissionRejection) {

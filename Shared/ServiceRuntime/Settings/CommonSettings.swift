@@ -1,9 +1,15 @@
 public import RdKafka
 
-/// Where a service's HTTP endpoints listen: `HTTP_HOST` (default `0.0.0.0`) and `HTTP_PORT`.
+/// Where a service's HTTP endpoints listen and how much they take: `HTTP_HOST` (default `0.0.0.0`),
+/// `HTTP_PORT`, `HTTP_MAX_CONCURRENT_REQUESTS` (default 256: more are shed with 503), `HTTP_IDLE_TIMEOUT_MS`
+/// (default 30000: a connection that sends nothing for that long is closed) and `HTTP_BODY_TIMEOUT_MS`
+/// (default 10000: a request whose body has not arrived by then gets 408).
 public struct HTTPSettings: Sendable, Hashable {
     public var host: String
     public var port: Int
+    public var maximumConcurrentRequests = 256
+    public var idleTimeout: Duration = .seconds(30)
+    public var bodyTimeout: Duration = .seconds(10)
 
     /// Creates settings.
     public init(host: String = "0.0.0.0", port: Int) {
@@ -11,10 +17,13 @@ public struct HTTPSettings: Sendable, Hashable {
         self.port = port
     }
 
-    /// Reads `HTTP_HOST` and `HTTP_PORT`.
+    /// Reads the variables.
     public init(_ settings: EnvironmentSettings, defaultPort: Int) throws(SettingsError) {
         self.host = settings.string("HTTP_HOST", default: "0.0.0.0")
         self.port = try settings.int("HTTP_PORT", default: defaultPort)
+        self.maximumConcurrentRequests = max(1, try settings.int("HTTP_MAX_CONCURRENT_REQUESTS", default: self.maximumConcurrentRequests))
+        self.idleTimeout = try settings.milliseconds("HTTP_IDLE_TIMEOUT_MS", default: self.idleTimeout)
+        self.bodyTimeout = try settings.milliseconds("HTTP_BODY_TIMEOUT_MS", default: self.bodyTimeout)
     }
 }
 

@@ -1,0 +1,162 @@
+"""Overload and slow-client checks of an HTTP service (ingest, customer-api), with raw sockets and asyncio.
+
+Usage: overload.py URL BODY_FILE --connections N --seconds S [--pid PID] [--max-body B] [--body-timeout-s T]
+  URL        the POST endpoint, e.g. http://127.0.0.1:8080/notifications
+  BODY_FILE  the body every connection posts (keep-alive, one request after the other)
+Prints one JSON object: requests, statuses (count per HTTP status), hangs (no answer within 10 s), errors
+(connection refused/reset), ready (how often /ready answered 200 during the load, of how many), the peak
+resident memory of PID (VmHWM, MiB), and the slow-client checks: a stalled body (408 within the body timeout
+plus 3 s, or the connection closed), and a body announced above the limit (413 before it is sent).
+"""
+import argparse
+import asyncio
+import json
+import time
+import urllib.parse
+
+
+async def request(reader, writer, head, body, timeout=10.0):
+    writer.write(head + body)
+    await writer.drain()
+    status_line = await asyncio.wait_for(reader.readline(), timeout)
+    if not status_line:
+        raise ConnectionResetError("closed")
+    status = int(status_line.split()[1])
+    length = 0
+    while True:
+        line = await asyncio.wait_for(reader.readline(), timeout)
+        if line in (b"\r\n", b""):
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value.strip())
+    if length:
+        await asyncio.wait_for(reader.readexactly(length), timeout)
+    return status
+
+
+async def client(host, port, path, body, deadline, result):
+    head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    while time.monotonic() < deadline:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
+        except Exception:
+            result["errors"] += 1
+            await asyncio.sleep(0.05)
+            continue
+        try:
+            while time.monotonic() < deadline:
+                status = await request(reader, writer, head, body)
+                result["requests"] += 1
+                result["statuses"][str(status)] = result["statuses"].get(str(status), 0) + 1
+                if status == 503:
+                    await asyncio.sleep(0.01)
+        except asyncio.TimeoutError:
+            result["hangs"] += 1
+        except Exception:
+            result["errors"] += 1
+        finally:
+            writer.close()
+
+
+async def watch_ready(host, port, deadline, result):
+    while time.monotonic() < deadline:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 2)
+            writer.write(f"GET /ready HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            await writer.drain()
+            line = await asyncio.wait_for(reader.readline(), 2)
+            result["ready"][1] += 1
+            if line.split()[1] == b"200":
+                result["ready"][0] += 1
+            writer.close()
+        except Exception:
+            result["ready"][1] += 1
+        await asyncio.sleep(0.5)
+
+
+async def stalled_body(host, port, path, body_timeout):
+    """Announces 1000 bytes, sends 10, then waits: the server must answer 408 or close, within the timeout."""
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode()
+                 + b'{"signedPa')
+    await writer.drain()
+    started = time.monotonic()
+    try:
+        line = await asyncio.wait_for(reader.readline(), body_timeout + 3)
+        answer = int(line.split()[1]) if line else "closed"
+    except asyncio.TimeoutError:
+        answer = "hang"
+    writer.close()
+    return {"answer": answer, "seconds": round(time.monotonic() - started, 2)}
+
+
+async def oversized_body(host, port, path, max_body):
+    """Announces a body above the limit and sends none of it: 413 must come without it."""
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {max_body * 40}\r\n\r\n".encode())
+    await writer.drain()
+    try:
+        line = await asyncio.wait_for(reader.readline(), 5)
+        answer = int(line.split()[1]) if line else "closed"
+    except asyncio.TimeoutError:
+        answer = "hang"
+    writer.close()
+    return answer
+
+
+def peak_memory_mib(pid):
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+async def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("url")
+    parser.add_argument("body_file")
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--pid", type=int)
+    parser.add_argument("--max-body", type=int, default=262144)
+    parser.add_argument("--body-timeout-s", type=float, default=10)
+    parser.add_argument("--report", action="store_true", help="print lines for people and exit 1 unless only 200/503, no hang, "
+                                                               "always ready and under 300 MiB")
+    args = parser.parse_args()
+    url = urllib.parse.urlparse(args.url)
+    body = open(args.body_file, "rb").read()
+    result = {"requests": 0, "statuses": {}, "hangs": 0, "errors": 0, "ready": [0, 0]}
+    started = time.monotonic()
+    deadline = started + args.seconds
+    tasks = [client(url.hostname, url.port, url.path, body, deadline, result) for _ in range(args.connections)]
+    tasks.append(watch_ready(url.hostname, url.port, deadline, result))
+    await asyncio.gather(*tasks)
+    result["seconds"] = round(time.monotonic() - started, 1)
+    result["requestsPerSecond"] = round(result["requests"] / result["seconds"])
+    result["stalledBody"] = await stalled_body(url.hostname, url.port, url.path, args.body_timeout_s)
+    result["oversizedBody"] = await oversized_body(url.hostname, url.port, url.path, args.max_body)
+    if args.pid:
+        result["peakMemoryMiB"] = peak_memory_mib(args.pid)
+    if not args.report:
+        print(json.dumps(result))
+        return 0
+    r = result
+    print(f"overload: {r['requests']} requests in {r['seconds']} s ({r['requestsPerSecond']}/s) from {args.connections} connections")
+    print(f"  answers by status: {r['statuses']}  (anything but 200 and 503 is a failure)")
+    print(f"  unanswered (hangs): {r['hangs']}; connection errors: {r['errors']}; /ready said ready {r['ready'][0]} of {r['ready'][1]} times")
+    print(f"  peak memory: {r.get('peakMemoryMiB')} MiB; stalled body: {r['stalledBody']}; body announced above the limit: {r['oversizedBody']}")
+    ok = set(r["statuses"]) <= {"200", "503"} and r["hangs"] == 0 and r["ready"][0] == r["ready"][1] and (r.get("peakMemoryMiB") or 0) < 300
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,59 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+@testable import Ingest
+import NotificationPipeline
+import RdKafka
+import Testing
+import TestSupport
+
+/// The ingest binary under more concurrent posters than it takes at once, against a real broker: it answers
+/// only 200 or 503 (never a hang, never a 500), stays ready, stays small, every 200 is on the raw topic, a
+/// stalled body gets 408 within the body timeout and a body announced above the limit gets 413 before it is
+/// sent. (`Benchmarks/run-overload.sh` runs the same with 1,000 connections for 15 s.)
+@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestOverloadTests {
+    @Test func manyConcurrentPostersGetOnly200Or503AndSlowClientsAreCutOff() async throws {
+        try LocalComponents.requireModernLibrdkafka()
+        try await withLocalBroker { bootstrap in
+            let topics = PipelineTopics()
+            let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+            try await kafka.createTopics([(topics.raw, 2)])
+            let fixtures = try SignedFixtures()
+            let directory = try LocalComponents.temporaryDirectory("overload")
+            let root = directory.appendingPathComponent("root.der")
+            try Data(fixtures.pki.rootDER).write(to: root)
+            let body = directory.appendingPathComponent("body.json")
+            try Data(IngestTestSupport.body(try fixtures.signedNotification()).readableBytesView).write(to: body)
+            let port = try LocalComponents.script("free-port.sh", [])
+            let ingest = try ServiceProcess.start("ingest", environment: [
+                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
+                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,
+                "HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500", "LOG_LEVEL": "error",
+            ], log: directory.appendingPathComponent("ingest.log"))
+            defer { ingest.terminate() }
+            for _ in 0..<100 where (try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/ready")!)) == nil {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let (status, output) = try LocalComponents.python("Benchmarks/overload.py", [
+                "http://127.0.0.1:\(port)/notifications", body.path, "--connections", "300", "--seconds", "6",
+                "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5",
+            ])
+            try #require(status == 0, "\(output)")
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+            let statuses = result["statuses"] as? [String: Int] ?? [:]
+            #expect(Set(statuses.keys).isSubset(of: ["200", "503"]), "only 200 or 503: \(statuses)")
+            #expect((statuses["200"] ?? 0) > 100 && (statuses["503"] ?? 0) > 0, "work done and load shed: \(statuses)")
+            #expect(result["hangs"] as? Int == 0, "no request went unanswered: \(result)")
+            let ready = result["ready"] as? [Int] ?? []
+            #expect(ready.count == 2 && ready[1] > 0 && ready[0] == ready[1], "ready throughout: \(ready)")
+            let stalled = result["stalledBody"] as? [String: Any] ?? [:]
+            #expect(stalled["answer"] as? Int == 408 && (stalled["seconds"] as? Double ?? 99) < 4, "a stalled body is cut off: \(stalled)")
+            #expect(result["oversizedBody"] as? Int == 413, "refused before the body is sent")
+            let memory = result["peakMemoryMiB"] as? Double ?? 0
+            #expect(memory > 0 && memory < 300, "peak memory \(memory) MiB")
+            let stored = try await kafka.readAll(topics.raw, atLeast: statuses["200"] ?? 0, quiet: .seconds(2), timeout: .seconds(60))
+            #expect(stored.count == statuses["200"], "every 200 is on the raw topic, nothing else")
+            print("ingest overload: \(result["requestsPerSecond"] ?? 0) requests/s, \(statuses), peak \(memory) MiB, stalled body \(stalled)")
+        }
+    }
+}
