@@ -24,5 +24,5 @@ func buildApplication(
     loop.maximumBatch = settings.maximumBatch
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
-        services: [producer, loop], logger: logger)
+        services: [producer, loop, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)], logger: logger)
 }

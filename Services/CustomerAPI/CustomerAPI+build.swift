@@ -29,6 +29,7 @@ func buildApplication(
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)
     var services: [any Service] = [database]
+    var checks: [DependencyProbe.Check] = [.database(database, logger: logger)]
     if let purchases = settings.purchases {
         let http = HTTPClientService()
         let verifiers = try purchases.trust.makeVerifiers(for: purchases.accepted)
@@ -39,11 +40,13 @@ func buildApplication(
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
         services += [http, producer]
+        checks.append(.broker(producer))
     } else {
         v1.post("apps/:bundleId/customers/:customer/transactions") { _, _ in
             APIErrorResponse.response(.serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
         }
     }
+    services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))
     return Application(
         router: router,
         server: settings.http.server,

@@ -29,7 +29,10 @@ func buildApplication(
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
-    var services: [any Service] = [database, producer, worker]
+    var services: [any Service] = [
+        database, producer, worker,
+        DependencyProbe(checks: [.database(database, logger: logger), .broker(producer)], readiness: readiness, logger: logger),
+    ]
     if let interval = settings.sweepInterval {
         services.append(RenewalSweeperService(
             sweep: RenewalSweep(client: database, logger: logger, topics: settings.topics), interval: interval, margin: settings.sweepMargin,

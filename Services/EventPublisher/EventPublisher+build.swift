@@ -19,5 +19,7 @@ func buildApplication(settings: EventPublisherSettings, registry: PrometheusColl
         logger: logger)
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
-        services: [database, producer, publisher], logger: logger)
+        services: [database, producer, publisher,
+                   DependencyProbe(checks: [.database(database, logger: logger), .broker(producer)], readiness: readiness, logger: logger)],
+        logger: logger)
 }

@@ -35,6 +35,6 @@ func buildApplication(
         router: router,
         server: settings.http.server,
         configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
-        services: [producer],
+        services: [producer, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)],
         logger: logger)
 }

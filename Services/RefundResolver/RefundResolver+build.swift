@@ -45,7 +45,7 @@ func buildApplication(
             logger: logger),
         handler: handler, logger: logger)
     retries.maximumBatch = batch
-    var services: [any Service] = [http, producer, fresh, retries]
+    var services: [any Service] = [http, producer, fresh, retries, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)]
     if let interval = settings.reconcileInterval {
         services.append(ReconcilerService(
             backfill: NotificationBackfill(client: client, producer: producer, topics: settings.topics, scopes: settings.api.scopes(settings.accepted)),

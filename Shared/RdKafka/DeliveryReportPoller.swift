@@ -18,6 +18,9 @@ final class DeliveryReportPoller: Sendable {
     private let client: RdKafkaClient
     private let logger: Logger
     private let polling = Atomic<Bool>(true)
+    /// Set when the broker fenced this producer (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH): every later
+    /// message fails the same way, so the producer is as good as dead (see ``KafkaProducer/fatalError``).
+    let fenced = Mutex<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts polling the client's main queue.
@@ -67,6 +70,10 @@ final class DeliveryReportPoller: Sendable {
                 promise.resolve(.success(DeliveryReport(
                     topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
             } else {
+                if message.pointee.err == RD_KAFKA_RESP_ERR_PRODUCER_FENCED || message.pointee.err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH {
+                    let reason = String(cString: rd_kafka_err2str(message.pointee.err))
+                    self.fenced.withLock { $0 = $0 ?? reason }
+                }
                 promise.resolve(.failure(KafkaError(.delivery, "delivery to \(topic)", responseError: message.pointee.err)))
             }
         }

@@ -29,6 +29,24 @@ public final class KafkaProducer: Service, Sendable {
         self.poller.stop()
     }
 
+    // MARK: Health
+
+    /// Whether a broker answers a metadata request within `timeout` (librdkafka's blocking call runs on a
+    /// thread of its own, never on the cooperative pool): the readiness probe of the services.
+    public func isBrokerReachable(timeout: Duration = .seconds(1)) async -> Bool {
+        guard self.fatalError == nil else { return false }
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let client = self.client
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var metadata: UnsafePointer<rd_kafka_metadata>?
+                let error = rd_kafka_metadata(client.handle, 0, nil, &metadata, milliseconds)
+                if let metadata { rd_kafka_metadata_destroy(metadata) }
+                continuation.resume(returning: error == RD_KAFKA_RESP_ERR_NO_ERROR)
+            }
+        }
+    }
+
     // MARK: Sending
 
     /// Produces a record and returns where the broker stored it, once acknowledged by all in-sync replicas.
@@ -119,10 +137,29 @@ public final class KafkaProducer: Service, Sendable {
 
     // MARK: Lifecycle
 
-    /// Waits for graceful shutdown, then flushes and fails what could not be delivered.
+    /// Waits for graceful shutdown, then flushes and fails what could not be delivered. A fatal error of the
+    /// client (librdkafka: "the application must terminate or recreate the producer", e.g. an idempotent
+    /// producer fenced after a broker stall) ends the service with that error instead, so the process exits
+    /// and its orchestrator starts a fresh one rather than answering 503 for ever.
     public func run() async throws {
-        try? await gracefulShutdown()
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            if let fatal = self.fatalError {
+                self.logger.critical("kafka producer hit a fatal error; stopping so a fresh process takes over", metadata: ["error": "\(fatal)"])
+                await self.shutdown()
+                throw KafkaError(.client, "fatal producer error: \(fatal)", isFatal: true)
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+        }
         await self.shutdown()
+    }
+
+    /// librdkafka's fatal error, or the broker's fencing of this producer, if either happened (it is unusable
+    /// from then on).
+    public var fatalError: String? {
+        var text = [CChar](repeating: 0, count: 512)
+        let code = rd_kafka_fatal_error(self.client.handle, &text, text.count)
+        guard code != RD_KAFKA_RESP_ERR_NO_ERROR else { return self.poller.fenced.withLock { $0 } }
+        return String(cString: text)
     }
 
     /// Flushes queued messages (bounded by the shutdown flush timeout) and refuses new ones.

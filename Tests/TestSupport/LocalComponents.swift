@@ -84,6 +84,23 @@ public func withStoppableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ s
     return try await body(bootstrap) { _ = try? LocalComponents.script("broker.sh", ["stop", path]) }
 }
 
+/// A Tansu broker of its own whose process the body may freeze (SIGSTOP) and thaw (SIGCONT): the broker keeps
+/// its in-memory data, as a broker stalled by its host would.
+public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ pid: Int32) async throws -> T) async throws -> T {
+    try LocalComponents.requireModernLibrdkafka()
+    let directory = try LocalComponents.temporaryDirectory("tansu")
+    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
+    let path = directory.path
+    let pid = Int32(try String(contentsOf: directory.appendingPathComponent("tansu.pid"), encoding: .utf8)
+        .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    defer {
+        kill(pid, SIGCONT)
+        _ = try? LocalComponents.script("broker.sh", ["stop", path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(bootstrap, pid)
+}
+
 /// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body
 /// returns or throws. The body gets the `postgres://` URL.
 public func withLocalPostgres<T>(_ body: (_ databaseURL: String) async throws -> T) async throws -> T {

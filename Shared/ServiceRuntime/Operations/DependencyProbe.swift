@@ -1,0 +1,44 @@
+public import Logging
+public import ServiceLifecycle
+
+/// Checks a service's dependencies every `interval` and records each as a ``Readiness`` condition, so
+/// `/ready` says not ready while the broker or PostgreSQL is down and ready again once it is back, without
+/// any traffic (an orchestrator stops sending requests meanwhile).
+public struct DependencyProbe: Service {
+    /// A named check: true when the dependency answered.
+    public struct Check: Sendable {
+        public var name: String
+        public var isUp: @Sendable () async -> Bool
+
+        public init(_ name: String, isUp: @escaping @Sendable () async -> Bool) {
+            self.name = name
+            self.isUp = isUp
+        }
+    }
+
+    let checks: [Check]
+    let readiness: Readiness
+    let interval: Duration
+    let logger: Logger
+
+    public init(checks: [Check], readiness: Readiness, interval: Duration = .seconds(2), logger: Logger) {
+        self.checks = checks
+        self.readiness = readiness
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await runPeriodically(every: self.interval, immediately: true) { await self.probeOnce() }
+    }
+
+    /// Runs every check once and records the results.
+    public func probeOnce() async {
+        for check in self.checks {
+            let up = await check.isUp()
+            let wasDown = self.readiness.failingConditions.contains(check.name)
+            self.readiness.set(up, condition: check.name)
+            if up == wasDown { self.logger.log(level: up ? .info : .warning, "dependency \(check.name) is \(up ? "back" : "down")") }
+        }
+    }
+}

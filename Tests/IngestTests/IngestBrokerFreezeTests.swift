@@ -1,0 +1,103 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import NotificationPipeline
+import RdKafka
+import Testing
+import TestSupport
+
+/// The ingest binary while its broker is frozen mid-delivery (SIGSTOP, then SIGCONT: the broker keeps its
+/// data): it answers 503, never 200, while it cannot store; `/ready` says not ready; both recover by
+/// themselves once the broker is back, and every notification answered 200 is on the raw topic.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestBrokerFreezeTests {
+    /// The HTTP status of a request (0: no answer within 10 s).
+    static func status(_ url: String, body: Data? = nil) async -> Int {
+        var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)
+        if let body {
+            request.httpMethod = "POST"
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        return ((try? await URLSession.shared.data(for: request))?.1 as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    /// Polls `/ready` until it answers `expected`; how long that took, or nil.
+    static func waitForReady(_ base: String, _ expected: Int, within seconds: Double) async throws -> Double? {
+        let start = ContinuousClock.now
+        while (ContinuousClock.now - start) < .milliseconds(Int64(seconds * 1000)) {
+            if await Self.status(base + "/ready") == expected { return Double((ContinuousClock.now - start).components.seconds) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return nil
+    }
+
+    @Test func aFrozenBrokerMeans503AndNotReadyUntilItIsBack() async throws {
+        try await withFreezableLocalBroker { bootstrap, brokerPID in
+            let topics = PipelineTopics()
+            let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+            try await kafka.createTopics([(topics.raw, 2)])
+            let fixtures = try SignedFixtures()
+            let directory = try LocalComponents.temporaryDirectory("freeze")
+            let root = directory.appendingPathComponent("root.der")
+            try Data(fixtures.pki.rootDER).write(to: root)
+            let port = try LocalComponents.script("free-port.sh", [])
+            let environment = [
+                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
+                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,
+                "INGEST_PRODUCE_TIMEOUT_MS": "1500", "LOG_LEVEL": "error",
+            ]
+            let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
+            defer { ingest.terminate() }
+            let base = "http://127.0.0.1:\(port)"
+            #expect(try await Self.waitForReady(base, 200, within: 15) != nil, "ready at start")
+            var accepted: [Data] = []
+            func post(_ index: Int) async throws -> Int {
+                var payload = SignedFixtures.notification()
+                payload.notificationUUID = "00000000-0000-4000-8000-\(String(format: "%012d", index))"
+                let body = Data(IngestTestSupport.body(try fixtures.signer.sign(payload)).readableBytesView)
+                let status = await Self.status(base + "/notifications", body: body)
+                if status == 200 { accepted.append(body) }
+                return status
+            }
+            #expect(try await post(0) == 200)
+
+            kill(brokerPID, SIGSTOP)
+            var frozenStatuses: [Int] = []
+            for index in 1...4 { frozenStatuses.append(try await post(index)) }
+            let notReadyAfter = try await Self.waitForReady(base, 503, within: 10)
+            #expect(frozenStatuses.allSatisfy { $0 == 503 }, "never 200 while the broker cannot store: \(frozenStatuses)")
+            #expect(notReadyAfter != nil, "/ready says not ready while the broker is frozen")
+            kill(brokerPID, SIGCONT)
+
+            // Either librdkafka's idempotent producer recovers by itself (a broker with KIP-360 bumps its epoch),
+            // or the broker fences it (Tansu): then the process stops with that error, as an orchestrator would see
+            // it, and a fresh one (restarted here as the orchestrator would) takes over. Never alive and broken.
+            var current = ingest
+            var restarts = 0
+            var after: [Int] = []
+            let resumeDeadline = ContinuousClock.now + .seconds(45)
+            var index = 5
+            while ContinuousClock.now < resumeDeadline && !(after.suffix(3) == [200, 200, 200]) {
+                if !current.isRunning {
+                    restarts += 1
+                    current = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest-\(restarts).log"))
+                    _ = try await Self.waitForReady(base, 200, within: 15)
+                }
+                after.append(try await post(index))
+                index += 1
+                if after.last != 200 { try await Task.sleep(for: .milliseconds(500)) }
+            }
+            defer { current.terminate() }
+            // 0: no answer while the process was gone (Apple retries that like a 503).
+            #expect(after.suffix(3) == [200, 200, 200] && after.allSatisfy { [0, 200, 503].contains($0) },
+                    "accepting again after \(restarts) restart(s): \(after)")
+            #expect(restarts <= 1)
+            let stored = try await kafka.readAll(topics.raw, atLeast: accepted.count, quiet: .seconds(2), timeout: .seconds(60))
+            let storedBodies = Set(stored.compactMap { $0.value.map { Data($0) } })
+            #expect(Set(accepted).isSubset(of: storedBodies), "every 200 is on the raw topic")
+        }
+    }
+}
