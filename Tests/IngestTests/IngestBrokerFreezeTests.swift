@@ -41,17 +41,10 @@ import TestSupport
             try await kafka.createTopics([(topics.raw, 2)])
             let fixtures = try SignedFixtures()
             let directory = try LocalComponents.temporaryDirectory("freeze")
-            let root = directory.appendingPathComponent("root.der")
-            try Data(fixtures.pki.rootDER).write(to: root)
-            let port = try LocalComponents.script("free-port.sh", [])
-            let environment = [
-                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
-                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,
-                "INGEST_PRODUCE_TIMEOUT_MS": "1500", "LOG_LEVEL": "error",
-            ]
+            let (environment, base) = try IngestTestSupport.binaryEnvironment(
+                bootstrap: bootstrap, fixtures: fixtures, directory: directory, extra: ["INGEST_PRODUCE_TIMEOUT_MS": "1500"])
             let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
             defer { ingest.terminate() }
-            let base = "http://127.0.0.1:\(port)"
             #expect(try await Self.waitForReady(base, 200, within: 15) != nil, "ready at start")
             var accepted: [Data] = []
             func post(_ index: Int) async throws -> Int {

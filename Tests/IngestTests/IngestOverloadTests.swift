@@ -20,22 +20,18 @@ import TestSupport
             try await kafka.createTopics([(topics.raw, 2)])
             let fixtures = try SignedFixtures()
             let directory = try LocalComponents.temporaryDirectory("overload")
-            let root = directory.appendingPathComponent("root.der")
-            try Data(fixtures.pki.rootDER).write(to: root)
             let body = directory.appendingPathComponent("body.json")
             try Data(IngestTestSupport.body(try fixtures.signedNotification()).readableBytesView).write(to: body)
-            let port = try LocalComponents.script("free-port.sh", [])
-            let ingest = try ServiceProcess.start("ingest", environment: [
-                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
-                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,
-                "HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500", "LOG_LEVEL": "error",
-            ], log: directory.appendingPathComponent("ingest.log"))
+            let (environment, base) = try IngestTestSupport.binaryEnvironment(
+                bootstrap: bootstrap, fixtures: fixtures, directory: directory,
+                extra: ["HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500"])
+            let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
             defer { ingest.terminate() }
-            for _ in 0..<100 where (try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/ready")!)) == nil {
+            for _ in 0..<100 where (try? Data(contentsOf: URL(string: base + "/ready")!)) == nil {
                 try await Task.sleep(for: .milliseconds(100))
             }
             let (status, output) = try LocalComponents.python("Benchmarks/overload.py", [
-                "http://127.0.0.1:\(port)/notifications", body.path, "--connections", "300", "--seconds", "6",
+                base + "/notifications", body.path, "--connections", "300", "--seconds", "6",
                 "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5",
             ])
             try #require(status == 0, "\(output)")

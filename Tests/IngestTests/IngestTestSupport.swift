@@ -37,4 +37,20 @@ enum IngestTestSupport {
     static func body(_ signedPayload: String) -> ByteBuffer {
         ByteBuffer(string: "{\"signedPayload\":\"\(signedPayload)\"}")
     }
+
+    /// The environment of the ingest binary for the test app, trusting `fixtures`' root (written to
+    /// `directory`), on a free loopback port; `extra` adds or overrides variables. Returns it and the base URL.
+    static func binaryEnvironment(bootstrap: String, fixtures: SignedFixtures, directory: URL, extra: [String: String]) throws
+        -> (environment: [String: String], base: String)
+    {
+        let root = directory.appendingPathComponent("root.der")
+        try Data(fixtures.pki.rootDER).write(to: root)
+        let port = try LocalComponents.script("free-port.sh", [])
+        let environment = [
+            "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
+            "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,
+            "LOG_LEVEL": "error",
+        ].merging(extra) { _, new in new }
+        return (environment, "http://127.0.0.1:\(port)")
+    }
 }
