@@ -12,9 +12,6 @@ actor ServiceFleet {
     let ports: [String: Int]
     private var processes: [String: Process] = [:]
     private(set) var kills: [String] = []
-    /// Services the supervisor started again after they exited on their own.
-    private(set) var restarts: [String] = []
-    private var stopping = false
 
     /// Chooses a free port per service; `environment` is what every service gets (plus its `HTTP_PORT`).
     init(environment: [String: String], directory: URL) throws {
@@ -41,22 +38,6 @@ actor ServiceFleet {
         throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
     }
 
-    /// Starts again every service whose process exited on its own (a fenced producer, a failed relay), without
-    /// waiting for it to be ready, as an orchestrator would.
-    func superviseOnce() throws {
-        guard !self.stopping else { return }
-        for (name, process) in self.processes where !process.isRunning {
-            self.restarts.append(name)
-            let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) { _, new in new }
-            self.processes[name] = try ServiceProcess.start(name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
-        }
-    }
-
-    /// Whether a service answers `/ready` with 200 now.
-    func isReady(_ name: String, http: HTTPClient) async -> Bool {
-        (try? await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/ready"), timeout: .seconds(2)))?.status == .ok
-    }
-
     /// Starts every service.
     func startAll(http: HTTPClient) async throws {
         for name in Self.names { try await self.start(name, http: http) }
@@ -72,7 +53,6 @@ actor ServiceFleet {
 
     /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
     func stopAll() async {
-        self.stopping = true
         for process in self.processes.values where process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + .seconds(20)
         for process in self.processes.values {

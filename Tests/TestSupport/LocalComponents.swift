@@ -9,10 +9,9 @@ public enum LocalComponents {
 
     /// Runs a `deploy/local` script and returns its trimmed standard output.
     @discardableResult
-    public static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
+    public static func script(_ name: String, _ arguments: [String]) throws -> String {
         let (status, output) = try Self.run(
-            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
-            environment: environment)
+            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments)
         guard status == 0 else {
             throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(status)")
         }
@@ -28,11 +27,10 @@ public enum LocalComponents {
     }
 
     /// Runs a program to its end; returns its exit status and standard output.
-    private static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
+    private static func run(_ executable: URL, _ arguments: [String]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         // A file, not a pipe: a server the program starts in the background inherits the descriptor, and
         // a pipe would then never reach end-of-file.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out")
@@ -101,27 +99,6 @@ public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ p
         try? FileManager.default.removeItem(at: directory)
     }
     return try await body(bootstrap, pid)
-}
-
-/// A PostgreSQL server of its own with `fsync=on` (a crash is a real crash) that the body can crash
-/// (`pg_ctl stop -m immediate`) and start again on the same port: `crashAndRestart(downFor)`.
-public func withCrashablePostgres<T>(
-    _ body: (_ databaseURL: String, _ crashAndRestart: @escaping @Sendable (Duration) async throws -> Void) async throws -> T
-) async throws -> T {
-    let directory = try LocalComponents.temporaryDirectory("postgres")
-    let durable = ["POSTGRES_FSYNC": "on"]
-    let url = try LocalComponents.script("postgres.sh", ["start", directory.path], environment: durable)
-    let path = directory.path
-    let port = try String(contentsOf: directory.appendingPathComponent("postgres.port"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-    defer {
-        _ = try? LocalComponents.script("postgres.sh", ["stop", path])
-        try? FileManager.default.removeItem(at: directory)
-    }
-    return try await body(url) { downFor in
-        _ = try LocalComponents.script("postgres.sh", ["crash", path])
-        try await Task.sleep(for: downFor)
-        _ = try LocalComponents.script("postgres.sh", ["start", path, port], environment: durable)
-    }
 }
 
 /// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body
