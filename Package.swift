@@ -369,7 +369,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ServiceRuntimeTests",
-            dependencies: ["ServiceRuntime"],
+            dependencies: [
+                "ServiceRuntime",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             path: "Tests/ServiceRuntimeTests",
             swiftSettings: testSettings
         ),
