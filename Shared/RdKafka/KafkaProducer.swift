@@ -35,7 +35,7 @@ public final class KafkaProducer: Service, Sendable {
     /// thread of its own, never on the cooperative pool): the readiness probe of the services.
     public func isBrokerReachable(timeout: Duration = .seconds(1)) async -> Bool {
         guard self.fatalError == nil else { return false }
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.milliseconds)
         let client = self.client
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {

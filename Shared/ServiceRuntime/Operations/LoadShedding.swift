@@ -58,8 +58,7 @@ public final class InFlightCounter: Sendable {
 extension HTTPSettings {
     /// The HTTP/1 server with these settings' idle timeout.
     public var server: HTTPServerBuilder {
-        .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount.nanoseconds(
-            Int64(self.idleTimeout.components.seconds) * 1_000_000_000 + self.idleTimeout.components.attoseconds / 1_000_000_000)))
+        .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount(self.idleTimeout)))
     }
 }
 
