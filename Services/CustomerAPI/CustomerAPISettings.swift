@@ -40,7 +40,7 @@ struct CustomerAPISettings: Sendable {
     /// set, the purchase settings: `KAFKA_BROKERS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
-        self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
+        self.database = try DatabaseSettings(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }

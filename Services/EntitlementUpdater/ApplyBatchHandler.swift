@@ -17,6 +17,9 @@ struct ApplyBatchHandler: BatchHandler {
     let topics: PipelineTopics
     let outcomes: LabelledCounter
     var lanes = 8
+    /// How long one record's transaction may take before it is abandoned and the batch retried
+    /// (`DATABASE_TRANSACTION_TIMEOUT_MS`).
+    var transactionTimeout: Duration = .seconds(30)
 
     func handle(_ records: [ConsumerRecord]) async throws {
         var byLane: [Int: [ConsumerRecord]] = [:]
@@ -38,16 +41,17 @@ struct ApplyBatchHandler: BatchHandler {
         var dead: [PendingDelivery] = []
         for record in records {
             let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
+            let repository = self.repository, topics = self.topics
             let result: ApplyResult
             let schema = record.header(PipelineHeaders.schema)?.text
             if schema == StatusSnapshot.schema,
                let value = record.value, let snapshot = try? JSONDecoder().decode(StatusSnapshot.self, from: Data(value)) {
-                result = try await self.repository.apply(snapshot, receivedAt: receivedAt, topics: self.topics)
+                result = try await self.committed { try await repository.apply(snapshot, receivedAt: receivedAt, topics: topics) }
             } else if schema == AppPurchaseRecord.schema,
                       let value = record.value, let purchase = try? JSONDecoder().decode(AppPurchaseRecord.self, from: Data(value)) {
-                result = try await self.repository.apply(purchase, receivedAt: receivedAt, topics: self.topics)
+                result = try await self.committed { try await repository.apply(purchase, receivedAt: receivedAt, topics: topics) }
             } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
-                result = try await self.repository.apply(verified, receivedAt: receivedAt, topics: self.topics)
+                result = try await self.committed { try await repository.apply(verified, receivedAt: receivedAt, topics: topics) }
             } else {
                 dead.append(try await self.producer.enqueue(self.deadLetter(record)))
                 self.count("dead-lettered")
@@ -59,6 +63,13 @@ struct ApplyBatchHandler: BatchHandler {
             }
         }
         for delivery in dead { _ = try await delivery.report }
+    }
+
+    /// Runs one record's transaction within the transaction timeout: a transaction stuck on a connection that a
+    /// database crash cut is abandoned, so the batch is retried on a fresh connection (the log insert makes the
+    /// retry a duplicate if the first attempt did commit).
+    private func committed(_ transaction: @escaping @Sendable () async throws -> ApplyResult) async throws -> ApplyResult {
+        try await withAbandoningDeadline(self.transactionTimeout, transaction)
     }
 
     /// A DLQ record for a message that is not a verified-notification record.

@@ -25,7 +25,7 @@ func buildApplication(
         repository: EntitlementRepository(client: database, logger: logger, catalog: settings.catalog), producer: producer, topics: settings.topics,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
                                   help: "Verified notifications by outcome"),
-        lanes: settings.lanes)
+        lanes: settings.lanes, transactionTimeout: settings.database.transactionTimeout)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)

@@ -33,7 +33,7 @@ struct EntitlementUpdaterSettings: Sendable {
     /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
     /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`.
     init(_ settings: EnvironmentSettings) throws {
-        self.database = try DatabaseSettings(url: settings.requiredString("DATABASE_URL"))
+        self.database = try DatabaseSettings(settings)
         self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8082)

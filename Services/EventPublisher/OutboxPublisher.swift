@@ -7,7 +7,8 @@ import ServiceLifecycle
 import ServiceRuntime
 import Storage
 
-/// Relays the outbox to the downstream topics until graceful shutdown: each event keyed by
+/// Relays the outbox to the downstream topics until graceful shutdown (a failed relay is retried with backoff
+/// while PostgreSQL or the broker is away): each event keyed by
 /// `environment/bundleId/customer`, with its id, environment and app as headers, published with the
 /// idempotent producer.
 struct OutboxPublisher: Service {
@@ -21,24 +22,46 @@ struct OutboxPublisher: Service {
     func run() async throws {
         self.readiness.set(true)
         defer { self.readiness.set(false) }
-        let producer = self.producer
         do {
             try await cancelWhenGracefulShutdown {
+                var failures = 0
                 while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                    let count = try await self.relay.relay(limit: self.settings.batch) { rows in
-                        var pending: [PendingDelivery] = []
-                        for row in rows { pending.append(try await producer.enqueue(Self.record(row))) }
-                        for delivery in pending { _ = try await delivery.report }
+                    do {
+                        let count = try await self.relayOnce()
+                        failures = 0
+                        self.published.increment(by: Int64(count))
+                        if count == 0 { try await Task.sleep(for: self.settings.idlePause) }
+                    } catch let error where !Self.isCancellation(error) {
+                        // PostgreSQL or the broker is away: nothing was marked published, so wait and relay again.
+                        failures += 1
+                        self.logger.warning("relay failed, retrying", metadata: ["attempt": "\(failures)", "error": "\(String(reflecting: error))"])
+                        try await Task.sleep(for: min(.milliseconds(100) * (1 << min(failures, 6)), .seconds(5)))
                     }
-                    self.published.increment(by: Int64(count))
-                    if count == 0 { try await Task.sleep(for: self.settings.idlePause) }
                 }
             }
-        } catch is CancellationError {
+        } catch where Self.isCancellation(error) {
             // Shutdown interrupted a pause or an unfinished relay, whose transaction rolled back.
-        } catch let error as PostgresTransactionError where error.closureError is CancellationError {
-            // The same inside a relay: PostgresNIO wraps the cancellation; the transaction rolled back.
         }
+    }
+
+    /// Publishes one batch of the outbox within the transaction timeout (a relay stuck on a connection that a
+    /// database crash cut is abandoned; its rows were not marked published, so they go out again).
+    private func relayOnce() async throws -> Int {
+        let relay = self.relay, producer = self.producer, batch = self.settings.batch
+        return try await withAbandoningDeadline(self.settings.database.transactionTimeout) {
+            try await relay.relay(limit: batch) { rows in
+                var pending: [PendingDelivery] = []
+                for row in rows { pending.append(try await producer.enqueue(Self.record(row))) }
+                for delivery in pending { _ = try await delivery.report }
+            }
+        }
+    }
+
+    /// Whether an error is shutdown's cancellation (PostgresNIO wraps it inside a transaction error).
+    static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        if let error = error as? PostgresTransactionError { return error.closureError is CancellationError }
+        return false
     }
 
     /// The Kafka record of an outbox row.

@@ -1,5 +1,6 @@
 import Foundation
 public import PostgresNIO
+public import ServiceRuntime
 
 /// Where the database is: `DATABASE_URL`, `postgres://user[:password]@host[:port]/database`.
 public struct DatabaseSettings: Sendable, Hashable {
@@ -8,6 +9,10 @@ public struct DatabaseSettings: Sendable, Hashable {
     public var username: String
     public var password: String?
     public var database: String
+    /// How long one unit of database work (a transaction) may take before the caller gives up on it and retries
+    /// on a fresh connection (`DATABASE_TRANSACTION_TIMEOUT_MS`): a query on a connection cut by a server crash
+    /// can otherwise wait for ever.
+    public var transactionTimeout: Duration = .seconds(30)
 
     /// Parses a `postgres://` URL.
     public init(url text: String) throws(StorageError) {
@@ -22,6 +27,12 @@ public struct DatabaseSettings: Sendable, Hashable {
         self.password = url.password
         let path = url.path.trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         self.database = path.isEmpty ? username : path
+    }
+
+    /// Reads `DATABASE_URL` and `DATABASE_TRANSACTION_TIMEOUT_MS`.
+    public init(_ settings: EnvironmentSettings) throws {
+        try self.init(url: settings.requiredString("DATABASE_URL"))
+        self.transactionTimeout = try settings.milliseconds("DATABASE_TRANSACTION_TIMEOUT_MS", default: self.transactionTimeout)
     }
 
     /// The PostgresNIO client configuration (no TLS: loopback and in-cluster connections).

@@ -12,6 +12,9 @@ actor ServiceFleet {
     let ports: [String: Int]
     private var processes: [String: Process] = [:]
     private(set) var kills: [String] = []
+    /// Services the supervisor started again after they exited on their own.
+    private(set) var restarts: [String] = []
+    private var stopping = false
 
     /// Chooses a free port per service; `environment` is what every service gets (plus its `HTTP_PORT`).
     init(environment: [String: String], directory: URL) throws {
@@ -38,6 +41,33 @@ actor ServiceFleet {
         throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
     }
 
+    /// Starts again every service whose process exited on its own (a fenced producer, a failed relay), without
+    /// waiting for it to be ready, as an orchestrator would.
+    func superviseOnce() throws {
+        guard !self.stopping else { return }
+        for (name, process) in self.processes where !process.isRunning {
+            self.restarts.append(name)
+            let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) { _, new in new }
+            self.processes[name] = try ServiceProcess.start(name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+        }
+    }
+
+    /// Whether a service answers `/ready` with 503 at least once within `window`, asked every 250 ms (no answer
+    /// does not count: the service must say it). A client of its own: the sim's client queues behind its
+    /// deliveries to the same service while they wait on the outage.
+    func saysNotReady(_ name: String, within window: Duration) async -> Bool {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let deadline = ContinuousClock.now + window
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/ready")
+        var said = false
+        while !said && ContinuousClock.now < deadline {
+            said = (try? await http.execute(request, timeout: .seconds(2)))?.status == .serviceUnavailable
+            if !said { try? await Task.sleep(for: .milliseconds(250)) }
+        }
+        try? await http.shutdown()
+        return said
+    }
+
     /// Starts every service.
     func startAll(http: HTTPClient) async throws {
         for name in Self.names { try await self.start(name, http: http) }
@@ -53,6 +83,7 @@ actor ServiceFleet {
 
     /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
     func stopAll() async {
+        self.stopping = true
         for process in self.processes.values where process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + .seconds(20)
         for process in self.processes.values {

@@ -1,4 +1,5 @@
 public import Foundation
+import Glibc
 import RdKafka
 
 /// Real components for tests, started by the project's own scripts in `deploy/local/` on loopback.
@@ -9,9 +10,10 @@ public enum LocalComponents {
 
     /// Runs a `deploy/local` script and returns its trimmed standard output.
     @discardableResult
-    public static func script(_ name: String, _ arguments: [String]) throws -> String {
+    public static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
         let (status, output) = try Self.run(
-            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments)
+            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
+            environment: environment)
         guard status == 0 else {
             throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(status)")
         }
@@ -26,11 +28,32 @@ public enum LocalComponents {
         return try Self.run(URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments)
     }
 
+    /// A TCP port on 127.0.0.1 that is free now and below the ephemeral range (20000–32767), so the kernel
+    /// never hands it to an outgoing connection or to another test's `bind(0)`.
+    public static func freePortBelowEphemeralRange() throws -> Int {
+        for _ in 0..<200 {
+            let port = Int.random(in: 20000...32767)
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard socket >= 0 else { continue }
+            defer { close(socket) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { return port }
+        }
+        throw LocalComponentError(description: "no free port below the ephemeral range")
+    }
+
     /// Runs a program to its end; returns its exit status and standard output.
-    private static func run(_ executable: URL, _ arguments: [String]) throws -> (Int32, String) {
+    private static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         // A file, not a pipe: a server the program starts in the background inherits the descriptor, and
         // a pipe would then never reach end-of-file.
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out")
@@ -99,6 +122,39 @@ public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ p
         try? FileManager.default.removeItem(at: directory)
     }
     return try await body(bootstrap, pid)
+}
+
+/// A PostgreSQL server of its own with `fsync=on` (a crash is a real crash) that the body can crash
+/// (`pg_ctl stop -m immediate`) and start again on the same port. The port lies below the kernel's ephemeral
+/// range, so no outgoing connection or `bind(0)` of a parallel test can take it while the server is down.
+public func withCrashablePostgres<T>(
+    _ body: (_ databaseURL: String, _ server: CrashablePostgres) async throws -> T
+) async throws -> T {
+    let directory = try LocalComponents.temporaryDirectory("postgres")
+    let server = CrashablePostgres(directory: directory, port: try LocalComponents.freePortBelowEphemeralRange())
+    let url = try server.start()
+    defer {
+        _ = try? LocalComponents.script("postgres.sh", ["stop", directory.path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+    return try await body(url, server)
+}
+
+/// A durable throwaway PostgreSQL server on a fixed port: started, crashed and started again by a test.
+public struct CrashablePostgres: Sendable {
+    let directory: URL
+    let port: Int
+
+    /// Starts it (crash recovery runs first after a crash) and returns its URL once it accepts connections.
+    @discardableResult
+    public func start() throws -> String {
+        try LocalComponents.script("postgres.sh", ["start", self.directory.path, String(self.port)], environment: ["POSTGRES_FSYNC": "on"])
+    }
+
+    /// Stops it the hard way: no checkpoint, every connection cut.
+    public func crash() throws {
+        try LocalComponents.script("postgres.sh", ["crash", self.directory.path])
+    }
 }
 
 /// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body

@@ -61,19 +61,3 @@ extension HTTPSettings {
         .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount(self.idleTimeout)))
     }
 }
-
-/// Runs `body`, or throws ``DeadlineExceeded`` when it takes longer than `timeout` (the body is cancelled).
-public func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw DeadlineExceeded()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
-}
-
-/// A deadline passed before the work finished.
-public struct DeadlineExceeded: Error, Sendable {}

@@ -1,0 +1,95 @@
+import Synchronization
+
+// MARK: - A deadline that waits for the cancelled work
+
+/// Runs `body`, or throws ``DeadlineExceeded`` when it takes longer than `timeout` (the body is cancelled and
+/// awaited: use it for work that honours cancellation, such as reading a request body).
+public func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw DeadlineExceeded()
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
+    }
+}
+
+/// A deadline passed before the work finished.
+public struct DeadlineExceeded: Error, Sendable {}
+
+// MARK: - A deadline that leaves stuck work behind
+
+/// Runs `body` in a task of its own and waits at most `timeout` for it: past the deadline the task is cancelled
+/// and left behind, and ``DeadlineExceeded`` is thrown at once. For calls into a library that may never return
+/// when its peer vanishes (a PostgreSQL query on a connection cut by a server crash), so the caller can retry on
+/// a fresh connection instead of hanging for ever. Cancelling the caller cancels the work too.
+public func withAbandoningDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    let outcome = SingleOutcome<T>()
+    let work = Task { outcome.finish(with: await Result(catching: body)) }
+    let timer = Task {
+        try await Task.sleep(for: timeout)
+        outcome.finish(with: .failure(DeadlineExceeded()))
+    }
+    defer {
+        work.cancel()
+        timer.cancel()
+    }
+    return try await withTaskCancellationHandler {
+        try await outcome.value()
+    } onCancel: {
+        outcome.finish(with: .failure(CancellationError()))
+    }
+}
+
+/// The first of several racing results, handed to one waiter.
+private final class SingleOutcome<T: Sendable>: Sendable {
+    private enum State {
+        case empty
+        case waiting(CheckedContinuation<T, any Error>)
+        case finished(Result<T, any Error>)
+        case delivered
+    }
+
+    private let state = Mutex<State>(.empty)
+
+    /// Records `result` unless an earlier one won; resumes the waiter if there is one.
+    func finish(with result: Result<T, any Error>) {
+        let waiter: CheckedContinuation<T, any Error>? = self.state.withLock { state in
+            switch state {
+            case .empty:
+                state = .finished(result)
+                return nil
+            case .waiting(let continuation):
+                state = .delivered
+                return continuation
+            case .finished, .delivered:
+                return nil
+            }
+        }
+        waiter?.resume(with: result)
+    }
+
+    /// Waits for the first result.
+    func value() async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<T, any Error>? = self.state.withLock { state in
+                if case .finished(let result) = state {
+                    state = .delivered
+                    return result
+                }
+                state = .waiting(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(with: ready) }
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of async throwing work.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
