@@ -128,7 +128,7 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
-                "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
+                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -103,6 +103,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Share of customers without an appAccountToken whose app posts the purchase to customer-api first (half of them instead of the notification).")
     var appPostShare = 0.0
     @Option(help: "Share of DID_RENEW and EXPIRED notifications lost for good (never sent, not in notification history).") var lostShare = 0.0
+    @Option(help: "Share of purchases with a refund request open now: a CONSUMPTION_REQUEST signed minutes ago, its 12-hour window open.")
+    var openRefundRequests = 0.0
     @Option(help: "customer-api's base URL, where the app posts its purchases.") var customerApiUrl: String?
     @Option(help: "The app's customer-api key (default: CUSTOMER_API_KEY).") var customerApiKey: String?
 
@@ -131,6 +133,7 @@ struct Run: AsyncParsableCommand {
         configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map { Duration.milliseconds($0) }
         configuration.appPostShare = self.appPostShare
         configuration.lostShare = self.lostShare
+        configuration.openRefundRequestShare = self.openRefundRequests
         configuration.customerAPIURL = self.customerApiUrl
         configuration.customerAPIKey = self.customerApiKey ?? ProcessInfo.processInfo.environment["CUSTOMER_API_KEY"]
         guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil) else {

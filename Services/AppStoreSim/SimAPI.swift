@@ -12,8 +12,8 @@ struct SimAPI: Sendable {
     let store: SimStore
     let signer: SimSigner
     let tokens: APITokenValidator
-    /// Sends a notification now (used by Request a Test Notification).
-    let deliverTest: @Sendable (SimNotification) async -> Void
+    /// Sends a notification now (a test notification, RENEWAL_EXTENDED, RENEWAL_EXTENSION/SUMMARY).
+    let deliverNow: @Sendable (SimNotification) async -> Void
     static let pageSize = 20
 
     /// Adds every route to a router: the API of Production under `/inApps`, the API of Sandbox under
@@ -37,6 +37,10 @@ struct SimAPI: Sendable {
             api.put("v2/transactions/consumption/:id") { request, context in
                 try await self.consumption(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
+            api.put("v1/transactions/consumption/:id") { request, context in
+                try await self.consumptionV1(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+            }
+            self.addSupportRoutes(to: api, environment)
             api.put("v1/transactions/:id/appAccountToken") { request, context in
                 try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
@@ -45,6 +49,7 @@ struct SimAPI: Sendable {
         router.post("sim/sink") { _, _ in Response(status: .ok) }
         router.get("sim/expected") { _, _ in Self.json(await self.store.expected) }
         router.get("sim/stats") { _, _ in Self.json(await self.store.stats) }
+        router.get("sim/consumption") { _, _ in Self.json(await self.store.consumptionAnswers) }
         router.post("sim/faults") { request, _ in
             let body = try await request.body.collect(upTo: 1 << 16)
             let faults = try JSONDecoder().decode(SimStore.Faults.self, from: Data(body.readableBytesView))
@@ -115,7 +120,7 @@ struct SimAPI: Sendable {
             uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil, signedDate: Int64(Date().timeIntervalSince1970 * 1000),
             environment: environment)
         await self.store.registerTest(token: token, uuid: notification.uuid)
-        let deliver = self.deliverTest
+        let deliver = self.deliverNow
         Task { await deliver(notification) }
         return Self.json(SendTestNotificationResponse(testNotificationToken: token))
     }
@@ -126,12 +131,50 @@ struct SimAPI: Sendable {
         return Self.json(CheckTestNotificationResponse(signedPayload: sent.signedPayload, sendAttempts: sent.attempts))
     }
 
+    /// Send Consumption Information (v2) with Apple's checks: consent given (no consent, no answer), a known
+    /// delivery status and refund preference, a percentage within 0…100000 and never for an auto-renewable,
+    /// GRANT_PRORATED only with a percentage strictly between 0 and 100000.
     private func consumption(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
-        guard (try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView))) != nil else {
+        guard let request = try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView)) else {
+            return Self.error(400, APIErrorCode.generalBadRequest)
+        }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard request.customerConsented else { return Self.error(400, 4_000_033) }
+        let deliveryStatuses = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]
+        guard deliveryStatuses.contains(request.deliveryStatus) else { return Self.error(400, 4_000_034) }
+        if let preference = request.refundPreference, !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference) {
+            return Self.error(400, 4_000_037)
+        }
+        if let percentage = request.consumptionPercentage {
+            guard purchase.productType != .autoRenewableSubscription, (0...100_000).contains(percentage) else { return Self.error(400, 4_000_032) }
+        }
+        if request.refundPreference == "GRANT_PRORATED", !(request.consumptionPercentage.map { $0 > 0 && $0 < 100_000 } ?? false) {
+            return Self.error(400, 4_000_032)
+        }
+        await self.store.recordConsumptionAnswer(id, body: String(buffer: body), version: "v2")
+        return Response(status: .accepted)
+    }
+
+    /// Send Consumption Information V1 with Apple's checks: consent given and every coded field within its range.
+    private func consumptionV1(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
+        guard let request = try? JSONDecoder().decode(ConsumptionRequestV1.self, from: Data(body.readableBytesView)) else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
         guard await self.store.purchase(for: id, in: environment) != nil else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard request.customerConsented else { return Self.error(400, 4_000_033) }
+        let ranges: [(Int32, ClosedRange<Int32>, Int)] = [
+            (request.accountTenure, 0...7, 4_000_035), (request.consumptionStatus, 0...3, 4_000_036), (request.deliveryStatus, 0...5, 4_000_034),
+            (request.lifetimeDollarsPurchased, 0...7, 4_000_038), (request.lifetimeDollarsRefunded, 0...7, 4_000_039),
+            (request.platform, 0...2, 4_000_040), (request.playTime, 0...7, 4_000_041), (request.refundPreference, 0...3, 4_000_037),
+            (request.userStatus, 0...4, 4_000_042),
+        ]
+        if let bad = ranges.first(where: { !$0.1.contains($0.0) }) { return Self.error(400, bad.2) }
+        guard request.appAccountToken.isEmpty || UUID(uuidString: request.appAccountToken) != nil else {
+            return Self.error(400, APIErrorCode.invalidAppAccountToken)
+        }
+        await self.store.recordConsumptionAnswer(id, body: String(buffer: body), version: "v1")
         return Response(status: .accepted)
     }
 

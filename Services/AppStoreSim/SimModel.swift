@@ -21,6 +21,9 @@ struct SimNotification: Sendable {
     /// The environment it is sent from (Sandbox and Production traffic share one run).
     var environment: Environment = .production
 
+    /// The counts a RENEWAL_EXTENSION/SUMMARY carries (nil: the scenario's fixed example).
+    var summary: Summary?
+
     enum Container: Sendable { case data, summary, externalPurchaseToken, appData }
 }
 
@@ -62,6 +65,8 @@ struct Scenario: Sendable {
     var appPosts: [AppPost] = []
     /// Notifications the App Store lost for good: never sent, not in notification history.
     var lost: [SimNotification] = []
+    /// Transactions with a refund request open now (a fresh CONSUMPTION_REQUEST whose answer window is open).
+    var openRefundRequests: [String] = []
 }
 
 /// A purchase as the app posts it to customer-api: StoreKit 2's signed transaction of the purchase moment,

@@ -28,15 +28,17 @@ struct SimSigner: Sendable {
             if n.type == "CONSUMPTION_REQUEST" { data.rawConsumptionRequestReason = "UNINTENDED_PURCHASE" }
             payload.data = data
         case .summary:
-            var summary = Summary()
+            var summary = n.summary ?? Summary()
             summary.environment = n.environment
             summary.appAppleId = self.appAppleId
             summary.bundleId = self.bundleId
-            summary.productId = ScenarioGenerator.subscriptionProduct
-            summary.requestIdentifier = n.uuid
-            summary.storefrontCountryCodes = ["USA"]
-            summary.succeededCount = 3
-            summary.failedCount = 0
+            if n.summary == nil {
+                summary.productId = ScenarioGenerator.subscriptionProduct
+                summary.requestIdentifier = n.uuid
+                summary.storefrontCountryCodes = ["USA"]
+                summary.succeededCount = 3
+                summary.failedCount = 0
+            }
             payload.summary = summary
         case .externalPurchaseToken:
             var token = ExternalPurchaseToken()

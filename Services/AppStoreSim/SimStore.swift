@@ -47,6 +47,13 @@ actor SimStore {
     private var statusSecond: Int64 = 0
     private var statusCallsThisSecond = 0
     private var testNotifications: [String: String] = [:]
+    /// When each subscription was extended (epoch ms), and the answers by request identifier (idempotence).
+    fileprivate var extensionDates: [String: [Int64]] = [:]
+    fileprivate var extensionAnswers: [String: Int64] = [:]
+    fileprivate var massExtensions: [String: MassExtendRenewalDateStatusResponse] = [:]
+    fileprivate var massExtensionProducts: [String: String] = [:]
+    /// Every consumption answer accepted, in order.
+    fileprivate(set) var consumptionAnswers: [SimConsumptionAnswer] = []
 
     init(scenario: Scenario) {
         self.purchases = scenario.purchases
@@ -152,4 +159,111 @@ actor SimStore {
 extension SimStore {
     /// Replaces the injected faults.
     func setFaults(_ faults: Faults) { self.faults = faults }
+}
+
+// MARK: - Support endpoints: orders, refunds, renewal-date extensions, consumption answers
+
+extension SimStore {
+    /// The transactions of an order (Look Up Order ID), in one environment.
+    func transactions(ofOrder orderId: String, in environment: Environment) -> [JWSTransactionDecodedPayload] {
+        self.purchases.values.filter { $0.environment == environment }.flatMap(\.transactions)
+            .filter { SimOrders.orderId(for: $0.transactionId ?? "") == orderId }
+    }
+
+    /// Every refunded transaction of the customer who owns `transactionId`, in this app and environment, oldest
+    /// refund first (Get Refund History).
+    func refundedTransactions(of transactionId: String, in environment: Environment) -> [JWSTransactionDecodedPayload]? {
+        guard let owner = self.purchase(for: transactionId, in: environment)?.customer else { return nil }
+        return self.purchases.values.filter { $0.environment == environment && $0.customer == owner }.flatMap(\.transactions)
+            .filter { $0.revocationDate != nil }
+            .sorted { ($0.revocationDate!.millisecondsSince1970, $0.transactionId ?? "") < ($1.revocationDate!.millisecondsSince1970, $1.transactionId ?? "") }
+    }
+
+    /// What an extension did to one subscription.
+    enum ExtensionResult: Sendable {
+        case extended(original: String, webOrderLineItemId: String?, effectiveDate: Int64, notification: SimNotification?)
+        /// Apple's error: (HTTP status, errorCode).
+        case refused(Int, Int)
+    }
+
+    /// Extends an active subscription's current period by `days` (at most twice in 365 days; a repeated
+    /// `requestIdentifier` repeats the earlier answer without extending again). Returns the RENEWAL_EXTENDED
+    /// notification the App Store sends.
+    func extend(_ original: String, days: Int32, requestIdentifier: String, environment: Environment, now: Date = Date()) -> ExtensionResult {
+        guard var purchase = self.purchase(for: original, in: environment), purchase.originalTransactionId == original else {
+            return .refused(404, 4_040_005)
+        }
+        if let earlier = self.extensionAnswers[environment.rawValue + "/" + requestIdentifier + "/" + original] {
+            return .extended(original: original, webOrderLineItemId: purchase.transactions.last?.webOrderLineItemId, effectiveDate: earlier,
+                             notification: nil)
+        }
+        let millis = Int64(now.timeIntervalSince1970 * 1000)
+        guard purchase.productType == .autoRenewableSubscription, purchase.status == .active, var latest = purchase.transactions.last,
+              let expires = latest.expiresDate?.millisecondsSince1970, expires > millis else { return .refused(403, 4_030_004) }
+        let recent = self.extensionDates[original, default: []].filter { $0 > millis - 365 * ScenarioGenerator.day }
+        guard recent.count < 2 else { return .refused(403, 4_030_005) }
+        let newExpiry = expires + Int64(days) * ScenarioGenerator.day
+        latest.expiresDate = Timestamp(millisecondsSince1970: newExpiry)
+        latest.signedDate = Timestamp(millisecondsSince1970: millis)
+        purchase.transactions[purchase.transactions.count - 1] = latest
+        purchase.renewal?.renewalDate = Timestamp(millisecondsSince1970: newExpiry)
+        purchase.renewal?.signedDate = Timestamp(millisecondsSince1970: millis)
+        self.purchases[original] = purchase
+        self.extensionDates[original, default: []].append(millis)
+        self.extensionAnswers[environment.rawValue + "/" + requestIdentifier + "/" + original] = newExpiry
+        let notification = SimNotification(
+            uuid: UUID().uuidString.lowercased(), type: "RENEWAL_EXTENDED", subtype: nil, signedDate: millis, transaction: latest,
+            renewal: purchase.renewal, status: .active, customer: purchase.customer, environment: environment)
+        return .extended(original: original, webOrderLineItemId: latest.webOrderLineItemId, effectiveDate: newExpiry, notification: notification)
+    }
+
+    /// The active subscriptions of a product in an environment (what a mass extension covers).
+    func activeSubscriptions(of productId: String, in environment: Environment, now: Date = Date()) -> [String] {
+        let millis = Int64(now.timeIntervalSince1970 * 1000)
+        return self.purchases.values.filter {
+            $0.environment == environment && $0.productId == productId && $0.status == .active
+                && ($0.transactions.last?.expiresDate?.millisecondsSince1970 ?? 0) > millis
+        }.map(\.originalTransactionId).sorted()
+    }
+
+    /// Starts, progresses and reads mass extensions (keyed by environment and request identifier).
+    func startMassExtension(_ request: MassExtendRenewalDateRequest, environment: Environment) -> Bool {
+        let key = environment.rawValue + "/" + request.requestIdentifier
+        guard self.massExtensions[key] == nil else { return false }
+        self.massExtensions[key] = MassExtendRenewalDateStatusResponse(
+            requestIdentifier: request.requestIdentifier, complete: false, completeDate: nil, succeededCount: 0, failedCount: 0)
+        self.massExtensionProducts[key] = request.productId
+        return true
+    }
+
+    func recordMassExtension(_ requestIdentifier: String, environment: Environment, succeeded: Bool) {
+        let key = environment.rawValue + "/" + requestIdentifier
+        if succeeded { self.massExtensions[key]?.succeededCount? += 1 } else { self.massExtensions[key]?.failedCount? += 1 }
+    }
+
+    func completeMassExtension(_ requestIdentifier: String, environment: Environment, at: Int64) -> MassExtendRenewalDateStatusResponse? {
+        let key = environment.rawValue + "/" + requestIdentifier
+        self.massExtensions[key]?.complete = true
+        self.massExtensions[key]?.completeDate = at
+        return self.massExtensions[key]
+    }
+
+    func massExtension(productId: String, requestIdentifier: String, environment: Environment) -> MassExtendRenewalDateStatusResponse? {
+        let key = environment.rawValue + "/" + requestIdentifier
+        return self.massExtensionProducts[key] == productId ? self.massExtensions[key] : nil
+    }
+
+    /// Records a consumption answer the API accepted.
+    func recordConsumptionAnswer(_ transactionId: String, body: String, version: String, at: Date = Date()) {
+        self.consumptionAnswers.append(.init(transactionId: transactionId, version: version, at: Int64(at.timeIntervalSince1970 * 1000), body: body))
+    }
+}
+
+/// A consumption answer as the sim received it (`GET /sim/consumption`).
+struct SimConsumptionAnswer: Codable, Sendable {
+    var transactionId: String
+    var version: String
+    var at: Int64
+    /// The JSON body exactly as sent.
+    var body: String
 }

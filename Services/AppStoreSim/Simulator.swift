@@ -41,6 +41,8 @@ struct SimConfiguration: Sendable {
     /// customer-api's base URL and an API key of the app, where the app posts its purchases.
     var customerAPIURL: String?
     var customerAPIKey: String?
+    /// The share of purchases with a refund request open now (a fresh CONSUMPTION_REQUEST to answer in time).
+    var openRefundRequestShare = 0.0
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
@@ -82,6 +84,7 @@ struct Simulator: Sendable {
         merged.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }
         merged.expected.sort()
         merged.applyAppSide(appPostShare: configuration.appPostShare, lostShare: configuration.lostShare, seed: configuration.seed)
+        merged.addOpenRefundRequests(share: configuration.openRefundRequestShare, epoch: epoch, seed: configuration.seed)
         return merged
     }
 
@@ -131,11 +134,11 @@ struct Simulator: Sendable {
         let api = SimAPI(
             store: self.store, signer: self.signer,
             tokens: APITokenValidator(keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey], issuerID: self.configuration.issuerID),
-            deliverTest: { notification in
+            deliverNow: { notification in
                 guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification) else { return }
                 let item = SimDelivery.Item(uuid: notification.uuid, signedPayload: signed)
                 await simulator.store.register(signed, uuid: notification.uuid, environment: notification.environment,
-                                               signedDate: notification.signedDate, transactionIds: [])
+                                               signedDate: notification.signedDate, transactionIds: Set([notification.transaction?.transactionId, notification.transaction?.originalTransactionId].compactMap { $0 }))
                 _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1).post(item)
             })
         api.addRoutes(to: router)

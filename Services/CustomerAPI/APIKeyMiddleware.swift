@@ -6,7 +6,8 @@ import ServiceRuntime
 import Storage
 
 /// Authenticates `/v1` requests with a bearer API key (401 without a usable one), keeps each key within its
-/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403). Keys that
+/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403), and an app key on
+/// the support routes `/v1/admin/…` (403 `admin-only`). Keys that
 /// authenticated a moment ago come from ``AuthenticatedKeyCache``.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CustomerAPIContext
@@ -42,7 +43,14 @@ struct APIKeyMiddleware: RouterMiddleware {
             return APIErrorResponse.response(.tooManyRequests, "rate-limited", "this key may make \(key.ratePerSecond) requests a second",
                                              headers: headers)
         }
-        let bundleId = request.uri.path.split(separator: "/").dropFirst(2).first.map(String.init)
+        // `/v1/apps/{bundleId}/…` for apps, `/v1/admin/apps/{bundleId}/…` for support (admin keys only).
+        let segments = request.uri.path.split(separator: "/").map(String.init)
+        let isAdminRoute = segments.count > 1 && segments[1] == "admin"
+        if isAdminRoute && !key.isAdmin {
+            self.outcomes.increment("forbidden")
+            return APIErrorResponse.response(.forbidden, "admin-only", "the support routes need a key created with --role admin")
+        }
+        let bundleId = segments.dropFirst(isAdminRoute ? 3 : 2).first
         guard bundleId == key.bundleId else {
             self.outcomes.increment("forbidden")
             return APIErrorResponse.response(.forbidden, "wrong-app", "this key belongs to \(key.bundleId)")

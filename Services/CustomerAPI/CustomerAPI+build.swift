@@ -22,6 +22,9 @@ func buildApplication(
     let router = Router(context: CustomerAPIContext.self)
     router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+    router.get("console") { _, _ in
+        Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: SupportPage.shell)))
+    }
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
         limiter: KeyedRateLimiter(), outcomes: outcomes))
@@ -39,11 +42,18 @@ func buildApplication(
             settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
+        SupportRoutes(
+            client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics, lookup: lookup,
+            support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes
+        ).add(to: v1)
         services += [http, producer]
         checks.append(.broker(producer))
     } else {
         v1.post("apps/:bundleId/customers/:customer/transactions") { _, _ in
             APIErrorResponse.response(.serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
+        }
+        v1.get("admin/apps/:bundleId/**") { _, _ in
+            APIErrorResponse.response(.serviceUnavailable, "not-configured", "the support routes need APPSTORE_APPS and KAFKA_BROKERS")
         }
     }
     services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))

@@ -50,6 +50,11 @@ struct ApplyBatchHandler: BatchHandler {
             } else if schema == AppPurchaseRecord.schema,
                       let value = record.value, let purchase = try? JSONDecoder().decode(AppPurchaseRecord.self, from: Data(value)) {
                 result = try await self.committed { try await repository.apply(purchase, receivedAt: receivedAt, topics: topics) }
+            } else if schema == ConsumptionOutcome.schema,
+                      let value = record.value, let outcome = try? JSONDecoder().decode(ConsumptionOutcome.self, from: Data(value)) {
+                try await withAbandoningDeadline(self.transactionTimeout) { try await repository.apply(outcome) }
+                self.count("consumption-outcome")
+                continue
             } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
                 result = try await self.committed { try await repository.apply(verified, receivedAt: receivedAt, topics: topics) }
             } else {
@@ -75,7 +80,7 @@ struct ApplyBatchHandler: BatchHandler {
     /// A DLQ record for a message that is not a verified-notification record.
     private func deadLetter(_ record: ConsumerRecord) throws -> ProducerRecord {
         let rejected = RejectedNotificationRecord(
-            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema) or \(AppPurchaseRecord.schema) record", notificationUUID: nil, original: .init(record))
+            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema), \(AppPurchaseRecord.schema) or \(ConsumptionOutcome.schema) record", notificationUUID: nil, original: .init(record))
         return ProducerRecord(topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
     }
 

@@ -21,18 +21,31 @@ func buildApplication(
             client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified], sessionTimeout: settings.sessionTimeout),
         logger: logger)
     let readiness = Readiness()
+    let consumptionStatuses = LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "consumption_requests", label: "status",
+                                              help: "Consumption requests by the status they were recorded with (missed: no answer by the deadline)")
+    let repository = EntitlementRepository(
+        client: database, logger: logger, catalog: settings.catalog, consumptionPolicy: settings.consumptionPolicy,
+        consumptionStatuses: consumptionStatuses)
     let handler = ApplyBatchHandler(
-        repository: EntitlementRepository(client: database, logger: logger, catalog: settings.catalog), producer: producer, topics: settings.topics,
+        repository: repository, producer: producer, topics: settings.topics,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
                                   help: "Verified notifications by outcome"),
         lanes: settings.lanes, transactionTimeout: settings.database.transactionTimeout)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
+    let deadLetterConsumer = try KafkaConsumer(
+        configuration: KafkaConsumerConfiguration(
+            client: settings.kafka, groupID: settings.groupID + "-dead-letters", topics: [settings.topics.rejected],
+            sessionTimeout: settings.sessionTimeout),
+        logger: logger)
+    let deadLetterLoop = ConsumerLoop(consumer: deadLetterConsumer, handler: DeadLetterRecorder(deadLetters: DeadLetters(client: database, logger: logger)),
+                                      logger: logger)
     var services: [any Service] = [
-        database, producer, worker,
+        database, producer, worker, deadLetterLoop,
         DependencyProbe(checks: [.database(database, logger: logger), .broker(producer)], readiness: readiness, logger: logger),
     ]
+    services.append(ConsumptionDeadlineWatch(client: database, interval: settings.consumptionWatchInterval, statuses: consumptionStatuses, logger: logger))
     if let interval = settings.sweepInterval {
         services.append(RenewalSweeperService(
             sweep: RenewalSweep(client: database, logger: logger, topics: settings.topics), interval: interval, margin: settings.sweepMargin,

@@ -23,6 +23,10 @@ struct EntitlementUpdaterSettings: Sendable {
     var sweepInterval: Duration? = .seconds(60)
     var sweepMargin: Duration = .seconds(3600)
     var sweepBatch = 100
+    /// How consumption requests are answered (`CONSUMPTION_POLICY`; nil: recorded and published, not answered),
+    /// and how often requests past their deadline are reported (`CONSUMPTION_WATCH_INTERVAL_MS`).
+    var consumptionPolicy: ConsumptionPolicy?
+    var consumptionWatchInterval: Duration = .seconds(60)
 
     init(database: DatabaseSettings, kafka: KafkaClientSettings) {
         self.database = database
@@ -31,7 +35,7 @@ struct EntitlementUpdaterSettings: Sendable {
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
     /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
-    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`.
+    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
         self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
@@ -51,5 +55,11 @@ struct EntitlementUpdaterSettings: Sendable {
         self.sweepInterval = interval > .zero ? interval : nil
         self.sweepMargin = try settings.milliseconds("RENEWAL_SWEEP_MARGIN_MS", default: self.sweepMargin)
         self.sweepBatch = max(1, try settings.int("RENEWAL_SWEEP_BATCH", default: self.sweepBatch))
+        do {
+            self.consumptionPolicy = try ConsumptionPolicy(parsing: settings.string("CONSUMPTION_POLICY", default: ""))
+        } catch {
+            throw SettingsError("CONSUMPTION_POLICY: \(error)")
+        }
+        self.consumptionWatchInterval = try settings.milliseconds("CONSUMPTION_WATCH_INTERVAL_MS", default: self.consumptionWatchInterval)
     }
 }

@@ -36,15 +36,19 @@ struct APIKeysCommand: AsyncParsableCommand {
         @Option(help: "The app the key may read and write for.") var bundleId: String
         @Option(help: "A note for operators (who uses the key).") var label = ""
         @Option(help: "Requests per second the key may make (429 with Retry-After above it).") var rate = 100
+        @Option(help: "app (the app's own calls) or admin (also the support routes and console of the app).") var role = "app"
 
         func validate() throws {
             guard self.rate > 0 else { throw ValidationError("--rate must be positive") }
+            guard ["app", "admin"].contains(self.role) else { throw ValidationError("--role must be app or admin") }
             guard !self.bundleId.isEmpty else { throw ValidationError("--bundle-id must not be empty") }
         }
 
         func run() async throws {
-            let (bundleId, label, rate) = (self.bundleId, self.label, self.rate)
-            let issued = try await APIKeysCommand.withStore(self.database) { try await $0.create(bundleId: bundleId, label: label, ratePerSecond: rate) }
+            let (bundleId, label, rate, role) = (self.bundleId, self.label, self.rate, self.role)
+            let issued = try await APIKeysCommand.withStore(self.database) {
+                try await $0.create(bundleId: bundleId, label: label, ratePerSecond: rate, role: role)
+            }
             try APIKeysCommand.print(Issued(key: issued.key, token: issued.token))
         }
     }

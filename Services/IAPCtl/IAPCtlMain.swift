@@ -8,7 +8,7 @@ struct IAPCtl: AsyncParsableCommand {
         abstract: "Operate the App Store notifications pipeline.",
         subcommands: [
             VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self, BackfillCommand.self, ReplayCommand.self,
-            TestNotificationCommand.self, APIKeysCommand.self, ResyncCommand.self,
+            TestNotificationCommand.self, APIKeysCommand.self, ResyncCommand.self, SupportCommand.self,
         ])
 }
 

@@ -78,11 +78,8 @@ struct ReplayCommand: AsyncParsableCommand {
     /// The record to send back, or nil when the DLQ record is not replayable or not selected.
     static func plan(_ record: ConsumerRecord, reason: String?) -> ProducerRecord? {
         guard let value = record.value, let rejected = try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(value)),
-              reason == nil || rejected.reason == reason, let original = rejected.original.value
+              reason == nil || rejected.reason == reason
         else { return nil }
-        var headers = rejected.original.headers.sorted { $0.key < $1.key }.map { KafkaHeader(name: $0.key, text: $0.value) }
-        headers.append(KafkaHeader(name: "replayed-from", text: "\(record.topic)/\(record.partition)/\(record.offset)"))
-        return ProducerRecord(topic: rejected.original.topic, key: rejected.original.key.map { Array($0.utf8) }, value: Array(original.utf8),
-                              headers: headers)
+        return rejected.replayRecord(from: "\(record.topic)/\(record.partition)/\(record.offset)")
     }
 }

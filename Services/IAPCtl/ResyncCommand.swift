@@ -91,26 +91,11 @@ struct ResyncCommand: AsyncParsableCommand {
         for entry in entries {
             tally.entries += 1
             do {
-                let history = try await importer.history(of: entry.transactionIds, bundleId: bundleId, environment: environment)
                 let request = PurchaseImport.Request(appUserId: entry.appUserId, onConflict: onConflict, source: .resync)
-                let records = PurchaseImport.records(history, request: request)
-                var snapshots: [StatusSnapshot] = []
-                let subscriptions = Dictionary(history.filter { $0.transaction.type == .autoRenewableSubscription }
-                    .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) } }) { first, _ in first }
-                for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key })
-                where !snapshots.contains(where: { $0.subject == original }) {
-                    snapshots += try await importer.snapshots(
-                        of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment, requestId: "resync:\(request.requestId)")
-                }
-                // History first, then the statuses, so the newest state is applied last.
-                try await PurchaseImport.publish(records, producer: producer, topics: topics)
-                var pending: [PendingDelivery] = []
-                for snapshot in snapshots {
-                    pending.append(try await producer.enqueue(try VerifiedTopicRecords.snapshot(snapshot, topics: topics, requestId: snapshot.requestId)))
-                }
-                for delivery in pending { _ = try await delivery.report }
-                tally.transactions += records.count
-                tally.statuses += snapshots.count
+                let resynced = try await importer.resync(entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
+                                                         producer: producer, topics: topics)
+                tally.transactions += resynced.transactions
+                tally.statuses += resynced.statuses
             } catch {
                 tally.failures.append("line \(entry.line) (\(entry.transactionIds.first ?? "?")): \(error)")
             }

@@ -26,7 +26,9 @@ func buildApplication(
         outcomes: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "requests", label: "outcome",
                                   help: "Status requests by outcome"),
         calls: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "api_calls", label: "result",
-                               help: "Get All Subscription Statuses calls by result"),
+                               help: "App Store Server API calls (statuses, consumption answers) by result"),
+        consumptionAnswers: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "consumption_answers", label: "result",
+                                            help: "Consumption answers by result (late: the 12-hour window closed first)"),
         logger: logger)
     // A batch never needs more than ~10 s of this replica's rate, far below the poll interval.
     let batch = max(1, min(200, Int(settings.ratePerSecond * 10)))

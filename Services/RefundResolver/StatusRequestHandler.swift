@@ -37,6 +37,8 @@ struct StatusRequestHandler: BatchHandler {
     let retryMaximumDelay: Duration
     let outcomes: LabelledCounter
     let calls: LabelledCounter
+    /// Consumption answers by result: `sent`, `late` (the window closed first), `failed`.
+    let consumptionAnswers: LabelledCounter
     let logger: Logger
 
     /// What became of one request.
@@ -83,8 +85,10 @@ struct StatusRequestHandler: BatchHandler {
 
     /// Resolves one request; never throws: every request ends resolved, rescheduled or dead-lettered.
     func resolve(_ record: ConsumerRecord) async -> Outcome {
-        guard let value = record.value, let request = try? JSONDecoder().decode(StatusRequest.self, from: Data(value)) else {
-            return self.deadLetter(record, reason: "format", detail: "not a status request", uuid: nil)
+        let answer = record.value.flatMap { try? JSONDecoder().decode(ConsumptionAnswer.self, from: Data($0)) }
+        let request = record.value.flatMap { try? JSONDecoder().decode(StatusRequest.self, from: Data($0)) }
+        guard answer?.schema == ConsumptionAnswer.schema || request != nil else {
+            return self.deadLetter(record, reason: "format", detail: "not a status request or consumption answer", uuid: nil)
         }
         let attempt = record.header(Self.attemptHeader)?.text.flatMap(Int.init) ?? 0
         if let notBefore = record.header(Self.notBeforeHeader)?.text.flatMap(Int64.init) {
@@ -98,6 +102,8 @@ struct StatusRequestHandler: BatchHandler {
         case .granted:
             break
         }
+        if let answer, answer.schema == ConsumptionAnswer.schema { return await self.send(answer, record: record, attempt: attempt) }
+        guard let request else { return self.deadLetter(record, reason: "format", detail: "not a status request", uuid: nil) }
         // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
         guard let environment = Environment(rawValue: request.environment), environment.isAppStoreServer else {
             return self.deadLetter(record, reason: "status-request",
@@ -136,7 +142,7 @@ struct StatusRequestHandler: BatchHandler {
     // MARK: Outputs
 
     /// The request again, on the retry topic, not to be called before `due` (capped at the maximum delay).
-    private func reschedule(_ record: ConsumerRecord, attempt: Int, at due: Date, error: String) -> Outcome {
+    func reschedule(_ record: ConsumerRecord, attempt: Int, at due: Date, error: String) -> Outcome {
         let latest = Date().addingTimeInterval(self.retryMaximumDelay.timeInterval)
         let notBefore = Int64((min(due, latest).timeIntervalSince1970 * 1000).rounded(.up))
         let kept = record.headers.filter { !Self.schedulingHeaders.contains($0.name) }
@@ -163,7 +169,7 @@ struct StatusRequestHandler: BatchHandler {
     }
 
     /// The metrics label of a failed call.
-    private static func callLabel(_ error: AppStoreAPIError) -> String {
+    static func callLabel(_ error: AppStoreAPIError) -> String {
         switch error.kind {
         case .http(let status, _, _): status == 429 ? "rate-limited" : status >= 500 ? "server-error" : "client-error"
         case .timeout: "timeout"

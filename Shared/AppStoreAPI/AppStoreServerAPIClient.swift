@@ -195,6 +195,14 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
+    /// Send Consumption Information V1 (Apple's coded buckets, with tenure, lifetime amounts and play time).
+    public func sendConsumptionInformationV1(_ transactionId: String, _ request: ConsumptionRequestV1) async throws(AppStoreAPIError) {
+        _ = try await self.withSandboxFallback { (environment) throws(AppStoreAPIError) in
+            try await self.send(.PUT, "/inApps/v1/transactions/consumption/\(Self.escape(transactionId))", body: try Self.encode(request),
+                                environment: environment)
+        }
+    }
+
     /// Set App Account Token on a purchase (`appAccountToken` must be a UUID).
     public func setAppAccountToken(_ originalTransactionId: String, appAccountToken: UUID) async throws(AppStoreAPIError) {
         let body = try Self.encode(UpdateAppAccountTokenRequest(appAccountToken: appAccountToken.uuidString.lowercased()))
@@ -280,7 +288,7 @@ public struct AppStoreServerAPIClient: Sendable {
     // MARK: Helpers
 
     /// The verifier for answers from an environment.
-    private func verifier(_ environment: Environment) throws(AppStoreAPIError) -> SignedDataVerifier {
+    func verifier(_ environment: Environment) throws(AppStoreAPIError) -> SignedDataVerifier {
         guard let verifier = self.verifiers[environment] else {
             throw AppStoreAPIError(.invalidResponse("no verifier is configured for \(environment.rawValue) answers"))
         }
@@ -288,24 +296,24 @@ public struct AppStoreServerAPIClient: Sendable {
     }
 
     /// Runs a verification, turning its failure into an API error.
-    private static func verified<T>(_ verify: () async throws(VerificationError) -> T) async throws(AppStoreAPIError) -> T {
+    static func verified<T>(_ verify: () async throws(VerificationError) -> T) async throws(AppStoreAPIError) -> T {
         do { return try await verify() } catch { throw AppStoreAPIError(.verification(error)) }
     }
 
     /// Decodes a JSON answer.
-    private static func decode<T: Decodable>(_ bytes: [UInt8]) throws(AppStoreAPIError) -> T {
+    static func decode<T: Decodable>(_ bytes: [UInt8]) throws(AppStoreAPIError) -> T {
         do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch {
             throw AppStoreAPIError(.invalidResponse("\(T.self): \(error)"))
         }
     }
 
     /// Encodes a JSON body.
-    private static func encode<T: Encodable>(_ value: T) throws(AppStoreAPIError) -> [UInt8] {
+    static func encode<T: Encodable>(_ value: T) throws(AppStoreAPIError) -> [UInt8] {
         do { return Array(try JSONEncoder().encode(value)) } catch { throw AppStoreAPIError(.invalidResponse("cannot encode \(T.self)")) }
     }
 
     /// Percent-escapes an identifier for a path segment.
-    private static func escape(_ segment: String) -> String {
+    static func escape(_ segment: String) -> String {
         segment.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? segment
     }
 }

@@ -98,4 +98,41 @@ public struct PurchaseImport: Sendable {
         for record in records { pending.append(try await producer.enqueue(try VerifiedTopicRecords.appPurchase(record, topics: topics))) }
         for delivery in pending { _ = try await delivery.report }
     }
+
+    // MARK: Resync
+
+    /// What a resync wrote.
+    public struct Resynced: Sendable {
+        public var transactions: Int
+        public var statuses: Int
+
+        public init(transactions: Int, statuses: Int) {
+            self.transactions = transactions
+            self.statuses = statuses
+        }
+    }
+
+    /// Resyncs the purchases `transactionIds` belong to: their whole history as app-purchase records (bound to
+    /// `request.appUserId` when set), then each subscription's status as a snapshot, so the newest state is
+    /// applied last. Returns once the broker acknowledged everything. `iapctl resync` and the console use it.
+    public func resync(_ transactionIds: [String], bundleId: String, environment: Environment?, request: Request, producer: KafkaProducer,
+                       topics: PipelineTopics) async throws -> Resynced {
+        let history = try await self.history(of: transactionIds, bundleId: bundleId, environment: environment)
+        let records = Self.records(history, request: request)
+        var snapshots: [StatusSnapshot] = []
+        let subscriptions = Dictionary(history.filter { $0.transaction.type == .autoRenewableSubscription }
+            .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) } }) { first, _ in first }
+        for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key })
+        where !snapshots.contains(where: { $0.subject == original }) {
+            snapshots += try await self.snapshots(
+                of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment, requestId: "resync:\(request.requestId)")
+        }
+        try await Self.publish(records, producer: producer, topics: topics)
+        var pending: [PendingDelivery] = []
+        for snapshot in snapshots {
+            pending.append(try await producer.enqueue(try VerifiedTopicRecords.snapshot(snapshot, topics: topics, requestId: snapshot.requestId)))
+        }
+        for delivery in pending { _ = try await delivery.report }
+        return Resynced(transactions: records.count, statuses: snapshots.count)
+    }
 }

@@ -60,4 +60,13 @@ public struct RejectedNotificationRecord: Codable, Hashable, Sendable {
     public func encoded() throws -> [UInt8] {
         Array(try AppStoreJSON.makeCanonicalEncoder().encode(self))
     }
+
+    /// The original message to send back to its topic (marked `replayed-from` the DLQ position), or nil when the
+    /// original value was not kept. `iapctl replay` and the console's replay use it.
+    public func replayRecord(from position: String) -> ProducerRecord? {
+        guard let value = self.original.value else { return nil }
+        var headers = self.original.headers.sorted { $0.key < $1.key }.map { KafkaHeader(name: $0.key, text: $0.value) }
+        headers.append(KafkaHeader(name: "replayed-from", text: position))
+        return ProducerRecord(topic: self.original.topic, key: self.original.key.map { Array($0.utf8) }, value: Array(value.utf8), headers: headers)
+    }
 }

@@ -15,6 +15,13 @@ public enum VerifiedTopicRecords {
                 + [KafkaHeader(name: PipelineHeaders.requestID, text: requestId)])
     }
 
+    /// What became of a consumption answer (refund-resolver), keyed by the purchase.
+    public static func consumptionOutcome(_ outcome: ConsumptionOutcome, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.verified, key: Array(outcome.originalTransactionId.utf8), value: try outcome.encoded(),
+            headers: Self.headers(schema: ConsumptionOutcome.schema, environment: outcome.environment, bundleId: outcome.bundleId, receivedAt: receivedAt))
+    }
+
     /// A purchase the app posted (customer-api) or `iapctl resync` imported.
     public static func appPurchase(_ record: AppPurchaseRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
         ProducerRecord(

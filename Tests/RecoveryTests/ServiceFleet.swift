@@ -16,12 +16,13 @@ actor ServiceFleet {
     private(set) var restarts: [String] = []
     private var stopping = false
 
-    /// Chooses a free port per service; `environment` is what every service gets (plus its `HTTP_PORT`).
-    init(environment: [String: String], directory: URL) throws {
+    /// Chooses a free port per service (unless `ports` names one); `environment` is what every service gets (plus
+    /// its `HTTP_PORT`).
+    init(environment: [String: String], directory: URL, ports chosen: [String: Int] = [:]) throws {
         self.environment = environment
         self.directory = directory
-        var ports: [String: Int] = [:]
-        for name in Self.names { ports[name] = Int(try LocalComponents.script("free-port.sh", []))! }
+        var ports = chosen
+        for name in Self.names where ports[name] == nil { ports[name] = Int(try LocalComponents.script("free-port.sh", []))! }
         self.ports = ports
     }
 

@@ -3,7 +3,7 @@
 # Idempotent: on a machine that has them it only checks. Needs root (or sudo) to install.
 set -euo pipefail
 
-packages=(pkg-config librdkafka-dev postgresql)
+packages=(pkg-config librdkafka-dev postgresql chromium fonts-dejavu-core)
 
 missing=()
 for package in "${packages[@]}"; do

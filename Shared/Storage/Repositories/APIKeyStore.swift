@@ -20,9 +20,15 @@ public struct APIKey: Codable, Hashable, Sendable {
     public var revokedAt: Date?
     /// The key that replaced this one by rotation.
     public var replacedBy: String?
+    /// `app` (the app's own calls) or `admin` (also the support routes and console of its app).
+    public var role: String = "app"
+
+    /// Whether the key may use the support routes and console.
+    public var isAdmin: Bool { self.role == "admin" }
 
     public init(keyId: String, bundleId: String, label: String, ratePerSecond: Int, createdAt: Date, expiresAt: Date? = nil,
-                revokedAt: Date? = nil, replacedBy: String? = nil) {
+                revokedAt: Date? = nil, replacedBy: String? = nil, role: String = "app") {
+        self.role = role
         self.keyId = keyId
         self.bundleId = bundleId
         self.label = label
@@ -63,13 +69,14 @@ public struct APIKeyStore: Sendable {
 
     // MARK: Administration
 
-    /// Creates a key for an app.
-    public func create(bundleId: String, label: String = "", ratePerSecond: Int = 100) async throws -> IssuedAPIKey {
+    /// Creates a key for an app (`role`: `app` or `admin`).
+    public func create(bundleId: String, label: String = "", ratePerSecond: Int = 100, role: String = "app") async throws -> IssuedAPIKey {
+        guard ["app", "admin"].contains(role) else { throw APIKeyStoreError("role must be app or admin, not \(role)") }
         let keyId = Self.randomHex(bytes: 8)
         let secret = Self.randomSecret()
         try await self.client.query("""
-            INSERT INTO api_keys (key_id, bundle_id, label, secret_sha256, rate_per_second)
-            VALUES (\(keyId), \(bundleId), \(label), \(Self.hash(secret)), \(ratePerSecond))
+            INSERT INTO api_keys (key_id, bundle_id, label, secret_sha256, rate_per_second, role)
+            VALUES (\(keyId), \(bundleId), \(label), \(Self.hash(secret)), \(ratePerSecond), \(role))
             """, logger: self.logger)
         guard let key = try await self.key(keyId) else { throw APIKeyStoreError("key \(keyId) vanished after its insert") }
         return IssuedAPIKey(key: key, token: Self.prefix + keyId + "_" + secret)
@@ -88,7 +95,7 @@ public struct APIKeyStore: Sendable {
     /// Issues a new key for the same app, label and rate; the old one keeps working for `grace`, then stops.
     public func rotate(_ keyId: String, grace: Duration = .seconds(3600)) async throws -> IssuedAPIKey {
         guard let old = try await self.key(keyId), old.revokedAt == nil else { throw APIKeyStoreError("no usable key \(keyId)") }
-        let issued = try await self.create(bundleId: old.bundleId, label: old.label, ratePerSecond: old.ratePerSecond)
+        let issued = try await self.create(bundleId: old.bundleId, label: old.label, ratePerSecond: old.ratePerSecond, role: old.role)
         try await self.client.query("""
             UPDATE api_keys SET expires_at = now() + make_interval(secs => \(grace.timeInterval)), replaced_by = \(issued.key.keyId)
             WHERE key_id = \(keyId)
@@ -135,13 +142,13 @@ public struct APIKeyStore: Sendable {
     private func rows(where condition: String) async throws -> [(APIKey, [UInt8])] {
         var result: [(APIKey, [UInt8])] = []
         let query = PostgresQuery(unsafeSQL: """
-            SELECT key_id, bundle_id, label, rate_per_second, created_at, expires_at, revoked_at, replaced_by, secret_sha256
+            SELECT key_id, bundle_id, label, rate_per_second, created_at, expires_at, revoked_at, replaced_by, secret_sha256, role
             FROM api_keys \(condition) ORDER BY created_at DESC, key_id
             """)
         for try await row in try await self.client.query(query, logger: self.logger)
-            .decode((String, String, String, Int32, Date, Date?, Date?, String?, ByteBuffer).self) {
+            .decode((String, String, String, Int32, Date, Date?, Date?, String?, ByteBuffer, String).self) {
             let key = APIKey(keyId: row.0, bundleId: row.1, label: row.2, ratePerSecond: Int(row.3), createdAt: row.4, expiresAt: row.5,
-                             revokedAt: row.6, replacedBy: row.7)
+                             revokedAt: row.6, replacedBy: row.7, role: row.9)
             result.append((key, Array(buffer: row.8)))
         }
         return result

@@ -5,6 +5,7 @@ import JWSVerification
 public import Logging
 public import NotificationPipeline
 public import PostgresNIO
+public import ServiceRuntime
 
 /// What applying a notification did, as the updater reports it.
 public enum ApplyResult: Equatable, Sendable {
@@ -21,11 +22,23 @@ public struct EntitlementRepository: Sendable {
     let client: PostgresClient
     let logger: Logger
     let catalog: EntitlementCatalog
+    /// How CONSUMPTION_REQUESTs are answered (nil: recorded, never answered).
+    let consumptionPolicy: ConsumptionPolicy?
+    /// Counts consumption requests by the status they were recorded with.
+    let consumptionStatuses: LabelledCounter?
 
-    public init(client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog()) {
+    public init(client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog(),
+                consumptionPolicy: ConsumptionPolicy? = nil, consumptionStatuses: LabelledCounter? = nil) {
         self.client = client
         self.logger = logger
         self.catalog = catalog
+        self.consumptionPolicy = consumptionPolicy
+        self.consumptionStatuses = consumptionStatuses
+    }
+
+    /// Applies refund-resolver's report on a consumption answer.
+    public func apply(_ outcome: ConsumptionOutcome) async throws {
+        try await ConsumptionRequests.apply(outcome, client: self.client, logger: self.logger)
     }
 
     /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
@@ -83,6 +96,7 @@ public struct EntitlementRepository: Sendable {
                        rules: @escaping @Sendable (SubjectState) -> EntitlementUpdate) async throws -> ApplyResult {
         let logger = self.logger
         let signedDate = entry.signedDate
+        let policy = self.consumptionPolicy, statuses = self.consumptionStatuses
         return try await self.client.withTransaction(logger: logger) { connection in
             try await connection.query(
                 "SELECT pg_advisory_xact_lock(hashtext(\(entry.environment + "/" + entry.bundleId + "/" + entry.subject)))", logger: logger)
@@ -116,6 +130,12 @@ public struct EntitlementRepository: Sendable {
             // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
             try await NotificationFacts.write(entry, update: update, notification: notification, customer: customer, topics: topics,
                                               on: connection, logger: logger)
+            if entry.type == "CONSUMPTION_REQUEST" {
+                let status = try await ConsumptionRequests.record(
+                    entry, notification: notification, customer: customer, policy: policy, topics: topics,
+                    now: Int64(Date().timeIntervalSince1970 * 1000), on: connection, logger: logger)
+                if let status { statuses?.increment(status) }
+            }
             if let previous = update.movedFrom {
                 try await CustomerBindings.moveRows(of: entry, from: previous, to: customer, on: connection, logger: logger)
             }

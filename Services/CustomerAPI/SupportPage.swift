@@ -1,0 +1,194 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+import Storage
+
+/// The support console: a plain page served without a build step. The shell (`/console`) asks for the app, an
+/// admin key (kept in the tab's session storage, never in a cookie) and a search; the customer's part is
+/// rendered on the server (``fragment(_:bundleId:)``) and put in place by a little script, which also runs the
+/// actions (resync, extend a renewal date, replay a DLQ record) against the admin routes.
+enum SupportPage {
+    // MARK: The customer's fragment
+
+    /// The server-rendered HTML of one customer.
+    static func fragment(_ view: SupportView, bundleId: String) -> String {
+        var html = "<section id=\"customer\" data-customer=\"\(e(view.customer))\">"
+        html += "<h2>Customer <code>\(e(view.customer))</code></h2>"
+        html += "<p class=\"meta\">App \(e(bundleId)) · searched for <code>\(e(view.query))</code> · as of \(time(view.asOf))</p>"
+        for note in view.notes { html += "<p class=\"note\">\(e(note))</p>" }
+        html += "<p><button data-action=\"resync\" data-customer=\"\(e(view.customer))\">Resync this customer from Apple</button></p>"
+
+        html += "<h3>Entitlements now</h3>"
+        html += table(["Environment", "Entitlement", "Product", "Access", "Valid until", "Revoked", "Purchase", "Ownership"],
+                      view.entitlements.map { ent in
+                          [ent.environment, ent.entitlementId, ent.productId, ent.active ? "<b class=\"yes\">active</b>" : "<b class=\"no\">no access</b>",
+                           time(ent.validUntil), time(ent.revokedAt), "<code>\(e(ent.originalTransactionId))</code>", ent.ownershipType]
+                      }, id: "entitlements", raw: [3, 6])
+
+        html += "<h3>Subscriptions</h3>"
+        html += table(["Environment", "Purchase", "Product", "Status", "Expires", "Grace until", "Billing retry", "Auto-renew", "Next product", ""],
+                      view.subscriptions.map { sub in
+                          [sub.environment, "<code>\(e(sub.originalTransactionId))</code>", sub.productId, statusName(sub.status), time(sub.expiresDate),
+                           time(sub.gracePeriodExpiresDate), sub.isInBillingRetry.map { $0 ? "yes" : "no" } ?? "", sub.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "",
+                           sub.autoRenewProductId ?? "",
+                           "<button data-action=\"extend\" data-original=\"\(e(sub.originalTransactionId))\" data-environment=\"\(e(sub.environment))\">Extend…</button>"]
+                      }, id: "subscriptions", raw: [1, 9])
+
+        html += "<h3>Other purchases</h3>"
+        html += table(["Environment", "Transaction", "Purchase", "Product", "Type", "Bought", "Refunded"],
+                      view.purchases.map { p in
+                          [p.environment, p.transactionId, p.originalTransactionId, p.productId, p.productType ?? "", time(p.purchaseDate), time(p.revocationDate)]
+                      }, id: "purchases")
+
+        html += "<h3>Timeline</h3>"
+        html += table(["Signed", "Notification", "Environment", "Purchase", "Outcome", "Detail"],
+                      view.timeline.map { t in
+                          [time(t.signedDate), t.type + (t.subtype.map { " / " + $0 } ?? ""), t.environment, t.subject,
+                           "<span class=\"outcome \(e(t.outcome))\">\(e(t.outcome))</span>", t.detail ?? ""]
+                      }, id: "timeline", raw: [4])
+
+        html += "<h3>Rejected (DLQ)</h3>"
+        html += table(["Recorded", "Position", "Reason", "Detail", "Notification", ""],
+                      view.deadLetters.map { d in
+                          [ISO8601DateFormatter().string(from: d.recordedAt), d.position, "<b>\(e(d.reason))</b>", d.detail ?? "", d.notificationUUID ?? "",
+                           d.replayedAt != nil ? "replayed" : "<button data-action=\"replay\" data-position=\"\(e(d.position))\">Replay</button>"]
+                      }, id: "dead-letters", raw: [2, 5])
+
+        html += "<h3>Consumption requests</h3>"
+        html += table(["Requested", "Transaction", "Reason", "Deadline", "Status", "Attempts", "Answered", "Detail"],
+                      view.consumptionRequests.map { c in
+                          [time(c.requestedAt), c.transactionId, c.reason ?? "", time(c.deadline), "<b>\(e(c.status))</b>", String(c.attempts),
+                           time(c.answeredAt), c.detail ?? ""]
+                      }, id: "consumption", raw: [4])
+
+        if let refunds = view.refunds {
+            html += "<h3>Refund history (Apple)</h3>"
+            html += table(["Transaction", "Product", "Refunded", "Reason"],
+                          refunds.map { r in
+                              [r.transactionId ?? "", r.productId ?? "", time(r.revocationDate?.millisecondsSince1970), r.rawRevocationReason.map(String.init) ?? ""]
+                          }, id: "refunds")
+        }
+        return html + "</section>"
+    }
+
+    /// A table; cells are escaped unless their column is in `raw` (markup built here from escaped parts).
+    private static func table(_ headers: [String], _ rows: [[String]], id: String, raw: Set<Int> = []) -> String {
+        guard !rows.isEmpty else { return "<p class=\"empty\" id=\"\(id)\">none</p>" }
+        var html = "<table id=\"\(id)\"><thead><tr>" + headers.map { "<th>\(e($0))</th>" }.joined() + "</tr></thead><tbody>"
+        for row in rows {
+            html += "<tr>" + row.enumerated().map { index, cell in "<td>\(raw.contains(index) ? cell : e(cell))</td>" }.joined() + "</tr>"
+        }
+        return html + "</tbody></table>"
+    }
+
+    /// HTML-escaped text.
+    static func e(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// An epoch-ms instant as UTC text (empty when absent).
+    private static func time(_ millis: Int64?) -> String {
+        guard let millis else { return "" }
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
+    }
+
+    /// Apple's subscription status name.
+    private static func statusName(_ status: Int32?) -> String {
+        switch status {
+        case 1?: "active"
+        case 2?: "expired"
+        case 3?: "billing retry"
+        case 4?: "grace period"
+        case 5?: "revoked"
+        default: ""
+        }
+    }
+
+    // MARK: The shell
+
+    /// `/console`: the form, the place for the customer, and the script.
+    static let shell = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>Support console · customer-api</title>
+        <style>
+        body{font:14px system-ui,sans-serif;margin:1.5em;color:#222} table{border-collapse:collapse;margin:.3em 0 1em}
+        th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top} th{background:#f3f3f3}
+        .yes{color:#070}.no{color:#a00}.outcome.stale,.outcome.duplicate{color:#777}.outcome.conflict{color:#a00}
+        .note{background:#fff6d5;padding:4px} .meta{color:#666} #status{min-height:1.4em;font-weight:bold} input{margin-right:.6em}
+        </style></head>
+        <body>
+        <h1>Support console</h1>
+        <form id="search">
+          <label>App <input name="app" id="app" size="28" required></label>
+          <label>Admin key <input name="key" id="key" type="password" size="30" required></label>
+          <label>Search <input name="q" id="q" size="36" placeholder="app user id, original transaction id, transaction id or order id" required></label>
+          <button type="submit">Search</button>
+        </form>
+        <p id="status"></p>
+        <div id="result"></div>
+        <script>
+        const $ = (id) => document.getElementById(id);
+        const state = {};
+        function say(text) { $("status").textContent = text; }
+        function base() { return "/v1/admin/apps/" + encodeURIComponent(state.app); }
+        async function call(path, options) {
+          const headers = Object.assign({"Authorization": "Bearer " + state.key}, (options && options.headers) || {});
+          const response = await fetch(base() + path, Object.assign({}, options || {}, {headers}));
+          const text = await response.text();
+          if (!response.ok) { let m = text; try { const j = JSON.parse(text); m = j.error + ": " + j.message; } catch (e) {} throw new Error(response.status + " " + m); }
+          return text;
+        }
+        async function search() {
+          say("Searching " + state.q + "…");
+          try {
+            $("result").innerHTML = await call("/support/" + encodeURIComponent(state.q) + "?format=html&refunds=1");
+            say("Showing " + state.q);
+            document.body.dataset.loaded = "true";
+          } catch (error) { $("result").innerHTML = ""; say(error.message); document.body.dataset.loaded = "error"; }
+        }
+        async function act(button) {
+          const json = {"Content-Type": "application/json"};
+          try {
+            if (button.dataset.action === "resync") {
+              await call("/customers/" + encodeURIComponent(button.dataset.customer) + "/resync", {method: "POST"});
+              say("Resync requested; search again in a moment.");
+            } else if (button.dataset.action === "extend") {
+              const days = prompt("Extend " + button.dataset.original + " by how many days (1–90)?", "7");
+              if (!days) return;
+              const answer = JSON.parse(await call("/subscriptions/" + encodeURIComponent(button.dataset.original) + "/extend?environment=" + button.dataset.environment,
+                {method: "POST", headers: json, body: JSON.stringify({extendByDays: Number(days), extendReasonCode: 1})}));
+              say("Extended to " + new Date(answer.effectiveDate).toISOString());
+            } else if (button.dataset.action === "replay") {
+              await call("/dead-letters/replay", {method: "POST", headers: json, body: JSON.stringify({position: button.dataset.position})});
+              say("Replayed " + button.dataset.position);
+            }
+          } catch (error) { say(error.message); }
+        }
+        $("search").addEventListener("submit", (event) => {
+          event.preventDefault();
+          state.app = $("app").value; state.key = $("key").value; state.q = $("q").value;
+          sessionStorage.setItem("console", JSON.stringify({app: state.app, key: state.key}));
+          search();
+        });
+        $("result").addEventListener("click", (event) => { const b = event.target.closest("button[data-action]"); if (b) act(b); });
+        // A link may carry app, key and q in the fragment (never sent to the server): #app=…&key=…&q=…
+        const saved = JSON.parse(sessionStorage.getItem("console") || "{}");
+        const linked = new URLSearchParams(location.hash.slice(1));
+        $("app").value = linked.get("app") || saved.app || ""; $("key").value = linked.get("key") || saved.key || ""; $("q").value = linked.get("q") || "";
+        if ($("app").value && $("key").value && $("q").value) { state.app = $("app").value; state.key = $("key").value; state.q = $("q").value; search(); }
+        </script>
+        </body></html>
+        """
+}

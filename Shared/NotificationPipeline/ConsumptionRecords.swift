@@ -1,0 +1,81 @@
+public import AppStoreAPI
+public import Entitlements
+import Foundation
+public import AppStoreModels
+
+// MARK: - A consumption answer on its way to Apple, and what became of it
+
+/// What the entitlement-updater asks refund-resolver to send (through the outbox, on the status-requests
+/// topic): the computed body for Send Consumption Information, and the deadline it must beat.
+public struct ConsumptionAnswer: Codable, Hashable, Sendable {
+    /// The value's schema name and version (status requests on the same topic have no `schema` field).
+    public static let schema = "appstore.consumption.answer/v1"
+
+    public var schema: String = Self.schema
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var environment: String
+    public var bundleId: String
+    /// The CONSUMPTION_REQUEST that asked (the first one, if Apple asked again).
+    public var notificationUUID: String
+    /// signedDate of the request + 12 hours (epoch ms): after it Apple no longer wants the answer.
+    public var deadline: Int64
+    /// `v1` or `v2`: which body is set.
+    public var apiVersion: String
+    public var v2: ConsumptionRequest?
+    public var v1: ConsumptionRequestV1?
+
+    public init(transactionId: String, originalTransactionId: String, environment: String, bundleId: String, notificationUUID: String,
+                deadline: Int64, apiVersion: String, v2: ConsumptionRequest?, v1: ConsumptionRequestV1?) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.bundleId = bundleId
+        self.notificationUUID = notificationUUID
+        self.deadline = deadline
+        self.apiVersion = apiVersion
+        self.v2 = v2
+        self.v1 = v1
+    }
+
+    /// One answer per request: transaction, environment, app and the CONSUMPTION_REQUEST that opened it.
+    public var requestId: String { "consumption:\(self.environment)/\(self.bundleId)/\(self.transactionId)/\(self.notificationUUID)" }
+
+    /// The Kafka key: the purchase within its environment and app (ordered with its status requests).
+    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId) }
+}
+
+/// What refund-resolver reports back (to the verified topic, keyed by the purchase, applied by the updater):
+/// `sent` (Apple accepted it), `late` (the deadline passed before it could be sent), `failed` (Apple refused it,
+/// or retries ran out), with the attempts made and Apple's answer.
+public struct ConsumptionOutcome: Codable, Hashable, Sendable {
+    public static let schema = "appstore.consumption.outcome/v1"
+
+    public var schema: String = Self.schema
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var environment: String
+    public var bundleId: String
+    /// The CONSUMPTION_REQUEST the answer was for (a later request on the same transaction opens a new one).
+    public var notificationUUID: String
+    public var status: String
+    public var attempts: Int
+    /// When the outcome was reached (epoch ms).
+    public var at: Int64
+    public var detail: String?
+
+    public init(answer: ConsumptionAnswer, status: String, attempts: Int, at: Int64, detail: String?) {
+        self.transactionId = answer.transactionId
+        self.originalTransactionId = answer.originalTransactionId
+        self.environment = answer.environment
+        self.bundleId = answer.bundleId
+        self.notificationUUID = answer.notificationUUID
+        self.status = status
+        self.attempts = attempts
+        self.at = at
+        self.detail = detail
+    }
+
+    /// Canonical JSON bytes.
+    public func encoded() throws -> [UInt8] { Array(try AppStoreJSON.makeCanonicalEncoder().encode(self)) }
+}

@@ -1,0 +1,164 @@
+import AppStoreAPI
+import AppStoreModels
+import Entitlements
+import Foundation
+import JWSVerification
+public import Logging
+public import NotificationPipeline
+public import PostgresNIO
+
+/// Consumption requests in PostgreSQL: recorded by the entitlement-updater inside the CONSUMPTION_REQUEST's own
+/// transaction (once per transaction, environment and app: Apple's periodic repeats only count), answered
+/// through the outbox and refund-resolver, closed by the resolver's outcome, and reported when their 12-hour
+/// window closed without an answer.
+public enum ConsumptionRequests {
+    /// A request's state: `pending` (answer on its way), `sent`, `not-consented` (no consent recorded: Apple wants
+    /// no answer), `no-policy` (the operator configured none), `late` (the window had closed before it could be
+    /// sent), `missed` (still pending when the window closed), `failed` (Apple refused it or retries ran out).
+    public static let statuses = ["pending", "sent", "not-consented", "no-policy", "late", "missed", "failed"]
+
+    /// Records a CONSUMPTION_REQUEST (within the apply transaction) and, when the policy, the consent and the
+    /// deadline allow, writes its answer to the outbox. `now` is epoch ms. Returns the status it was recorded
+    /// with, or nil for a repeat of a request already recorded.
+    static func record(_ entry: EntitlementRepository.LogEntry, notification: VerifiedNotification, customer: String, policy: ConsumptionPolicy?,
+                       topics: PipelineTopics, now: Int64, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        guard let transaction = notification.transaction, let transactionId = transaction.transactionId else { return nil }
+        let original = transaction.originalTransactionId ?? entry.subject
+        let deadline = entry.signedDate + EntitlementRules.consumptionAnswerWindow
+        let reason = notification.payload.data?.rawConsumptionRequestReason
+        // Apple repeats a request while its window is open: a repeat only counts. A request signed after the
+        // earlier one's window closed is a new refund request and opens the row again.
+        let inserted = try await connection.query("""
+            INSERT INTO consumption_requests (environment, bundle_id, transaction_id, original_transaction_id, customer, reason, notification_uuid,
+                                              requested_at, deadline, status)
+            VALUES (\(entry.environment), \(entry.bundleId), \(transactionId), \(original), \(customer), \(reason), \(entry.id), \(entry.signedDate),
+                    \(deadline), 'pending')
+            ON CONFLICT (environment, bundle_id, transaction_id) DO UPDATE SET
+                times_requested = consumption_requests.times_requested + 1, updated_at = now(),
+                notification_uuid = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at
+                                         THEN EXCLUDED.notification_uuid ELSE consumption_requests.notification_uuid END,
+                reason = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN EXCLUDED.reason ELSE consumption_requests.reason END,
+                customer = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN EXCLUDED.customer ELSE consumption_requests.customer END,
+                requested_at = GREATEST(consumption_requests.requested_at, CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at
+                                         THEN EXCLUDED.requested_at ELSE consumption_requests.requested_at END),
+                deadline = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN EXCLUDED.deadline ELSE consumption_requests.deadline END,
+                status = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN 'pending' ELSE consumption_requests.status END,
+                attempts = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN 0 ELSE consumption_requests.attempts END,
+                answered_at = CASE WHEN consumption_requests.deadline <= EXCLUDED.requested_at THEN NULL ELSE consumption_requests.answered_at END
+            RETURNING notification_uuid = \(entry.id)
+            """, logger: logger)
+        var isNew = false
+        for try await value in inserted.decode(Bool.self) { isNew = value }
+        guard isNew else { return nil }
+
+        var facts = try await Self.facts(of: entry, customer: customer, transactionId: transactionId, on: connection, logger: logger)
+        facts.productType = transaction.rawType
+        facts.appAccountToken = transaction.appAccountToken?.lowercased()
+        let status: String
+        var answer: ConsumptionAnswer?
+        if now >= deadline {
+            status = "late"
+        } else if policy == nil {
+            status = "no-policy"
+        } else if !facts.consented {
+            status = "not-consented"
+        } else {
+            status = "pending"
+            let policy = policy!
+            answer = ConsumptionAnswer(
+                transactionId: transactionId, originalTransactionId: original, environment: entry.environment, bundleId: entry.bundleId,
+                notificationUUID: entry.id, deadline: deadline, apiVersion: policy.apiVersion,
+                v2: policy.apiVersion == "v2" ? facts.answerV2(policy) : nil, v1: policy.apiVersion == "v1" ? facts.answerV1(policy, now: now) : nil)
+        }
+        let encoder = AppStoreJSON.makeCanonicalEncoder()
+        let factsJSON = String(decoding: try encoder.encode(facts), as: UTF8.self)
+        var answerJSON: String?
+        if let body = answer?.v2 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
+        if let body = answer?.v1 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
+        let detail: String? = switch status {
+        case "late": "arrived after its 12-hour window had closed"
+        case "no-policy": "CONSUMPTION_POLICY is not set"
+        case "not-consented": "no consent recorded in consumption_facts"
+        default: nil
+        }
+        try await connection.query("""
+            UPDATE consumption_requests SET status = \(status), api_version = \(answer?.apiVersion), facts = \(factsJSON)::jsonb,
+                answer = \(answerJSON)::jsonb, detail = \(detail), updated_at = now()
+            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND transaction_id = \(transactionId)
+            """, logger: logger)
+        if status == "late" {
+            logger.warning("consumption request arrived after its deadline", metadata: ["transactionId": "\(transactionId)", "deadline": "\(deadline)"])
+        }
+        if let answer {
+            let payload = String(decoding: try encoder.encode(answer), as: UTF8.self)
+            try await connection.query("""
+                INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
+                VALUES (\(answer.requestId), \(topics.statusRequests), \(answer.key), \(payload)::jsonb, \(answer.environment), \(answer.bundleId))
+                ON CONFLICT (event_id) DO NOTHING
+                """, logger: logger)
+        }
+        return status
+    }
+
+    /// What the database holds about the customer and this purchase.
+    static func facts(of entry: EntitlementRepository.LogEntry, customer: String, transactionId: String, on connection: PostgresConnection,
+                      logger: Logger) async throws -> ConsumptionFacts {
+        var facts = ConsumptionFacts()
+        let team = try await connection.query("""
+            SELECT customer_consented, play_time_minutes, delivery_status, consumption_percentage, user_status FROM consumption_facts
+            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND customer = \(customer)
+              AND transaction_id IN ('', \(transactionId))
+            ORDER BY transaction_id DESC
+            """, logger: logger)
+        var seen = false
+        for try await (consented, playTime, delivery, percentage, userStatus) in team.decode((Bool, Int64?, String?, Int32?, Int32?).self) {
+            // The transaction's own row first, then the customer's: a field the first leaves empty comes from the second.
+            facts.customerConsented = facts.customerConsented ?? consented
+            facts.playTimeMinutes = facts.playTimeMinutes ?? playTime
+            facts.deliveryStatus = facts.deliveryStatus ?? delivery
+            facts.consumptionPercentage = facts.consumptionPercentage ?? percentage
+            facts.userStatus = facts.userStatus ?? userStatus
+            seen = true
+        }
+        if !seen { facts.customerConsented = nil }
+        let own = try await connection.query("""
+            SELECT min(t.purchase_date),
+                   CASE WHEN bool_and(t.currency = 'USD' OR t.price IS NULL) THEN COALESCE(sum(t.price), 0)::bigint END,
+                   CASE WHEN bool_and(t.currency = 'USD' OR t.price IS NULL) THEN COALESCE(sum(t.price) FILTER (WHERE t.revocation_date IS NOT NULL), 0)::bigint END
+            FROM transactions t
+            WHERE t.environment = \(entry.environment) AND t.bundle_id = \(entry.bundleId) AND t.original_transaction_id IN (
+                SELECT original_transaction_id FROM entitlements WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
+                  AND customer = \(customer)
+                UNION SELECT original_transaction_id FROM customer_bindings WHERE environment = \(entry.environment)
+                  AND bundle_id = \(entry.bundleId) AND app_user_id = \(customer)
+                UNION SELECT \(entry.subject))
+            """, logger: logger)
+        for try await (first, purchased, refunded) in own.decode((Int64?, Int64?, Int64?).self) {
+            facts.firstPurchaseAt = first
+            facts.lifetimePurchasedUSDMilli = purchased
+            facts.lifetimeRefundedUSDMilli = refunded
+        }
+        return facts
+    }
+
+    /// Applies refund-resolver's outcome to a pending request (a repeated outcome changes nothing).
+    public static func apply(_ outcome: ConsumptionOutcome, client: PostgresClient, logger: Logger) async throws {
+        try await client.query("""
+            UPDATE consumption_requests SET status = \(outcome.status), attempts = \(outcome.attempts), answered_at = \(outcome.at),
+                detail = \(outcome.detail), updated_at = now()
+            WHERE environment = \(outcome.environment) AND bundle_id = \(outcome.bundleId) AND transaction_id = \(outcome.transactionId)
+              AND notification_uuid = \(outcome.notificationUUID) AND status IN ('pending', 'missed')
+            """, logger: logger)
+    }
+
+    /// Marks the requests still pending after their deadline as `missed`; returns how many (for the metric).
+    public static func markMissed(now: Int64, client: PostgresClient, logger: Logger) async throws -> Int {
+        var count = 0
+        let rows = try await client.query("""
+            UPDATE consumption_requests SET status = 'missed', detail = 'no answer before the 12-hour deadline', updated_at = now()
+            WHERE status = 'pending' AND deadline < \(now) RETURNING 1
+            """, logger: logger)
+        for try await _ in rows.decode(Int.self) { count += 1 }
+        return count
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+public import Logging
+public import NotificationPipeline
+public import PostgresNIO
+public import RdKafka
+
+/// The DLQ as rows: every record of the rejected topic (its position, subject, app, reason and the record
+/// itself), written by the entitlement-updater, read by the console, which replays through Kafka.
+public struct DeadLetters: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One DLQ record as the console shows it.
+    public struct Row: Codable, Hashable, Sendable {
+        public var position: String
+        public var subject: String?
+        public var environment: String?
+        public var reason: String
+        public var detail: String?
+        public var notificationUUID: String?
+        public var recordedAt: Date
+        public var replayedAt: Date?
+    }
+
+    /// Records a batch of the rejected topic (a record seen before changes nothing).
+    public func record(_ records: [ConsumerRecord]) async throws {
+        for record in records {
+            guard let value = record.value else { continue }
+            let rejected = try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(value))
+            let text = String(decoding: value, as: UTF8.self)
+            let json = rejected != nil ? text : String(decoding: try JSONEncoder().encode(["unparsed": text]), as: UTF8.self)
+            let subject = rejected?.original.key ?? record.key.map { String(decoding: $0, as: UTF8.self) }
+            try await self.client.query("""
+                INSERT INTO dead_letters (topic, partition, "offset", subject, environment, bundle_id, reason, detail, notification_uuid, record)
+                VALUES (\(record.topic), \(record.partition), \(record.offset), \(subject), \(rejected?.original.headers[PipelineHeaders.environment]),
+                        \(rejected?.original.headers[PipelineHeaders.bundleId]), \(rejected?.reason ?? "unreadable"), \(rejected?.detail),
+                        \(rejected?.notificationUUID), \(json)::jsonb)
+                ON CONFLICT (topic, partition, "offset") DO NOTHING
+                """, logger: self.logger)
+        }
+    }
+
+    /// The DLQ records about any of `subjects` (newest first, at most `limit`).
+    public func rows(subjects: [String], limit: Int = 100) async throws -> [Row] {
+        var rows: [Row] = []
+        let query = try await self.client.query("""
+            SELECT topic || '/' || partition || '/' || "offset", subject, environment, reason, detail, notification_uuid, recorded_at, replayed_at
+            FROM dead_letters WHERE subject = ANY(\(subjects)) ORDER BY recorded_at DESC LIMIT \(limit)
+            """, logger: self.logger)
+        for try await (position, subject, environment, reason, detail, uuid, recordedAt, replayedAt) in query.decode(
+            (String, String?, String?, String, String?, String?, Date, Date?).self) {
+            rows.append(Row(position: position, subject: subject, environment: environment, reason: reason, detail: detail, notificationUUID: uuid,
+                            recordedAt: recordedAt, replayedAt: replayedAt))
+        }
+        return rows
+    }
+
+    /// The rejected record at a DLQ position (`topic/partition/offset`).
+    public func rejected(at position: String) async throws -> RejectedNotificationRecord? {
+        let parts = position.split(separator: "/").map(String.init)
+        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return nil }
+        let topic = parts.dropLast(2).joined(separator: "/")
+        for try await text in try await self.client.query("""
+            SELECT record::text FROM dead_letters WHERE topic = \(topic) AND partition = \(partition) AND "offset" = \(offset)
+            """, logger: self.logger).decode(String.self) {
+            return try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(text.utf8))
+        }
+        return nil
+    }
+
+    /// Notes that a record was sent back to its topic.
+    public func markReplayed(_ position: String) async throws {
+        let parts = position.split(separator: "/").map(String.init)
+        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return }
+        try await self.client.query("""
+            UPDATE dead_letters SET replayed_at = now() WHERE topic = \(parts.dropLast(2).joined(separator: "/")) AND partition = \(partition)
+              AND "offset" = \(offset)
+            """, logger: self.logger)
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// What a support agent sees of one customer, read from PostgreSQL (read-only): who the search names, the
+/// timeline of everything applied to their purchases with its outcome, their consumption requests.
+public struct SupportLookup: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One entry of the notification log about the customer's purchases.
+    public struct TimelineEntry: Codable, Hashable, Sendable {
+        public var notificationUUID: String
+        public var type: String
+        public var subtype: String?
+        public var environment: String
+        public var subject: String
+        public var signedDate: Int64
+        public var receivedAt: Int64?
+        public var appliedAt: Date
+        /// `applied`, `stale`, `awaiting-status`, `conflict`, … as the updater logged it.
+        public var outcome: String
+        public var detail: String?
+    }
+
+    /// One consumption request as the console shows it.
+    public struct ConsumptionRequestRow: Codable, Hashable, Sendable {
+        public var environment: String
+        public var transactionId: String
+        public var originalTransactionId: String
+        public var reason: String?
+        public var requestedAt: Int64
+        public var deadline: Int64
+        public var timesRequested: Int
+        public var status: String
+        public var attempts: Int
+        public var answeredAt: Int64?
+        public var detail: String?
+        /// The answer's JSON body, when one was computed.
+        public var answer: String?
+    }
+
+    /// The customer a search names: an app user id or appAccountToken as it is, or the customer a transaction id
+    /// or original transaction id belongs to (its bound app user, else its entitlement's or subscription's
+    /// customer, else the original transaction id itself).
+    public func customer(for query: String, bundleId: String) async throws -> String {
+        let rows = try await self.client.query("""
+            SELECT COALESCE(
+                (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
+                   AND b.original_transaction_id = t.original_transaction_id),
+                (SELECT customer FROM entitlements e WHERE e.bundle_id = t.bundle_id AND e.environment = t.environment
+                   AND e.original_transaction_id = t.original_transaction_id ORDER BY updated_at DESC LIMIT 1),
+                (SELECT customer FROM subscriptions s WHERE s.bundle_id = t.bundle_id AND s.environment = t.environment
+                   AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
+                t.original_transaction_id)
+            FROM transactions t WHERE t.bundle_id = \(bundleId) AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
+            LIMIT 1
+            """, logger: self.logger)
+        for try await customer in rows.decode(String.self) { return customer }
+        return query
+    }
+
+    /// The notification log about `subjects` in this app, newest first.
+    public func timeline(bundleId: String, subjects: [String], limit: Int = 200) async throws -> [TimelineEntry] {
+        var entries: [TimelineEntry] = []
+        let rows = try await self.client.query("""
+            SELECT notification_uuid, notification_type, subtype, environment, subject, signed_date, received_at, applied_at, outcome, detail
+            FROM notification_log
+            WHERE environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND bundle_id = \(bundleId) AND subject = ANY(\(subjects))
+            ORDER BY signed_date DESC, applied_at DESC LIMIT \(limit)
+            """, logger: self.logger)
+        for try await row in rows.decode((String, String, String?, String, String, Int64, Int64?, Date, String, String?).self) {
+            entries.append(TimelineEntry(notificationUUID: row.0, type: row.1, subtype: row.2, environment: row.3, subject: row.4, signedDate: row.5,
+                                         receivedAt: row.6, appliedAt: row.7, outcome: row.8, detail: row.9))
+        }
+        return entries
+    }
+
+    /// The consumption requests about the customer or `subjects`, newest first.
+    public func consumptionRequests(bundleId: String, customer: String, subjects: [String]) async throws -> [ConsumptionRequestRow] {
+        var result: [ConsumptionRequestRow] = []
+        let rows = try await self.client.query("""
+            SELECT environment, transaction_id, original_transaction_id, reason, requested_at, deadline, times_requested, status, attempts,
+                   answered_at, detail, answer::text
+            FROM consumption_requests WHERE bundle_id = \(bundleId) AND (customer = \(customer) OR original_transaction_id = ANY(\(subjects)))
+            ORDER BY requested_at DESC
+            """, logger: self.logger)
+        for try await row in rows.decode((String, String, String, String?, Int64, Int64, Int32, String, Int32, Int64?, String?, String?).self) {
+            result.append(ConsumptionRequestRow(
+                environment: row.0, transactionId: row.1, originalTransactionId: row.2, reason: row.3, requestedAt: row.4, deadline: row.5,
+                timesRequested: Int(row.6), status: row.7, attempts: Int(row.8), answeredAt: row.9, detail: row.10, answer: row.11))
+        }
+        return result
+    }
+
+    /// Counts of consumption requests by status (for summaries and the local run).
+    public func consumptionCounts() async throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for try await (status, count) in try await self.client.query(
+            "SELECT status, count(*) FROM consumption_requests GROUP BY status", logger: self.logger).decode((String, Int).self) {
+            counts[status] = count
+        }
+        return counts
+    }
+}
