@@ -16,7 +16,7 @@ func buildApplication(
     let http = HTTPClientService()
     let verifiers = try settings.trust.makeVerifiers(for: settings.accepted)
     // No inline retries: the handler reschedules instead, so a partition is never held by a sleeping call.
-    let client = try settings.api.makeClient(http: http.client, verifiers: verifiers, retry: .none, logger: logger)
+    let client = try settings.api.makeClient(http: http.client, verifiers: verifiers, retry: RetryPolicy.none, logger: logger)
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let bucket = TokenBucket(ratePerSecond: settings.ratePerSecond)
     let handler = StatusRequestHandler(

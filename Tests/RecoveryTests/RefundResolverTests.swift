@@ -1,3 +1,4 @@
+import AppStoreAPI
 import AppStoreModels
 @testable import AppStoreSim
 import Entitlements
@@ -88,6 +89,77 @@ import TestSupport
                 #expect((stats.answersByStatus["429"] ?? 0) > 0, "the resolver's 10/s met the sim's 5/s")
                 let calls = stats.calls["subscriptions"] ?? 0
                 #expect(calls <= 3 * requests.count, "no busy loop: \(calls) calls for \(requests.count) requests")
+            }
+        }
+    }
+
+    /// Consumption answers through the resolver against the sim: sent despite 500s (rescheduled, then accepted,
+    /// the body as computed), `late` without any call when the deadline has passed (the 12-hour rule: reported,
+    /// never dropped), `late` when the retries cannot beat a deadline seconds away, `failed` with Apple's reason for
+    /// an unknown transaction. Every outcome is a record on the verified topic, keyed by the purchase.
+    @Test func consumptionAnswersAreSentBeforeTheirDeadlineOrReportedLateOrFailed() async throws {
+        try await withLocalBroker { bootstrap in
+            try await SimHarness.with(customers: 12, seed: 5) { sim in
+                let logger = SimHarness.logger
+                let topics = PipelineTopics()
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                try await kafka.createTopics(topics.all.map { ($0, 2) })
+                let purchases = sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+                let now = Int64(Date().timeIntervalSince1970 * 1000)
+                let body = ConsumptionRequest(customerConsented: true, deliveryStatus: "DELIVERED", refundPreference: "DECLINE", sampleContentProvided: false)
+                func answer(_ purchase: SimPurchase?, id: String? = nil, deadline: Int64) -> ConsumptionAnswer {
+                    ConsumptionAnswer(
+                        transactionId: id ?? purchase!.transactions.last!.transactionId!, originalTransactionId: purchase?.originalTransactionId ?? "1999",
+                        environment: "Production", bundleId: sim.app.bundleId, notificationUUID: "n-\(id ?? purchase!.originalTransactionId)",
+                        deadline: deadline, apiVersion: "v2", v2: body, v1: nil)
+                }
+                let inTime = answer(purchases[0], deadline: now + 12 * 3_600_000)
+                let expired = answer(purchases[1], deadline: now - 1)
+                let unknown = answer(nil, id: "1999", deadline: now + 12 * 3_600_000)
+                try await kafka.produce([inTime, expired, unknown].map {
+                    ProducerRecord(topic: topics.statusRequests, key: Array($0.key.utf8), value: Array(try! JSONEncoder().encode($0)))
+                })
+                await sim.setFaults(SimStore.Faults(serverErrors: 2))
+                var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                settings.trust = sim.trust
+                settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                settings.sessionTimeout = .seconds(6)
+                settings.retryBaseDelay = .milliseconds(200)
+                settings.retryMaximumDelay = .seconds(1)
+                let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
+                let running = Task { try await group.run() }
+                var outcomes: [String: ConsumptionOutcome] = [:]
+                let deadline = ContinuousClock.now + .seconds(60)
+                repeat {
+                    for record in try await kafka.readAll(topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20)) {
+                        #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
+                        let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                        #expect(record.key == Array(outcome.originalTransactionId.utf8))
+                        outcomes[outcome.transactionId] = outcome
+                    }
+                } while outcomes.count < 3 && ContinuousClock.now < deadline
+                // The retries cannot beat a deadline two seconds away while the sim keeps failing.
+                await sim.setFaults(SimStore.Faults(serverErrors: 1_000))
+                let tight = answer(purchases[2], deadline: Int64(Date().timeIntervalSince1970 * 1000) + 2_000)
+                try await kafka.produce([ProducerRecord(topic: topics.statusRequests, key: Array(tight.key.utf8), value: Array(try JSONEncoder().encode(tight)))])
+                repeat {
+                    for record in try await kafka.readAll(topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20)) {
+                        let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                        outcomes[outcome.transactionId] = outcome
+                    }
+                } while outcomes.count < 4 && ContinuousClock.now < deadline + .seconds(30)
+                await group.triggerGracefulShutdown()
+                try await running.value
+
+                #expect(outcomes[inTime.transactionId]?.status == "sent", "sent after the 500s: \(String(describing: outcomes[inTime.transactionId]))")
+                #expect((outcomes[inTime.transactionId]?.attempts ?? 0) >= 2, "it took retries")
+                #expect(outcomes[expired.transactionId]?.status == "late" && outcomes[expired.transactionId]?.attempts == 0, "no call after the deadline")
+                #expect(outcomes["1999"]?.status == "failed" && outcomes["1999"]?.detail?.contains("4040010") == true)
+                #expect(outcomes[tight.transactionId]?.status == "late", "still failing when the window closed: \(String(describing: outcomes[tight.transactionId]))")
+                let answers = await sim.simulator.store.consumptionAnswers
+                #expect(answers.map(\.transactionId) == [inTime.transactionId], "only the in-time answer reached Apple")
+                #expect(try JSONDecoder().decode(ConsumptionRequest.self, from: Data(answers.first?.body.utf8 ?? "{}".utf8)) == body)
             }
         }
     }
