@@ -35,7 +35,7 @@ extension SimAPI {
         if let fault = await self.store.admit(endpoint: "refund-history", isStatusCall: false) { return Self.error(fault) }
         guard let refunded = await self.store.refundedTransactions(of: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
         guard let offset = revision.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_005) }
-        let page = refunded.dropFirst(offset).prefix(Self.pageSize)
+        let page = refunded.dropFirst(offset).prefix(self.pageSize)
         let next = offset + page.count
         return Self.json(RefundHistoryResponse(
             signedTransactions: try page.map { try self.signer.signTransaction($0) }, revision: String(next), hasMore: next < refunded.count))

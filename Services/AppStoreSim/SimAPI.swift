@@ -14,7 +14,8 @@ struct SimAPI: Sendable {
     let tokens: APITokenValidator
     /// Sends a notification now (a test notification, RENEWAL_EXTENDED, RENEWAL_EXTENSION/SUMMARY).
     let deliverNow: @Sendable (SimNotification) async -> Void
-    static let pageSize = 20
+    /// Items per page of paged answers (Apple: 20; smaller in tests to walk the pages).
+    var pageSize: Int { self.store.pageSize }
 
     /// Adds every route to a router: the API of Production under `/inApps`, the API of Sandbox under
     /// `/sandbox/inApps` (point the pipeline's sandbox base URL at `…/sandbox`), each seeing only its own
@@ -86,7 +87,7 @@ struct SimAPI: Sendable {
         if let fault = await self.store.admit(endpoint: "history", isStatusCall: false) { return Self.error(fault) }
         guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
         guard let offset = revision.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_005) }
-        let page = purchase.transactions.dropFirst(offset).prefix(Self.pageSize)
+        let page = purchase.transactions.dropFirst(offset).prefix(self.pageSize)
         let next = offset + page.count
         return Self.json(HistoryResponse(
             revision: String(next), bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
@@ -106,7 +107,7 @@ struct SimAPI: Sendable {
         if let type = request.notificationType {
             items = items.filter { (try? SimAPI.decodeType($0.signedPayload)) == type }
         }
-        let page = items.dropFirst(offset).prefix(Self.pageSize)
+        let page = items.dropFirst(offset).prefix(self.pageSize)
         let next = offset + page.count
         return Self.json(NotificationHistoryResponse(
             paginationToken: next < items.count ? String(next) : nil, hasMore: next < items.count,

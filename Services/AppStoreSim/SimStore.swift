@@ -38,7 +38,9 @@ actor SimStore {
     }
 
     private(set) var purchases: [String: SimPurchase]
-    private var originalByTransaction: [String: String] = [:]
+    /// Items per page of the API's paged answers (Apple: 20).
+    let pageSize: Int
+    fileprivate var originalByTransaction: [String: String] = [:]
     private var sent: [String: Sent] = [:]
     private var sentOrder: [String] = []
     private(set) var expected: [ExpectedEntitlement]
@@ -55,7 +57,8 @@ actor SimStore {
     /// Every consumption answer accepted, in order.
     fileprivate(set) var consumptionAnswers: [SimConsumptionAnswer] = []
 
-    init(scenario: Scenario) {
+    init(scenario: Scenario, pageSize: Int = 20) {
+        self.pageSize = pageSize
         self.purchases = scenario.purchases
         self.expected = scenario.expected
         for purchase in scenario.purchases.values {
@@ -251,6 +254,15 @@ extension SimStore {
     func massExtension(productId: String, requestIdentifier: String, environment: Environment) -> MassExtendRenewalDateStatusResponse? {
         let key = environment.rawValue + "/" + requestIdentifier
         return self.massExtensionProducts[key] == productId ? self.massExtensions[key] : nil
+    }
+
+    /// Refunds one transaction now (as Apple does when it grants a refund request), for scenarios and tests.
+    func refund(_ transactionId: String, at millis: Int64) {
+        guard let original = self.originalByTransaction[transactionId], var purchase = self.purchases[original],
+              let index = purchase.transactions.firstIndex(where: { $0.transactionId == transactionId }) else { return }
+        purchase.transactions[index].revocationDate = Timestamp(millisecondsSince1970: millis)
+        purchase.transactions[index].rawRevocationReason = 0
+        self.purchases[original] = purchase
     }
 
     /// Records a consumption answer the API accepted.

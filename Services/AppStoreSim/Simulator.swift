@@ -43,6 +43,8 @@ struct SimConfiguration: Sendable {
     var customerAPIKey: String?
     /// The share of purchases with a refund request open now (a fresh CONSUMPTION_REQUEST to answer in time).
     var openRefundRequestShare = 0.0
+    /// Items per page of the API's paged answers (Apple: 20; tests use fewer to walk the pages).
+    var apiPageSize = 20
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
@@ -58,7 +60,7 @@ struct Simulator: Sendable {
     init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
         self.configuration = configuration
         self.scenario = Self.scenario(configuration, epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000)
-        self.store = SimStore(scenario: self.scenario)
+        self.store = SimStore(scenario: self.scenario, pageSize: configuration.apiPageSize)
         self.signer = SimSigner(signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         let signer = self.signer
         self.signed = try self.scenario.notifications.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0)) }
