@@ -105,6 +105,8 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Share of DID_RENEW and EXPIRED notifications lost for good (never sent, not in notification history).") var lostShare = 0.0
     @Option(help: "Share of purchases with a refund request open now: a CONSUMPTION_REQUEST signed minutes ago, its 12-hour window open.")
     var openRefundRequests = 0.0
+    @Option(help: "Share of those customers whose app records consent for consumption answers through customer-api before delivery.")
+    var consentShare = 0.0
     @Option(help: "customer-api's base URL, where the app posts its purchases.") var customerApiUrl: String?
     @Option(help: "The app's customer-api key (default: CUSTOMER_API_KEY).") var customerApiKey: String?
 
@@ -134,6 +136,7 @@ struct Run: AsyncParsableCommand {
         configuration.appPostShare = self.appPostShare
         configuration.lostShare = self.lostShare
         configuration.openRefundRequestShare = self.openRefundRequests
+        configuration.consentShare = self.consentShare
         configuration.customerAPIURL = self.customerApiUrl
         configuration.customerAPIKey = self.customerApiKey ?? ProcessInfo.processInfo.environment["CUSTOMER_API_KEY"]
         guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil) else {
@@ -185,6 +188,13 @@ struct ScenarioRunner: Service {
             SimOutput.line("appstore-sim: the app posts \(scenario.appPosts.count) purchases to \(url) (app user ids, no appAccountToken)")
             let statuses = await self.simulator.postAppPurchases(http: self.http, to: url, key: key)
             SimOutput.line("appstore-sim: app posts answered " + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+        }
+        if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey,
+           !self.simulator.consentingRefundRequests.isEmpty {
+            SimOutput.line("appstore-sim: \(scenario.openRefundRequests.count) refund requests open now; the app records consent for "
+                + "\(self.simulator.consentingRefundRequests.count) of their customers")
+            let statuses = await self.simulator.postConsents(http: self.http, to: url, key: key)
+            SimOutput.line("appstore-sim: consent posts answered " + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
         }
         if let url = self.simulator.configuration.ingestURL {
             let plan = self.simulator.deliveryPlan()

@@ -1,3 +1,4 @@
+import AppStoreModels
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -36,5 +37,39 @@ extension Simulator {
             for await status in group { statuses[status, default: 0] += 1 }
             return statuses
         }
+    }
+}
+
+// MARK: - The app recording its customers' consent for consumption answers
+
+extension Simulator {
+    /// The customers (of the open refund requests) whose app recorded consent: a `consentShare` of them, chosen by
+    /// a hash of the transaction, so tests and the summary know them.
+    var consentingRefundRequests: [String] {
+        self.scenario.openRefundRequests.filter { id in
+            var hash = StableHash()
+            hash.add("consent-\(id)")
+            return Double(hash.value % 1000) / 1000 < self.configuration.consentShare
+        }
+    }
+
+    /// The app's side: for each consenting customer, `PUT …/consumption-facts` with consent and some play time
+    /// before any notification is delivered; returns the count of each HTTP status (0: no answer).
+    func postConsents(http: HTTPClient, to baseURL: String, key: String) async -> [Int: Int] {
+        let bundleId = self.configuration.bundleId
+        var owners: [String: SimPurchase] = [:]
+        for purchase in self.scenario.purchases.values { for transaction in purchase.transactions { owners[transaction.transactionId!] = purchase } }
+        var statuses: [Int: Int] = [:]
+        for id in self.consentingRefundRequests {
+            guard let purchase = owners[id] else { continue }
+            var request = HTTPClientRequest(url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(purchase.customer)/consumption-facts")
+            request.method = .PUT
+            request.headers.add(name: "Authorization", value: "Bearer \(key)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: #"{"environment":"\#(purchase.environment.rawValue)","customerConsented":true,"playTimeMinutes":90}"#))
+            let status = (try? await http.execute(request, timeout: .seconds(30))).map { Int($0.status.code) } ?? 0
+            statuses[status, default: 0] += 1
+        }
+        return statuses
     }
 }

@@ -43,6 +43,8 @@ struct SimConfiguration: Sendable {
     var customerAPIKey: String?
     /// The share of purchases with a refund request open now (a fresh CONSUMPTION_REQUEST to answer in time).
     var openRefundRequestShare = 0.0
+    /// The share of customers with an open refund request whose app recorded their consent (customer-api).
+    var consentShare = 0.0
     /// Items per page of the API's paged answers (Apple: 20; tests use fewer to walk the pages).
     var apiPageSize = 20
 }

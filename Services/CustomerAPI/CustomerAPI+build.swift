@@ -42,6 +42,8 @@ func buildApplication(
             settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
+        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, database: database, applyWait: purchases.applyWait, outcomes: outcomes,
+                              logger: logger).add(to: v1)
         SupportRoutes(
             client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics, lookup: lookup,
             support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes

@@ -55,6 +55,11 @@ struct ApplyBatchHandler: BatchHandler {
                 try await withAbandoningDeadline(self.transactionTimeout) { try await repository.apply(outcome) }
                 self.count("consumption-outcome")
                 continue
+            } else if schema == ConsumptionFactsRecord.schema,
+                      let value = record.value, let facts = try? JSONDecoder().decode(ConsumptionFactsRecord.self, from: Data(value)) {
+                try await withAbandoningDeadline(self.transactionTimeout) { try await repository.apply(facts) }
+                self.count("consumption-facts")
+                continue
             } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
                 result = try await self.committed { try await repository.apply(verified, receivedAt: receivedAt, topics: topics) }
             } else {

@@ -79,3 +79,50 @@ public struct ConsumptionOutcome: Codable, Hashable, Sendable {
     /// Canonical JSON bytes.
     public func encoded() throws -> [UInt8] { Array(try AppStoreJSON.makeCanonicalEncoder().encode(self)) }
 }
+
+/// What the app team records about a customer for consumption answers (`PUT …/consumption-facts` on customer-api,
+/// written to the verified topic keyed by the customer, stored by the updater in `consumption_facts`): the
+/// customer's consent above all (Apple: no consent, no answer), and optionally play time, delivery, consumption
+/// and user status, for the customer or one transaction.
+public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
+    public static let schema = "appstore.consumption.facts/v1"
+    public static let deliveryStatuses = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+                                          "UNDELIVERED_OTHER"]
+
+    public var schema: String = Self.schema
+    public var environment: String
+    public var bundleId: String
+    public var customer: String
+    /// Empty: facts about the customer; else about this transaction only.
+    public var transactionId: String
+    public var customerConsented: Bool
+    public var playTimeMinutes: Int64?
+    public var deliveryStatus: String?
+    public var consumptionPercentage: Int32?
+    public var userStatus: Int32?
+
+    public init(environment: String, bundleId: String, customer: String, transactionId: String, customerConsented: Bool, playTimeMinutes: Int64?,
+                deliveryStatus: String?, consumptionPercentage: Int32?, userStatus: Int32?) {
+        self.environment = environment
+        self.bundleId = bundleId
+        self.customer = customer
+        self.transactionId = transactionId
+        self.customerConsented = customerConsented
+        self.playTimeMinutes = playTimeMinutes
+        self.deliveryStatus = deliveryStatus
+        self.consumptionPercentage = consumptionPercentage
+        self.userStatus = userStatus
+    }
+
+    /// Why the facts are not acceptable, or nil.
+    public var problem: String? {
+        if let status = self.deliveryStatus, !Self.deliveryStatuses.contains(status) { return "deliveryStatus must be one of \(Self.deliveryStatuses)" }
+        if let value = self.consumptionPercentage, !(0...100_000).contains(value) { return "consumptionPercentage must be 0…100000 (milliunits)" }
+        if let value = self.userStatus, !(0...4).contains(value) { return "userStatus must be 0…4" }
+        if let value = self.playTimeMinutes, value < 0 { return "playTimeMinutes must not be negative" }
+        return nil
+    }
+
+    /// Canonical JSON bytes.
+    public func encoded() throws -> [UInt8] { Array(try AppStoreJSON.makeCanonicalEncoder().encode(self)) }
+}

@@ -22,6 +22,13 @@ public enum VerifiedTopicRecords {
             headers: Self.headers(schema: ConsumptionOutcome.schema, environment: outcome.environment, bundleId: outcome.bundleId, receivedAt: receivedAt))
     }
 
+    /// Consumption facts the app team recorded (customer-api), keyed by the customer.
+    public static func consumptionFacts(_ record: ConsumptionFactsRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.verified, key: Array(record.customer.utf8), value: try record.encoded(),
+            headers: Self.headers(schema: ConsumptionFactsRecord.schema, environment: record.environment, bundleId: record.bundleId, receivedAt: receivedAt))
+    }
+
     /// A purchase the app posted (customer-api) or `iapctl resync` imported.
     public static func appPurchase(_ record: AppPurchaseRecord, topics: PipelineTopics, receivedAt: Date = Date()) throws -> ProducerRecord {
         ProducerRecord(

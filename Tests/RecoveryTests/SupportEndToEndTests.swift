@@ -33,6 +33,7 @@ import TestSupport
                 try await SimHarness.with(customers: 80, seed: 71, configure: {
                     $0.retryDelays = [.seconds(2), .seconds(4)]
                     $0.openRefundRequestShare = 0.3
+                    $0.consentShare = 0.5
                     $0.ingestURL = "http://127.0.0.1:\(ingestPort)/notifications"
                 }) { sim in
                     let logger = Self.logger
@@ -41,21 +42,14 @@ import TestSupport
                     let database = try DatabaseSettings(url: databaseURL)
                     let scenario = sim.simulator.scenario
                     let ownerOf = Dictionary(scenario.purchases.values.flatMap { p in p.transactions.map { ($0.transactionId!, p) } }) { a, _ in a }
-                    // Consent recorded for every other open request's customer; one customer said no explicitly.
+                    // The app records consent (through customer-api) for the customers the sim chose; one says no.
                     let open = scenario.openRefundRequests.sorted()
                     #expect(open.count >= 10, "the sim opened refund requests: \(open.count)")
-                    let consenting = Set(open.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+                    let consenting = Set(sim.simulator.consentingRefundRequests)
+                    #expect(!consenting.isEmpty && consenting.count < open.count)
                     let refusing = open.first { !consenting.contains($0) }
                     let (adminKey, appKey) = try await DatabaseClient.with(database, logger: logger) { client in
                         try await MigrationRunner().migrate(client: client, logger: logger)
-                        for id in open where consenting.contains(id) || id == refusing {
-                            let customer = ownerOf[id]!.customer
-                            try await client.query("""
-                                INSERT INTO consumption_facts (environment, bundle_id, customer, customer_consented, play_time_minutes)
-                                VALUES ('Production', \(sim.app.bundleId), \(customer), \(consenting.contains(id)), 90)
-                                ON CONFLICT DO NOTHING
-                                """, logger: logger)
-                        }
                         let store = APIKeyStore(client: client, logger: logger)
                         return (try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000, role: "admin").token,
                                 try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token)
@@ -70,6 +64,17 @@ import TestSupport
                     let fleet = try ServiceFleet(environment: environment, directory: directory, ports: ["ingest": ingestPort])
                     do {
                         try await fleet.startAll(http: sim.http)
+                        let customerAPI = await fleet.customerAPIURL
+                        let consents = await sim.simulator.postConsents(http: sim.http, to: customerAPI, key: appKey)
+                        #expect(consents == [200: consenting.count], "every consent stored before delivery: \(consents)")
+                        if let refusing {
+                            let (status, _) = try await Self.putFacts(customerAPI, app: sim.app.bundleId, key: appKey, customer: ownerOf[refusing]!.customer,
+                                                                      body: #"{"customerConsented":false}"#)
+                            #expect(status == 200)
+                        }
+                        let (badStatus, bad) = try await Self.putFacts(customerAPI, app: sim.app.bundleId, key: appKey, customer: "someone",
+                                                                       body: #"{"customerConsented":true,"consumptionPercentage":100001}"#)
+                        #expect(badStatus == 400 && bad.contains("bad-consumption-facts"), "facts out of Apple's ranges are refused")
                         let ingest = await fleet.ingestURL
                         _ = await sim.simulator.deliver(sim.simulator.deliveryPlan(), http: sim.http, to: ingest)
                         await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
@@ -277,6 +282,19 @@ import TestSupport
     }
 
     // MARK: Helpers
+
+    /// `PUT …/consumption-facts` as the app does; the status and the body text.
+    static func putFacts(_ base: String, app: String, key: String, customer: String, body: String) async throws -> (Int, String) {
+        var request = HTTPClientRequest(url: base + "/v1/apps/\(app)/customers/\(customer)/consumption-facts")
+        request.method = .PUT
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        defer { _ = client.shutdown() }
+        let response = try await client.execute(request, timeout: .seconds(30))
+        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+    }
 
     /// Calls `probe` every 500 ms until it returns a value or `seconds` pass.
     static func poll<T>(seconds: Int, _ probe: () async throws -> T?) async throws -> T? {

@@ -151,6 +151,32 @@ public enum ConsumptionRequests {
             """, logger: logger)
     }
 
+    /// Stores what the app team recorded (the newest record wins).
+    public static func store(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws {
+        try await client.query("""
+            INSERT INTO consumption_facts (environment, bundle_id, customer, transaction_id, customer_consented, play_time_minutes, delivery_status,
+                                           consumption_percentage, user_status)
+            VALUES (\(facts.environment), \(facts.bundleId), \(facts.customer), \(facts.transactionId), \(facts.customerConsented),
+                    \(facts.playTimeMinutes), \(facts.deliveryStatus), \(facts.consumptionPercentage), \(facts.userStatus))
+            ON CONFLICT (environment, bundle_id, customer, transaction_id) DO UPDATE SET
+                customer_consented = EXCLUDED.customer_consented, play_time_minutes = EXCLUDED.play_time_minutes,
+                delivery_status = EXCLUDED.delivery_status, consumption_percentage = EXCLUDED.consumption_percentage,
+                user_status = EXCLUDED.user_status, updated_at = now()
+            """, logger: logger)
+    }
+
+    /// Whether recorded facts equal `facts` (customer-api waits for its write to land).
+    public static func isStored(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws -> Bool {
+        var stored = false
+        for try await _ in try await client.query("""
+            SELECT 1 FROM consumption_facts WHERE environment = \(facts.environment) AND bundle_id = \(facts.bundleId) AND customer = \(facts.customer)
+              AND transaction_id = \(facts.transactionId) AND customer_consented = \(facts.customerConsented)
+              AND play_time_minutes IS NOT DISTINCT FROM \(facts.playTimeMinutes) AND delivery_status IS NOT DISTINCT FROM \(facts.deliveryStatus)
+              AND consumption_percentage IS NOT DISTINCT FROM \(facts.consumptionPercentage) AND user_status IS NOT DISTINCT FROM \(facts.userStatus)
+            """, logger: logger).decode(Int.self) { stored = true }
+        return stored
+    }
+
     /// Marks the requests still pending after their deadline as `missed`; returns how many (for the metric).
     public static func markMissed(now: Int64, client: PostgresClient, logger: Logger) async throws -> Int {
         var count = 0

@@ -36,6 +36,11 @@ public struct EntitlementRepository: Sendable {
         self.consumptionStatuses = consumptionStatuses
     }
 
+    /// Stores consumption facts the app team recorded through customer-api.
+    public func apply(_ facts: ConsumptionFactsRecord) async throws {
+        try await ConsumptionRequests.store(facts, client: self.client, logger: self.logger)
+    }
+
     /// Applies refund-resolver's report on a consumption answer.
     public func apply(_ outcome: ConsumptionOutcome) async throws {
         try await ConsumptionRequests.apply(outcome, client: self.client, logger: self.logger)

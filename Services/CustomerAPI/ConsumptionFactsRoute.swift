@@ -1,0 +1,70 @@
+import Foundation
+import Logging
+import HTTPTypes
+import Hummingbird
+import NotificationPipeline
+import PostgresNIO
+import RdKafka
+import ServiceRuntime
+import Storage
+
+/// `PUT /v1/apps/{bundleId}/customers/{customer}/consumption-facts`: the app records its customer's consent to
+/// share consumption data with Apple (and, optionally, play time, delivery, consumption, user status) for the
+/// answers to CONSUMPTION_REQUESTs. Written through the verified topic (the updater stores it); answered 200 once
+/// stored (within the apply wait), else 202.
+struct ConsumptionFactsRoute: Sendable {
+    let producer: KafkaProducer
+    let topics: PipelineTopics
+    let database: PostgresClient
+    let applyWait: Duration
+    let outcomes: LabelledCounter
+    let logger: Logger
+
+    /// The JSON body.
+    struct Body: Decodable {
+        var environment: String?
+        var transactionId: String?
+        var customerConsented: Bool
+        var playTimeMinutes: Int64?
+        var deliveryStatus: String?
+        var consumptionPercentage: Int32?
+        var userStatus: Int32?
+    }
+
+    func add(to group: RouterGroup<CustomerAPIContext>) {
+        group.put("apps/:bundleId/customers/:customer/consumption-facts") { request, context in try await self.put(request, context) }
+    }
+
+    func put(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
+        let bundleId = try context.parameters.require("bundleId")
+        let customer = try context.parameters.require("customer")
+        let bytes = try await request.body.collect(upTo: 1 << 16)
+        guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) else {
+            self.outcomes.increment("bad-request")
+            return APIErrorResponse.response(.badRequest, "bad-body", "expected {\"customerConsented\": true|false, …}")
+        }
+        let environment = body.environment ?? "Production"
+        guard ["Production", "Sandbox"].contains(environment) else {
+            return APIErrorResponse.response(.badRequest, "bad-environment", "environment must be Production or Sandbox")
+        }
+        let facts = ConsumptionFactsRecord(
+            environment: environment, bundleId: bundleId, customer: customer, transactionId: body.transactionId ?? "",
+            customerConsented: body.customerConsented, playTimeMinutes: body.playTimeMinutes, deliveryStatus: body.deliveryStatus,
+            consumptionPercentage: body.consumptionPercentage, userStatus: body.userStatus)
+        if let problem = facts.problem {
+            self.outcomes.increment("bad-request")
+            return APIErrorResponse.response(.badRequest, "bad-consumption-facts", problem)
+        }
+        _ = try await self.producer.enqueue(try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics)).report
+        let deadline = ContinuousClock.now + self.applyWait
+        while ContinuousClock.now < deadline {
+            if try await ConsumptionRequests.isStored(facts, client: self.database, logger: self.logger) {
+                self.outcomes.increment("consumption-facts")
+                return SupportRoutes.json(["customer": customer, "stored": "true"])
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        self.outcomes.increment("consumption-facts-accepted")
+        return SupportRoutes.json(["customer": customer, "stored": "false"], status: .accepted)
+    }
+}
