@@ -89,7 +89,13 @@ public enum EntitlementRules {
         case .refund, .revoke:
             return c.settle(access: .revoked, detail: "\(c.typeName) of \(c.transactionId)")
         default:
-            return c.keep(detail: "\(c.typeName) changes no access")
+            // Any other notification (a consumption request, a declined refund) carries the transaction as Apple
+            // signed it: its revocation state then is the newest truth. Keeping the stored state instead would let
+            // this notification's later signing time make an earlier REFUND_REVERSED stale behind a revocation.
+            if c.transaction.revocationDate != nil {
+                return c.settle(access: .revoked, detail: "\(c.typeName): the transaction is revoked")
+            }
+            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "\(c.typeName): the transaction stands")
         }
     }
 

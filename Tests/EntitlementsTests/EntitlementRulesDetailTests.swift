@@ -17,6 +17,27 @@ import Testing
         #expect(same.outcome == .applied && same.advancesSubject, "an equal signedDate is not older")
     }
 
+    /// Found by the local run: a lifetime purchase refunded, then reversed; the customer asks for a refund again
+    /// (CONSUMPTION_REQUEST, signed last, its transaction not revoked) and it is applied before the reversal arrives.
+    /// The request's transaction is Apple's newest word, so it settles access: the late reversal is stale but the
+    /// purchase stays active, as at Apple.
+    @Test func aLaterNotificationAboutAOneTimePurchaseSettlesItByItsTransaction() throws {
+        let refunded = EntitlementRules.apply(T.notification("REFUND", product: .nonConsumable, signedDate: T.signed, revoked: true), subject: "sub-1",
+                                              current: SubjectState(lastSignedDate: T.signed - 10, entitlement: nil))
+        let revokedState = try #require(refunded.entitlement)
+        #expect(!revokedState.active)
+        let request = EntitlementRules.apply(T.notification("CONSUMPTION_REQUEST", product: .nonConsumable, signedDate: T.signed + 20), subject: "sub-1",
+                                             current: SubjectState(lastSignedDate: T.signed, entitlement: revokedState))
+        #expect(request.entitlement?.active == true && request.entitlement?.revokedAt == nil, "\(request.detail)")
+        #expect(request.events.map(\.eventType).contains("consumption.requested"))
+        let reversal = EntitlementRules.apply(T.notification("REFUND_REVERSED", product: .nonConsumable, signedDate: T.signed + 10), subject: "sub-1",
+                                              current: SubjectState(lastSignedDate: T.signed + 20, entitlement: request.entitlement))
+        #expect(reversal.outcome == .stale && reversal.entitlement == nil, "the late reversal changes nothing; access already stands")
+        let declined = EntitlementRules.apply(T.notification("REFUND_DECLINED", product: .nonConsumable, signedDate: T.signed + 30, revoked: true),
+                                              subject: "sub-1", current: SubjectState(lastSignedDate: T.signed + 20, entitlement: request.entitlement))
+        #expect(declined.entitlement?.active == false, "a transaction signed revoked settles it revoked")
+    }
+
     @Test func theCustomerIsAValidAppAccountTokenElseTheOriginalTransaction() {
         let token = "7E3FB20B-4CDB-47CC-936D-99D65F608138"
         #expect(EntitlementRules.apply(T.notification("SUBSCRIBED", token: token), subject: "sub-1", current: SubjectState())

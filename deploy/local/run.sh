@@ -57,6 +57,9 @@ stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
 # The renewal-time sweep looks every 2 s for subscriptions past their end (production default: every 60 s, 1 h after).
 export RENEWAL_SWEEP_INTERVAL_MS=2000 RENEWAL_SWEEP_MARGIN_MS=0
+# Consumption requests are answered (decline, no sample content) when the customer consented; requests past their
+# 12-hour window are reported, not answered.
+export CONSUMPTION_POLICY="refundPreference=DECLINE,sampleContentProvided=false" CONSUMPTION_WATCH_INTERVAL_MS=5000
 pipeline_start "$bin" "$work" "$sim_port"
 ingest="http://127.0.0.1:${service_port[ingest]}/notifications"
 echo "  all six services ready; ingest at $ingest, customer-api at http://127.0.0.1:${service_port[customer-api]}, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
@@ -82,12 +85,16 @@ done
 customer_api="http://127.0.0.1:${service_port[customer-api]}"
 api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run --rate 2000 \
     | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+admin_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run-support --role admin --rate 200 \
+    | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
 echo "   the app of 25% of the customers without an appAccountToken posts its purchase to customer-api first (half instead of"
-echo "   the notification), and 10% of DID_RENEW/EXPIRED notifications are lost for good (the renewal-time sweep makes up for them)"
+echo "   the notification), and 10% of DID_RENEW/EXPIRED notifications are lost for good (the renewal-time sweep makes up for them);"
+echo "   20% of the purchases have a refund request open now (CONSUMPTION_REQUEST), 70% of those customers consented through customer-api"
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
     --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" \
     --app-post-share 0.25 --lost-share 0.1 --customer-api-url "$customer_api" --customer-api-key "$api_key" \
+    --open-refund-requests 0.2 --consent-share 0.7 \
     --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
 sim_follow "$work/appstore-sim.log" "${pids[-1]}"
@@ -96,7 +103,7 @@ echo "== waiting until the pipeline has applied and published everything (at mos
 services=()
 for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
 status=0
-"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "$customer_api" --api-key "$api_key" \
+"$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "$customer_api" --api-key "$api_key" --admin-key "$admin_key" \
     --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)

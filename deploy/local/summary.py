@@ -141,6 +141,33 @@ def print_customer_api(url, api_key, expected):
 
 # MARK: printing
 
+def print_support(database_url, customer_api, admin_key, expected):
+    """Consumption requests (answered in time / total, and why the others were not) and the support console's URL."""
+    print("== refund and support work")
+    deadline = time.time() + 60
+    while True:
+        counts = dict(sql(database_url, "SELECT status, count(*) FROM consumption_requests GROUP BY status"))
+        if "pending" not in counts or time.time() > deadline:
+            break
+        time.sleep(1)
+    counts = {k: int(v) for k, v in counts.items()}
+    in_time = int(sql(database_url, "SELECT count(*) FROM consumption_requests WHERE status = 'sent' AND answered_at <= deadline")[0][0])
+    total = sum(counts.values())
+    answerable = total - counts.get("late", 0) - counts.get("not-consented", 0) - counts.get("no-policy", 0)
+    print(f"  consumption requests answered in time: {in_time}/{total} "
+          f"({in_time}/{answerable} of those Apple wants an answer to; {counts.get('late', 0)} arrived after their 12-hour window and are "
+          f"reported late, {counts.get('not-consented', 0)} without the customer's consent are not answered, as Apple requires; "
+          f"missed {counts.get('missed', 0)}, failed {counts.get('failed', 0)}, still pending {counts.get('pending', 0)})")
+    dead = sql(database_url, "SELECT count(*), count(replayed_at) FROM dead_letters")[0]
+    print(f"  DLQ records kept for the console: {dead[0]} ({dead[1]} replayed)")
+    if customer_api and admin_key:
+        sample = next((e["customer"] for e in expected if e["active"]), "")
+        print(f"  support console: {customer_api}/console   (app, admin key {admin_key[:12]}…, search e.g. {sample})")
+        app = sql(database_url, "SELECT bundle_id FROM api_keys WHERE role = 'admin' LIMIT 1")[0][0]
+        print(f"    one-click link (the key stays in the fragment, never sent): {customer_api}/console#app={app}&key={admin_key}&q={sample}")
+    return counts.get("pending", 0) == 0 and counts.get("missed", 0) == 0 and counts.get("failed", 0) == 0 and in_time == answerable
+
+
 def print_counters(services):
     """Accepted, verified, rejected, applied, published: from the services' own metrics."""
     m = {name: metrics(url + "/metrics") for name, url in services.items()}
@@ -207,6 +234,7 @@ def main():
     parser.add_argument("--facts", help="the sim's completeness facts (appstore-sim run --facts-out)")
     parser.add_argument("--customer-api", help="customer-api's base URL, to ask it about a customer")
     parser.add_argument("--api-key", help="a customer-api key of the sim's app")
+    parser.add_argument("--admin-key", help="an admin key of the sim's app (the support console)")
     parser.add_argument("--service", action="append", default=[], help="NAME=http://host:port")
     parser.add_argument("--wait", type=float, default=0)
     parser.add_argument("--timelines", type=int, default=3)
@@ -251,6 +279,7 @@ def main():
     print(f"  purchases posted by the app: {posted} applied, {bound[0]} purchases bound to {bound[1]} app users")
     print(f"  renewal-time sweep: {swept} subscriptions past their end asked for their status (lost DID_RENEW/EXPIRED made up for)")
     api_ok = print_customer_api(args.customer_api, args.api_key, expected)
+    support_ok = print_support(args.database_url, args.customer_api, args.admin_key, expected)
     print("== entitlement timelines of a few customers")
     print_timelines(args.database_url, expected, args.timelines)
     print("== topics")
@@ -258,7 +287,7 @@ def main():
     print("== metrics (Prometheus text; every service also has /health and /ready)")
     for name, url in services.items():
         print(f"  {name:<20} {url}/metrics")
-    return 0 if not missing and not extra and complete and api_ok else 1
+    return 0 if not missing and not extra and complete and api_ok and support_ok else 1
 
 
 if __name__ == "__main__":
