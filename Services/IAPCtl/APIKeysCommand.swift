@@ -15,13 +15,6 @@ struct APIKeysCommand: AsyncParsableCommand {
         try await database.withClient { client, logger in try await body(APIKeyStore(client: client, logger: logger)) }
     }
 
-    /// Prints a value as one line of JSON (dates as ISO 8601).
-    static func print(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        StandardStreams.writeOutput(String(decoding: try encoder.encode(value), as: UTF8.self))
-    }
 
     /// A new key and its token, as printed by `create` and `rotate`.
     struct Issued: Encodable {
@@ -49,7 +42,7 @@ struct APIKeysCommand: AsyncParsableCommand {
             let issued = try await APIKeysCommand.withStore(self.database) {
                 try await $0.create(bundleId: bundleId, label: label, ratePerSecond: rate, role: role)
             }
-            try APIKeysCommand.print(Issued(key: issued.key, token: issued.token))
+            try StandardStreams.writeJSONLine(Issued(key: issued.key, token: issued.token))
         }
     }
 
@@ -60,7 +53,7 @@ struct APIKeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let bundleId = self.bundleId
-            for key in try await APIKeysCommand.withStore(self.database, { try await $0.list(bundleId: bundleId) }) { try APIKeysCommand.print(key) }
+            for key in try await APIKeysCommand.withStore(self.database, { try await $0.list(bundleId: bundleId) }) { try StandardStreams.writeJSONLine(key) }
         }
     }
 
@@ -75,7 +68,7 @@ struct APIKeysCommand: AsyncParsableCommand {
             let (keyId, grace) = (self.keyId, Duration.seconds(self.graceSeconds))
             do {
                 let issued = try await APIKeysCommand.withStore(self.database) { try await $0.rotate(keyId, grace: grace) }
-                try APIKeysCommand.print(Issued(key: issued.key, token: issued.token))
+                try StandardStreams.writeJSONLine(Issued(key: issued.key, token: issued.token))
             } catch let error as APIKeyStoreError {
                 StandardStreams.writeError("error: \(error)")
                 throw ExitCode(1)

@@ -7,6 +7,14 @@ enum StandardStreams {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// Writes a value as one line of JSON to standard output (sorted keys, dates as ISO 8601).
+    static func writeJSONLine(_ value: some Encodable) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        Self.writeOutput(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
     /// Writes text and a newline to standard error.
     static func writeError(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))

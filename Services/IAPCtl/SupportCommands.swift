@@ -46,12 +46,6 @@ struct SupportCommand: AsyncParsableCommand {
         }
     }
 
-    /// Prints one JSON line.
-    static func print(_ value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        StandardStreams.writeOutput(String(decoding: try encoder.encode(value), as: UTF8.self))
-    }
 
     struct LookUpOrder: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "lookup-order", abstract: "Look Up Order ID: the order's transactions, one JSON line each.")
@@ -65,7 +59,7 @@ struct SupportCommand: AsyncParsableCommand {
                     StandardStreams.writeError("Apple knows no order \(orderId)")
                     throw ExitCode(1)
                 }
-                for item in order.transactions { try SupportCommand.print(item.transaction) }
+                for item in order.transactions { try StandardStreams.writeJSONLine(item.transaction) }
             }
         }
     }
@@ -80,7 +74,7 @@ struct SupportCommand: AsyncParsableCommand {
             let id = self.transactionId
             try await SupportCommand.run(self.scope) { client in
                 let refunds = try await client.refundHistory(id)
-                for item in refunds.transactions { try SupportCommand.print(item.transaction) }
+                for item in refunds.transactions { try StandardStreams.writeJSONLine(item.transaction) }
                 StandardStreams.writeError("\(refunds.transactions.count) refunded transaction(s) in \(refunds.environment.rawValue)")
             }
         }
@@ -93,7 +87,7 @@ struct SupportCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = self.transactionId
-            try await SupportCommand.run(self.scope) { client in try SupportCommand.print(try await client.transactionInfo(id).transaction) }
+            try await SupportCommand.run(self.scope) { client in try StandardStreams.writeJSONLine(try await client.transactionInfo(id).transaction) }
         }
     }
 
@@ -115,7 +109,7 @@ struct SupportCommand: AsyncParsableCommand {
             let request = ExtendRenewalDateRequest(extendByDays: self.days, extendReasonCode: self.reason,
                                                    requestIdentifier: self.requestIdentifier ?? UUID().uuidString.lowercased())
             let original = self.originalTransactionId
-            try await SupportCommand.run(self.scope) { client in try SupportCommand.print(try await client.extendRenewalDate(original, request)) }
+            try await SupportCommand.run(self.scope) { client in try StandardStreams.writeJSONLine(try await client.extendRenewalDate(original, request)) }
         }
     }
 
@@ -148,7 +142,7 @@ struct SupportCommand: AsyncParsableCommand {
                                                                  interval: interval) { status in
                     StandardStreams.writeError("  \(status.succeededCount ?? 0) extended, \(status.failedCount ?? 0) failed, complete: \(status.complete ?? false)")
                 }
-                try SupportCommand.print(done)
+                try StandardStreams.writeJSONLine(done)
             }
         }
     }
