@@ -41,11 +41,13 @@ enum SupportPage {
                       }, id: "purchases")
 
         html += "<h3>Timeline</h3>"
-        html += table(["Signed", "Notification", "Environment", "Purchase", "Outcome", "Detail"],
+        html += table(["Signed", "Notification", "Environment", "Purchase", "Outcome", "Duplicates", "Detail"],
                       view.timeline.map { t in
                           [time(t.signedDate), t.type + (t.subtype.map { " / " + $0 } ?? ""), t.environment, t.subject,
-                           "<span class=\"outcome \(e(t.outcome))\">\(e(t.outcome))</span>", t.detail ?? ""]
-                      }, id: "timeline", raw: [4])
+                           "<span class=\"outcome \(e(t.outcome))\">\(e(t.outcome))</span>",
+                           t.duplicates > 0 ? "<span class=\"outcome duplicate\">\(t.duplicates) duplicate\(t.duplicates == 1 ? "" : "s")</span>" : "",
+                           t.detail ?? ""]
+                      }, id: "timeline", raw: [4, 5])
 
         html += "<h3>Rejected (DLQ)</h3>"
         html += table(["Recorded", "Position", "Reason", "Detail", "Notification", ""],

@@ -10,8 +10,8 @@ import ServiceRuntime
 
 extension StatusRequestHandler {
     /// Sends one consumption answer with Send Consumption Information (v2 or v1) in its own app and environment,
-    /// before its deadline. Retryable failures (429, 5xx, timeouts) are rescheduled like status requests while the
-    /// retry can still beat the deadline; otherwise the outcome says `late` or `failed`. Every end is an outcome
+    /// before its deadline. Retryable failures (429, 5xx, timeouts) are rescheduled like status requests for as long
+    /// as a retry can still beat the deadline; otherwise the outcome says `late` or `failed`. Every end is an outcome
     /// record on the verified topic (applied by the updater), never a silent drop.
     func send(_ answer: ConsumptionAnswer, record: ConsumerRecord, attempt: Int, now: Date = Date()) async -> Outcome {
         let nowMillis = Int64(now.timeIntervalSince1970 * 1000)
@@ -35,7 +35,7 @@ extension StatusRequestHandler {
         } catch {
             self.calls.increment(Self.callLabel(error))
             if let retryAfter = error.retryAfter { await self.bucket.pause(until: retryAfter) }
-            guard error.isRetryable, attempt + 1 < self.maximumAttempts else {
+            guard error.isRetryable else {
                 return self.report(answer, status: "failed", attempts: attempt + 1, detail: error.description)
             }
             let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,

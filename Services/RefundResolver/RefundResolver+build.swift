@@ -21,7 +21,7 @@ func buildApplication(
     let bucket = TokenBucket(ratePerSecond: settings.ratePerSecond)
     let handler = StatusRequestHandler(
         client: client, bucket: bucket, producer: producer, topics: settings.topics, retryTopic: settings.topics.statusRetry,
-        concurrency: settings.concurrency, maximumAttempts: settings.maximumAttempts, retryBaseDelay: settings.retryBaseDelay,
+        concurrency: settings.concurrency, giveUpAfter: settings.giveUpAfter, retryBaseDelay: settings.retryBaseDelay,
         retryMaximumDelay: settings.retryMaximumDelay,
         outcomes: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "requests", label: "outcome",
                                   help: "Status requests by outcome"),

@@ -19,8 +19,9 @@ struct RefundResolverSettings: Sendable {
     var replicas = 1
     /// Calls in flight at once.
     var concurrency = 8
-    /// Failed calls before a request goes to the DLQ.
-    var maximumAttempts = 8
+    /// How long a request failing with retryable errors (429, 5xx, timeouts) keeps being rescheduled, counted from
+    /// its first failure, before it goes to the DLQ: an App Store outage delays requests, it does not dead-letter them.
+    var giveUpAfter: Duration = .seconds(24 * 3600)
     /// The first reschedule delay (doubled per failure, with jitter).
     var retryBaseDelay: Duration = .seconds(1)
     /// The longest a rescheduled request waits in the delay queue; must stay below the consumer's poll interval.
@@ -53,7 +54,7 @@ struct RefundResolverSettings: Sendable {
         self.replicas = try settings.int("RESOLVER_REPLICAS", default: self.replicas)
         guard self.replicas > 0 else { throw SettingsError("RESOLVER_REPLICAS must be at least 1") }
         self.concurrency = max(1, try settings.int("RESOLVER_CONCURRENCY", default: self.concurrency))
-        self.maximumAttempts = max(1, try settings.int("RESOLVER_MAX_ATTEMPTS", default: self.maximumAttempts))
+        self.giveUpAfter = try settings.milliseconds("RESOLVER_GIVE_UP_AFTER_MS", default: self.giveUpAfter)
         self.retryBaseDelay = try settings.milliseconds("RESOLVER_RETRY_BASE_MS", default: self.retryBaseDelay)
         self.retryMaximumDelay = try settings.milliseconds("RESOLVER_RETRY_MAX_MS", default: self.retryMaximumDelay)
         guard self.retryMaximumDelay <= .seconds(240) else { throw SettingsError("RESOLVER_RETRY_MAX_MS must stay below the 300 s poll interval") }

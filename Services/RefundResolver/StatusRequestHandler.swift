@@ -15,7 +15,7 @@ import ServiceRuntime
 /// reschedules the request to the retry topic with `attempt` and `not-before` headers and the loop moves
 /// on. The retry topic is a delay queue consumed by a second loop that waits for each record's
 /// `not-before` (at most `retryMaximumDelay`, below the consumer's poll interval). A permanent failure, or
-/// `maximumAttempts` failed calls, ends in the DLQ with the reason. Returns once every output is acknowledged.
+/// retryable failures for `giveUpAfter` since the first one, ends in the DLQ with the reason. Returns once every output is acknowledged.
 struct StatusRequestHandler: BatchHandler {
     /// Header: failed calls so far.
     static let attemptHeader = "attempt"
@@ -23,8 +23,10 @@ struct StatusRequestHandler: BatchHandler {
     static let notBeforeHeader = "not-before"
     /// Header: the last failure, for operators.
     static let lastErrorHeader = "last-error"
+    /// Header: when the first call failed (epoch ms): retryable failures are retried until `giveUpAfter` past it.
+    static let firstFailureHeader = "first-failure"
     /// The headers a reschedule writes (and a new reschedule or a DLQ record drops).
-    static let schedulingHeaders: Set<String> = [attemptHeader, notBeforeHeader, lastErrorHeader]
+    static let schedulingHeaders: Set<String> = [attemptHeader, notBeforeHeader, lastErrorHeader, firstFailureHeader]
 
     let client: AppStoreServerAPIClient
     let bucket: TokenBucket
@@ -32,7 +34,7 @@ struct StatusRequestHandler: BatchHandler {
     let topics: PipelineTopics
     let retryTopic: String
     let concurrency: Int
-    let maximumAttempts: Int
+    let giveUpAfter: Duration
     let retryBaseDelay: Duration
     let retryMaximumDelay: Duration
     let outcomes: LabelledCounter
@@ -128,9 +130,11 @@ struct StatusRequestHandler: BatchHandler {
             guard error.isRetryable else {
                 return self.deadLetter(record, reason: "status-request", detail: error.description, uuid: request.notificationUUID)
             }
-            guard attempt + 1 < self.maximumAttempts else {
+            let firstFailure = record.header(Self.firstFailureHeader)?.text.flatMap(Int64.init) ?? Int64(Date().timeIntervalSince1970 * 1000)
+            guard Double(Int64(Date().timeIntervalSince1970 * 1000) - firstFailure) / 1000 < self.giveUpAfter.timeInterval else {
                 return self.deadLetter(record, reason: "status-request",
-                                       detail: "gave up after \(attempt + 1) attempts: \(error.description)", uuid: request.notificationUUID)
+                                       detail: "gave up after \(attempt + 1) attempts over \(self.giveUpAfter): \(error.description)",
+                                       uuid: request.notificationUUID)
             }
             let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,
                                             jitter: Double.random(in: 0..<1))
@@ -145,7 +149,11 @@ struct StatusRequestHandler: BatchHandler {
     func reschedule(_ record: ConsumerRecord, attempt: Int, at due: Date, error: String) -> Outcome {
         let latest = Date().addingTimeInterval(self.retryMaximumDelay.timeInterval)
         let notBefore = Int64((min(due, latest).timeIntervalSince1970 * 1000).rounded(.up))
+        // The first failure's time stays with the request; a deferral before any failure sets none.
+        let firstFailure = record.header(Self.firstFailureHeader)?.text
+            ?? (attempt > 0 ? String(Int64(Date().timeIntervalSince1970 * 1000)) : nil)
         let kept = record.headers.filter { !Self.schedulingHeaders.contains($0.name) }
+            + (firstFailure.map { [KafkaHeader(name: Self.firstFailureHeader, text: $0)] } ?? [])
         return .rescheduled(ProducerRecord(
             topic: self.retryTopic, key: record.key, value: record.value,
             headers: kept + [

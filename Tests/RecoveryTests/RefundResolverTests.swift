@@ -93,6 +93,58 @@ import TestSupport
         }
     }
 
+    /// A long stretch of 500s delays status requests without dead-lettering them (each fails far more than the
+    /// old attempt cap, then resolves); only a request still failing `giveUpAfter` past its first failure goes to
+    /// the DLQ, with the attempts it took.
+    @Test func anOutageOfTheAPIDelaysRequestsAndOnlyGivesUpAfterItsTime() async throws {
+        for (faults, giveUp, expectDead) in [(45, Duration.seconds(3600), false), (100_000, Duration.milliseconds(1500), true)] {
+            try await withLocalBroker { bootstrap in
+                try await SimHarness.with(customers: 12, seed: 11) { sim in
+                    let logger = SimHarness.logger
+                    let topics = PipelineTopics()
+                    let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                    try await kafka.createTopics(topics.all.map { ($0, 2) })
+                    let subscriptions = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
+                        .sorted { $0.originalTransactionId < $1.originalTransactionId }.prefix(3)
+                    let requests = subscriptions.map {
+                        StatusRequest(requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId, environment: "Production",
+                                      bundleId: sim.app.bundleId, reason: "test", notificationUUID: "n-\($0.originalTransactionId)")
+                    }
+                    try await kafka.produce(requests.map {
+                        ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
+                    })
+                    await sim.setFaults(SimStore.Faults(serverErrors: faults))
+                    var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                    settings.trust = sim.trust
+                    settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+                    settings.sessionTimeout = .seconds(6)
+                    settings.retryBaseDelay = .milliseconds(100)
+                    settings.retryMaximumDelay = .milliseconds(800)
+                    settings.giveUpAfter = giveUp
+                    let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                    let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
+                    let running = Task { try await group.run() }
+                    let outputs = try await kafka.readAll(expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
+                                                          timeout: .seconds(90))
+                    await group.triggerGracefulShutdown()
+                    try await running.value
+                    if expectDead {
+                        let dead = try outputs.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
+                        #expect(dead.count == requests.count && dead.allSatisfy { $0.detail.contains("gave up after") && $0.detail.contains("5000001") })
+                        #expect(dead.allSatisfy { $0.original.topic == topics.statusRequests && $0.original.headers["first-failure"] == nil },
+                                "a replay starts afresh")
+                    } else {
+                        #expect(Set(outputs.compactMap { $0.header(PipelineHeaders.requestID)?.text }) == Set(requests.map(\.requestId)),
+                                "every request resolved after the stretch of errors")
+                        let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(3))
+                        #expect(rejected.isEmpty, "nothing dead-lettered: \(rejected.count)")
+                        #expect((await sim.stats.answersByStatus["500"] ?? 0) == faults, "\(faults) failures, about \(faults / requests.count) per request")
+                    }
+                }
+            }
+        }
+    }
+
     /// Consumption answers through the resolver against the sim: sent despite 500s (rescheduled, then accepted,
     /// the body as computed), `late` without any call when the deadline has passed (the 12-hour rule: reported,
     /// never dropped), `late` when the retries cannot beat a deadline seconds away, `failed` with Apple's reason for

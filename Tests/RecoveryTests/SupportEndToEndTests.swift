@@ -76,10 +76,20 @@ import TestSupport
                                                                        body: #"{"customerConsented":true,"consumptionPercentage":100001}"#)
                         #expect(badStatus == 400 && bad.contains("bad-consumption-facts"), "facts out of Apple's ranges are refused")
                         let ingest = await fleet.ingestURL
-                        _ = await sim.simulator.deliver(sim.simulator.deliveryPlan(), http: sim.http, to: ingest)
+                        let plan = sim.simulator.deliveryPlan()
+                        _ = await sim.simulator.deliver(plan, http: sim.http, to: ingest)
                         await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
                         let api = Admin(base: await fleet.customerAPIURL, app: sim.app.bundleId, key: adminKey, http: sim.http)
                         try await Self.checkConsumption(sim, database: database, open: open, consenting: consenting, refusing: refusing)
+                        // Every repeated delivery is counted on its notification's log row (the console's "duplicates").
+                        let repeats = plan.count - Set(plan.map(\.uuid)).count
+                        let counted = try await DatabaseClient.with(database, logger: logger) { client in
+                            var total = 0
+                            for try await value in try await client.query("SELECT COALESCE(sum(duplicates), 0)::bigint FROM notification_log",
+                                                                          logger: logger).decode(Int64.self) { total = Int(value) }
+                            return total
+                        }
+                        #expect(repeats > 0 && counted >= repeats, "duplicates counted: \(counted) for \(repeats) repeated deliveries")
                         try await Self.checkLookups(sim, api: api, appKey: appKey, ownerOf: ownerOf, environment: environment)
                         try await Self.checkExtensions(sim, api: api, database: database)
                         try await Self.checkDeadLetterAndConsole(sim, api: api, database: database, bootstrap: bootstrap, topics: topics,
@@ -269,6 +279,7 @@ import TestSupport
         #expect(dom.contains("data-loaded=\"true\""), "the page loaded the customer: \(dom.suffix(600))")
         #expect(dom.contains("id=\"entitlements\"") && dom.contains(purchase.productId), "entitlements with the product")
         #expect(dom.contains("id=\"timeline\"") && dom.contains("CONSUMPTION_REQUEST"), "the timeline shows the consumption request")
+        #expect(dom.contains("<th>Duplicates</th>") && dom.contains("<th>Outcome</th>"), "each entry's outcome and duplicate deliveries")
         #expect(dom.contains("id=\"consumption\"") && dom.contains("<b>sent</b>"), "the request's answer is shown as sent")
         #expect(dom.contains("id=\"dead-letters\"") && dom.contains("replayed"), "the replayed DLQ record")
         let orderId = SimOrders.orderId(for: purchase.transactions.last!.transactionId!)

@@ -1,7 +1,7 @@
 import Logging
 import PostgresNIO
 
-/// Version 6: the support side. Consumption requests (one row per transaction, environment and app, with the
+/// Version 6: the support side. How often each notification was delivered again (duplicates), consumption requests (one row per transaction, environment and app, with the
 /// facts and the answer, its deadline and what became of it), the optional facts the app team fills for them
 /// (consent above all), the role of an API key (`app` or `admin`: the support routes and console), and the DLQ
 /// as rows (recorded by the updater from the rejected topic) so the console shows each customer's rejections
@@ -53,6 +53,7 @@ struct SupportMigration: SQLStatementsMigration {
         )
         """,
         "ALTER TABLE api_keys ADD COLUMN role text NOT NULL DEFAULT 'app'",
+        "ALTER TABLE notification_log ADD COLUMN duplicates integer NOT NULL DEFAULT 0",
         """
         CREATE TABLE dead_letters (
             topic text NOT NULL,

@@ -110,10 +110,12 @@ public struct EntitlementRepository: Sendable {
                                               received_at, outcome)
                 VALUES (\(entry.id), \(entry.type), \(entry.subtype), \(entry.subject), \(entry.environment), \(entry.bundleId),
                         \(signedDate), \(entry.receivedAt), 'pending')
-                ON CONFLICT (notification_uuid) DO NOTHING RETURNING 1
+                ON CONFLICT (notification_uuid) DO UPDATE SET duplicates = notification_log.duplicates + 1
+                RETURNING (xmax = 0)
                 """, logger: logger)
+            // A repeat only counts (the console shows how often Apple delivered it).
             var isNew = false
-            for try await _ in inserted.decode(Int.self) { isNew = true }
+            for try await value in inserted.decode(Bool.self) { isNew = value }
             guard isNew else { return .duplicate }
 
             var current = try await Self.loadState(entry, on: connection, logger: logger)

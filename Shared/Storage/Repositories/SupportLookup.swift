@@ -26,6 +26,8 @@ public struct SupportLookup: Sendable {
         /// `applied`, `stale`, `awaiting-status`, `conflict`, … as the updater logged it.
         public var outcome: String
         public var detail: String?
+        /// How many more times it was delivered (each a duplicate that changed nothing).
+        public var duplicates: Int
     }
 
     /// One consumption request as the console shows it.
@@ -69,14 +71,15 @@ public struct SupportLookup: Sendable {
     public func timeline(bundleId: String, subjects: [String], limit: Int = 200) async throws -> [TimelineEntry] {
         var entries: [TimelineEntry] = []
         let rows = try await self.client.query("""
-            SELECT notification_uuid, notification_type, subtype, environment, subject, signed_date, received_at, applied_at, outcome, detail
+            SELECT notification_uuid, notification_type, subtype, environment, subject, signed_date, received_at, applied_at, outcome, detail,
+                   duplicates
             FROM notification_log
             WHERE environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND bundle_id = \(bundleId) AND subject = ANY(\(subjects))
             ORDER BY signed_date DESC, applied_at DESC LIMIT \(limit)
             """, logger: self.logger)
-        for try await row in rows.decode((String, String, String?, String, String, Int64, Int64?, Date, String, String?).self) {
+        for try await row in rows.decode((String, String, String?, String, String, Int64, Int64?, Date, String, String?, Int32).self) {
             entries.append(TimelineEntry(notificationUUID: row.0, type: row.1, subtype: row.2, environment: row.3, subject: row.4, signedDate: row.5,
-                                         receivedAt: row.6, appliedAt: row.7, outcome: row.8, detail: row.9))
+                                         receivedAt: row.6, appliedAt: row.7, outcome: row.8, detail: row.9, duplicates: Int(row.10)))
         }
         return entries
     }
