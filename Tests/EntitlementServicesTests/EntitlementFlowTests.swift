@@ -63,7 +63,7 @@ import TestSupport
                 let group = ServiceGroup(configuration: .init(services: [updater, publisher], logger: logger))
                 let running = Task { try await group.run() }
 
-                let changes = try await kafka.readAll(topics.entitlementChanges, atLeast: 31, quiet: .seconds(2), timeout: .seconds(90))
+                let changes = try await kafka.readAll(topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
                 let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
                 let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
                 let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1))

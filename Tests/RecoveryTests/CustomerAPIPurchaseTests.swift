@@ -83,7 +83,7 @@ import TestSupport
     }
 
     /// Runs `body` with the sim, broker, PostgreSQL, the updater and customer-api (policy `policy`, wait `wait`).
-    static func withStack(policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(10), maximumBody: Int = 64 * 1024,
+    static func withStack(policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(30), maximumBody: Int = 64 * 1024,
                           runUpdater: Bool = true, _ body: @Sendable (Stack) async throws -> Void) async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in
