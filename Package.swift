@@ -29,6 +29,7 @@ let package = Package(
         .executable(name: "customer-api", targets: ["CustomerAPI"]),
         .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
         .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
+        .executable(name: "produce-baseline", targets: ["ProduceBaseline"]),
         .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
         .executable(name: "lookup-benchmark", targets: ["LookupBenchmark"]),
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
@@ -264,6 +265,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/VerificationBenchmark",
+            swiftSettings: strictSettings
+        ),
+
+        .executableTarget(
+            name: "ProduceBaseline",
+            dependencies: ["RdKafka", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/ProduceBaseline",
             swiftSettings: strictSettings
         ),
 

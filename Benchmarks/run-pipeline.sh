@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Stage benchmarks of the running pipeline, each next to its baseline measured in the same run (release):
 #   1. ingest requests/s (outer JWS verified, acks=all into a local Tansu broker) vs a bare Hummingbird 200-OK
-#      endpoint and vs ingest without the edge verification, same wrk load (real 18.6 KB Apple notification);
+#      endpoint, vs ingest without the edge verification (same wrk load, real 18.6 KB Apple notification), and vs
+#      the right limit: the same bodies produced to the same broker with acks=all as fast as librdkafka goes,
+#      without HTTP (produce-baseline);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate.
 # Usage: Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
@@ -10,7 +12,7 @@ seconds=${1:-10}
 deploy/local/prerequisites.sh
 command -v wrk >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
 source deploy/local/env.sh
-for product in ingest chain-verifier http-baseline verification-benchmark iapctl; do
+for product in ingest chain-verifier http-baseline produce-baseline verification-benchmark iapctl; do
     swift build -c release --product "$product" 2>&1 | grep -E "error|warning: unre" || true
 done
 bin=$(swift build -c release --show-bin-path)
@@ -34,6 +36,7 @@ python3 - "$work" <<'PY'
 import json, sys
 jws = open("Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW").read().strip()
 body = json.dumps({"signedPayload": jws})
+open(sys.argv[1] + "/body.json", "w").write(body)
 open(sys.argv[1] + "/post.lua", "w").write(
     'wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\nwrk.body = ' + json.dumps(body) + "\n")
 PY
@@ -46,6 +49,12 @@ baseline_port=$(deploy/local/free-port.sh)
 sleep 1
 baseline=$(wrk_rate "http://127.0.0.1:$baseline_port")
 kill "${pids[-1]}"
+
+# The produce-only limit: the same bodies, the same broker, a topic like the raw one (4 partitions) that the
+# chain-verifier does not read, acks=all, 256 in flight, no HTTP.
+"$bin/iapctl" topics --bootstrap-servers "$bootstrap" --topic produce.baseline:4 >/dev/null
+produce_line=$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" 256 produce.baseline)
+produced=${produce_line%% *}
 
 # ingest without the edge verification first (what it was before: structural checks only), for the ratio.
 ingest_port=$(deploy/local/free-port.sh)
@@ -84,8 +93,9 @@ printf '\n%-62s %12s  %s\n' "measurement (2 cores, broker and load generator co-
 printf '%-62s %12.0f  %s\n' "bare Hummingbird 200 OK (same body, wrk -c32)" "$baseline" "baseline"
 printf '%-62s %12.0f  %s\n' "ingest without edge verification (INGEST_VERIFY=false)" "$ingest_unverified" \
     "$(python3 -c "print(f'{$ingest_unverified / $baseline:.2f} of the bare endpoint')")"
+printf '%-62s %12.0f  %s\n' "produce-only limit (same bodies, acks=all, no HTTP)" "$produced" "baseline"
 printf '%-62s %12.0f  %s\n' "ingest: verify outer JWS, produce acks=all + wait, then 200" "$ingest" \
-    "$(python3 -c "print(f'{$ingest / $baseline:.2f} of the bare endpoint, {$ingest / $ingest_unverified:.2f} of unverified ingest')")"
+    "$(python3 -c "print(f'{$ingest / $baseline:.2f} of the bare endpoint, {$ingest / $ingest_unverified:.2f} of unverified ingest, {$ingest / $produced:.2f} of the produce-only limit')")"
 printf '%-62s %12s  %s\n' "  accepted into the raw topic / non-2xx answers" "${accepted}" "non-2xx: ${non2xx:-0}"
 printf '%-62s %12s  %s\n' "raw verification (verification-benchmark, all cores)" "$raw_rate" "baseline"
 printf '%-62s %12s  %s\n' "chain-verifier: consume, verify, produce verified, store offsets" "$verifier" \

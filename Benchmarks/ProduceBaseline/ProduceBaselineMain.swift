@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import RdKafka
+
+/// The limit ingest is compared with (`Benchmarks/run-pipeline.sh`): the same request body (the real 18.6 KB
+/// Apple notification as ingest receives it) produced to the same broker's raw topic with ingest's producer
+/// configuration (idempotent, `acks=all`), as fast as librdkafka goes, without HTTP or verification, every
+/// message waited for. Prints one line: `<messages acknowledged per second> <messages> <seconds>`.
+///
+/// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]
+@main
+enum ProduceBaselineMain {
+    static func main() async throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard arguments.count >= 2 else {
+            FileHandle.standardError.write(Data("usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]\n".utf8))
+            exit(2)
+        }
+        let body = Array(try Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+        let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
+        let window = arguments.count > 3 ? Int(arguments[3]) ?? 256 : 256
+        let topic = arguments.count > 4 ? arguments[4] : "appstore.notifications.raw"
+        var logger = Logger(label: "produce-baseline")
+        logger.logLevel = .error
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [arguments[0]], clientID: "produce-baseline")),
+            logger: logger)
+        // A ring of deliveries in flight: at most `window` unacknowledged, each waited for in order.
+        var inFlight: [PendingDelivery] = []
+        inFlight.reserveCapacity(window)
+        var head = 0
+        var acknowledged = 0
+        let start = ContinuousClock.now
+        let end = start + .milliseconds(Int64(seconds * 1000))
+        var sent = 0
+        while ContinuousClock.now < end {
+            let record = ProducerRecord(topic: topic, key: Array("baseline-\(sent % 4096)".utf8), value: body)
+            let delivery = try await producer.enqueue(record)
+            sent += 1
+            if inFlight.count < window {
+                inFlight.append(delivery)
+            } else {
+                _ = try await inFlight[head].report
+                acknowledged += 1
+                inFlight[head] = delivery
+                head = (head + 1) % window
+            }
+        }
+        for index in 0..<inFlight.count {
+            _ = try await inFlight[(head + index) % inFlight.count].report
+            acknowledged += 1
+        }
+        let elapsed = (ContinuousClock.now - start) / .seconds(1)
+        await producer.shutdown()
+        print(String(format: "%.0f %d %.2f", Double(acknowledged) / elapsed, acknowledged, elapsed))
+    }
+}
