@@ -56,13 +56,13 @@ struct ConsumptionFactsRoute: Sendable {
             return APIErrorResponse.response(.badRequest, "bad-consumption-facts", problem)
         }
         _ = try await self.producer.enqueue(try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics)).report
-        let deadline = ContinuousClock.now + self.applyWait
-        while ContinuousClock.now < deadline {
-            if try await ConsumptionRequests.isStored(facts, client: self.database, logger: self.logger) {
-                self.outcomes.increment("consumption-facts")
-                return SupportRoutes.json(["customer": customer, "stored": "true"])
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        let (database, logger) = (self.database, self.logger)
+        let stored = try await pollUntil(within: self.applyWait) {
+            try await ConsumptionRequests.isStored(facts, client: database, logger: logger) ? true : nil
+        }
+        if stored == true {
+            self.outcomes.increment("consumption-facts")
+            return SupportRoutes.json(["customer": customer, "stored": "true"])
         }
         self.outcomes.increment("consumption-facts-accepted")
         return SupportRoutes.json(["customer": customer, "stored": "false"], status: .accepted)

@@ -113,14 +113,10 @@ struct PurchaseRoutes {
 
     /// Polls the notification log until every record is committed (its outcomes) or the wait bound passes (nil).
     private func committed(_ ids: [String]) async throws -> [String: String]? {
-        let deadline = ContinuousClock.now + self.settings.applyWait
-        var pause = Duration.milliseconds(10)
-        while true {
-            let outcomes = try await self.lookup.outcomes(of: ids)
-            if outcomes.count == Set(ids).count { return outcomes }
-            guard ContinuousClock.now + pause < deadline else { return nil }
-            try await Task.sleep(for: pause)
-            pause = min(pause * 2, .milliseconds(200))
+        let lookup = self.lookup
+        return try await pollUntil(within: self.settings.applyWait) {
+            let outcomes = try await lookup.outcomes(of: ids)
+            return outcomes.count == Set(ids).count ? outcomes : nil
         }
     }
 }

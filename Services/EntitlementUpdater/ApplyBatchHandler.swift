@@ -52,12 +52,12 @@ struct ApplyBatchHandler: BatchHandler {
                 result = try await self.committed { try await repository.apply(purchase, receivedAt: receivedAt, topics: topics) }
             } else if schema == ConsumptionOutcome.schema,
                       let value = record.value, let outcome = try? JSONDecoder().decode(ConsumptionOutcome.self, from: Data(value)) {
-                try await withAbandoningDeadline(self.transactionTimeout) { try await repository.apply(outcome) }
+                try await self.committed { try await repository.apply(outcome) }
                 self.count("consumption-outcome")
                 continue
             } else if schema == ConsumptionFactsRecord.schema,
                       let value = record.value, let facts = try? JSONDecoder().decode(ConsumptionFactsRecord.self, from: Data(value)) {
-                try await withAbandoningDeadline(self.transactionTimeout) { try await repository.apply(facts) }
+                try await self.committed { try await repository.apply(facts) }
                 self.count("consumption-facts")
                 continue
             } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
@@ -78,7 +78,7 @@ struct ApplyBatchHandler: BatchHandler {
     /// Runs one record's transaction within the transaction timeout: a transaction stuck on a connection that a
     /// database crash cut is abandoned, so the batch is retried on a fresh connection (the log insert makes the
     /// retry a duplicate if the first attempt did commit).
-    private func committed(_ transaction: @escaping @Sendable () async throws -> ApplyResult) async throws -> ApplyResult {
+    private func committed<T: Sendable>(_ transaction: @escaping @Sendable () async throws -> T) async throws -> T {
         try await withAbandoningDeadline(self.transactionTimeout, transaction)
     }
 

@@ -47,6 +47,12 @@ struct SupportCommand: AsyncParsableCommand {
     }
 
 
+    /// Apple's bounds of an extension (single or mass): 1–90 days, reason code 0–3.
+    static func validateExtension(days: Int32, reason: Int32) throws {
+        guard (1...90).contains(days) else { throw ValidationError("--days must be 1…90") }
+        guard (0...3).contains(reason) else { throw ValidationError("--reason must be 0…3") }
+    }
+
     struct LookUpOrder: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "lookup-order", abstract: "Look Up Order ID: the order's transactions, one JSON line each.")
         @OptionGroup var scope: Scope
@@ -100,10 +106,7 @@ struct SupportCommand: AsyncParsableCommand {
         @Option(help: "0 undeclared, 1 customer satisfaction, 2 other, 3 service issue or outage.") var reason: Int32 = 1
         @Option(help: "Makes a repeat harmless (default: a new UUID).") var requestIdentifier: String?
 
-        func validate() throws {
-            guard (1...90).contains(self.days) else { throw ValidationError("--days must be 1…90") }
-            guard (0...3).contains(self.reason) else { throw ValidationError("--reason must be 0…3") }
-        }
+        func validate() throws { try SupportCommand.validateExtension(days: self.days, reason: self.reason) }
 
         func run() async throws {
             let request = ExtendRenewalDateRequest(extendByDays: self.days, extendReasonCode: self.reason,
@@ -125,10 +128,7 @@ struct SupportCommand: AsyncParsableCommand {
         @Option(help: "Identifies the extension (default: a new UUID); the same one resumes polling.") var requestIdentifier: String?
         @Option(help: "Milliseconds between status polls.") var pollMs = 5_000
 
-        func validate() throws {
-            guard (1...90).contains(self.days) else { throw ValidationError("--days must be 1…90") }
-            guard (0...3).contains(self.reason) else { throw ValidationError("--reason must be 0…3") }
-        }
+        func validate() throws { try SupportCommand.validateExtension(days: self.days, reason: self.reason) }
 
         func run() async throws {
             let request = MassExtendRenewalDateRequest(

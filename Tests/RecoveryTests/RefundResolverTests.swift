@@ -17,10 +17,33 @@ import TestSupport
 /// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;
 /// a request that cannot succeed ends in the DLQ with its reason.
 @Suite(.serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
+    /// Runs refund-resolver in-process against the sim and the broker (test timings, settings adjusted by
+    /// `configure`) while `body` runs, then shuts it down gracefully.
+    static func withResolver<T>(_ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },
+                                _ body: () async throws -> T) async throws -> T {
+        var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+        settings.trust = sim.trust
+        settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+        settings.sessionTimeout = .seconds(6)
+        configure(&settings)
+        let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: SimHarness.logger)
+        let group = ServiceGroup(configuration: .init(services: [resolver], logger: SimHarness.logger))
+        let running = Task { try await group.run() }
+        do {
+            let result = try await body()
+            await group.triggerGracefulShutdown()
+            try await running.value
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            throw error
+        }
+    }
+
     @Test func statusRequestsBecomeSnapshotsDespite429And5xxWithinTheRate() async throws {
         try await withLocalBroker { bootstrap in
             try await SimHarness.with(customers: 48, seed: 11, configure: { $0.environments = [.production, .sandbox] }) { sim in
-                let logger = SimHarness.logger
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 2) })
@@ -42,29 +65,23 @@ import TestSupport
                 // The sim allows 5 status calls a second and fails the first 6 calls with 500; the resolver may make 10.
                 await sim.setFaults(SimStore.Faults(serverErrors: 6, statusRatePerSecond: 5))
 
-                var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-                settings.trust = sim.trust
-                settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                settings.sessionTimeout = .seconds(6)
-                settings.appRatePerSecond = 20
-                settings.replicas = 2
-                settings.retryBaseDelay = .milliseconds(200)
-                settings.retryMaximumDelay = .seconds(2)
-                let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-                let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
-                let running = Task { try await group.run() }
-                // Read until every request has its snapshot (a count alone could be met by repeats while a request still waits).
-                let wanted = Set(subscriptions.map { "req-\($0.originalTransactionId)" })
-                var snapshots: [ConsumerRecord] = []
-                let deadline = ContinuousClock.now + .seconds(120)
-                repeat {
-                    snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(30))
-                    let seen = Set(snapshots.compactMap { $0.header(PipelineHeaders.requestID)?.text })
-                    if wanted.isSubset(of: seen) { break }
-                } while ContinuousClock.now < deadline
-                let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30))
-                await group.triggerGracefulShutdown()
-                try await running.value
+                let (snapshots, rejected) = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
+                    $0.appRatePerSecond = 20
+                    $0.replicas = 2
+                    $0.retryBaseDelay = .milliseconds(200)
+                    $0.retryMaximumDelay = .seconds(2)
+                }) {
+                    // Read until every request has its snapshot (a count alone could be met by repeats while a request still waits).
+                    let wanted = Set(subscriptions.map { "req-\($0.originalTransactionId)" })
+                    var snapshots: [ConsumerRecord] = []
+                    let deadline = ContinuousClock.now + .seconds(120)
+                    repeat {
+                        snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(30))
+                        let seen = Set(snapshots.compactMap { $0.header(PipelineHeaders.requestID)?.text })
+                        if wanted.isSubset(of: seen) { break }
+                    } while ContinuousClock.now < deadline
+                    return (snapshots, try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30)))
+                }
 
                 let decoded = try snapshots.map { record -> StatusSnapshot in
                     #expect(record.header(PipelineHeaders.schema)?.text == StatusSnapshot.schema)
@@ -100,7 +117,6 @@ import TestSupport
         for (faults, giveUp, expectDead) in [(45, Duration.seconds(3600), false), (100_000, Duration.milliseconds(1500), true)] {
             try await withLocalBroker { bootstrap in
                 try await SimHarness.with(customers: 12, seed: 11) { sim in
-                    let logger = SimHarness.logger
                     let topics = PipelineTopics()
                     let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                     try await kafka.createTopics(topics.all.map { ($0, 2) })
@@ -114,20 +130,14 @@ import TestSupport
                         ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
                     })
                     await sim.setFaults(SimStore.Faults(serverErrors: faults))
-                    var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-                    settings.trust = sim.trust
-                    settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                    settings.sessionTimeout = .seconds(6)
-                    settings.retryBaseDelay = .milliseconds(100)
-                    settings.retryMaximumDelay = .milliseconds(800)
-                    settings.giveUpAfter = giveUp
-                    let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-                    let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
-                    let running = Task { try await group.run() }
-                    let outputs = try await kafka.readAll(expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
-                                                          timeout: .seconds(90))
-                    await group.triggerGracefulShutdown()
-                    try await running.value
+                    let outputs = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
+                        $0.retryBaseDelay = .milliseconds(100)
+                        $0.retryMaximumDelay = .milliseconds(800)
+                        $0.giveUpAfter = giveUp
+                    }) {
+                        try await kafka.readAll(expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
+                                                timeout: .seconds(90))
+                    }
                     if expectDead {
                         let dead = try outputs.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
                         #expect(dead.count == requests.count && dead.allSatisfy { $0.detail.contains("gave up after") && $0.detail.contains("5000001") })
@@ -152,7 +162,6 @@ import TestSupport
     @Test func consumptionAnswersAreSentBeforeTheirDeadlineOrReportedLateOrFailed() async throws {
         try await withLocalBroker { bootstrap in
             try await SimHarness.with(customers: 12, seed: 5) { sim in
-                let logger = SimHarness.logger
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 2) })
@@ -172,43 +181,39 @@ import TestSupport
                     ProducerRecord(topic: topics.statusRequests, key: Array($0.key.utf8), value: Array(try! JSONEncoder().encode($0)))
                 })
                 await sim.setFaults(SimStore.Faults(serverErrors: 2))
-                var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-                settings.trust = sim.trust
-                settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                settings.sessionTimeout = .seconds(6)
-                settings.retryBaseDelay = .milliseconds(200)
-                settings.retryMaximumDelay = .seconds(1)
-                let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-                let group = ServiceGroup(configuration: .init(services: [resolver], logger: logger))
-                let running = Task { try await group.run() }
-                var outcomes: [String: ConsumptionOutcome] = [:]
-                let deadline = ContinuousClock.now + .seconds(60)
-                repeat {
-                    for record in try await kafka.readAll(topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20)) {
-                        #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
-                        let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
-                        #expect(record.key == Array(outcome.originalTransactionId.utf8))
-                        outcomes[outcome.transactionId] = outcome
-                    }
-                } while outcomes.count < 3 && ContinuousClock.now < deadline
-                // The retries cannot beat a deadline two seconds away while the sim keeps failing.
-                await sim.setFaults(SimStore.Faults(serverErrors: 1_000))
-                let tight = answer(purchases[2], deadline: Int64(Date().timeIntervalSince1970 * 1000) + 2_000)
-                try await kafka.produce([ProducerRecord(topic: topics.statusRequests, key: Array(tight.key.utf8), value: Array(try JSONEncoder().encode(tight)))])
-                repeat {
-                    for record in try await kafka.readAll(topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20)) {
-                        let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
-                        outcomes[outcome.transactionId] = outcome
-                    }
-                } while outcomes.count < 4 && ContinuousClock.now < deadline + .seconds(30)
-                await group.triggerGracefulShutdown()
-                try await running.value
+                let outcomes = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
+                    $0.retryBaseDelay = .milliseconds(200)
+                    $0.retryMaximumDelay = .seconds(1)
+                }) {
+                    var outcomes: [String: ConsumptionOutcome] = [:]
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    repeat {
+                        for record in try await kafka.readAll(topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20)) {
+                            #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
+                            let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                            #expect(record.key == Array(outcome.originalTransactionId.utf8))
+                            outcomes[outcome.transactionId] = outcome
+                        }
+                    } while outcomes.count < 3 && ContinuousClock.now < deadline
+                    // The retries cannot beat a deadline two seconds away while the sim keeps failing.
+                    await sim.setFaults(SimStore.Faults(serverErrors: 1_000))
+                    let tight = answer(purchases[2], deadline: Int64(Date().timeIntervalSince1970 * 1000) + 2_000)
+                    try await kafka.produce([ProducerRecord(topic: topics.statusRequests, key: Array(tight.key.utf8), value: Array(try JSONEncoder().encode(tight)))])
+                    repeat {
+                        for record in try await kafka.readAll(topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20)) {
+                            let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                            outcomes[outcome.transactionId] = outcome
+                        }
+                    } while outcomes.count < 4 && ContinuousClock.now < deadline + .seconds(30)
+                    return outcomes
+                }
 
                 #expect(outcomes[inTime.transactionId]?.status == "sent", "sent after the 500s: \(String(describing: outcomes[inTime.transactionId]))")
                 #expect((outcomes[inTime.transactionId]?.attempts ?? 0) >= 2, "it took retries")
                 #expect(outcomes[expired.transactionId]?.status == "late" && outcomes[expired.transactionId]?.attempts == 0, "no call after the deadline")
                 #expect(outcomes["1999"]?.status == "failed" && outcomes["1999"]?.detail?.contains("4040010") == true)
-                #expect(outcomes[tight.transactionId]?.status == "late", "still failing when the window closed: \(String(describing: outcomes[tight.transactionId]))")
+                let tightId = purchases[2].transactions.last!.transactionId!
+                #expect(outcomes[tightId]?.status == "late", "still failing when the window closed: \(String(describing: outcomes[tightId]))")
                 let answers = await sim.simulator.store.consumptionAnswers
                 #expect(answers.map(\.transactionId) == [inTime.transactionId], "only the in-time answer reached Apple")
                 #expect(try JSONDecoder().decode(ConsumptionRequest.self, from: Data(answers.first?.body.utf8 ?? "{}".utf8)) == body)

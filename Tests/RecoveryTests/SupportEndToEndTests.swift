@@ -9,6 +9,7 @@ import NIOHTTP1
 import NotificationPipeline
 import PostgresNIO
 import RdKafka
+import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
@@ -206,7 +207,7 @@ import TestSupport
         #expect(status == 200 && answer["success"] as? Bool == true)
         let effective = answer["effectiveDate"] as? Int64 ?? (answer["effectiveDate"] as? Int).map(Int64.init) ?? 0
         #expect(effective == before + 10 * 86_400_000)
-        let stored = try await Self.poll(seconds: 30) {
+        let stored = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var until: Int64?
                 for try await value in try await client.query(
@@ -222,13 +223,13 @@ import TestSupport
         let (massStatus, mass) = try await api.post("/extensions", ["productId": ScenarioGenerator.subscriptionProduct, "extendByDays": 3, "extendReasonCode": 3,
                                                                      "requestIdentifier": "outage-2026-11-23"])
         #expect(massStatus == 202 && mass["requestIdentifier"] as? String == "outage-2026-11-23")
-        let done = try await Self.poll(seconds: 30) { () -> [String: Any]? in
+        let done = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) { () -> [String: Any]? in
             let (_, progress) = try await api.get("/extensions/\(ScenarioGenerator.subscriptionProduct)/outage-2026-11-23")
             return progress["complete"] as? Bool == true ? progress : nil
         }
         let succeeded = (done?["succeededCount"] as? Int) ?? -1
         #expect(succeeded == active.count, "every active subscriber extended: \(succeeded) of \(active.count)")
-        let event = try await Self.poll(seconds: 30) {
+        let event = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var payload: String?
                 for try await text in try await client.query("""
@@ -253,7 +254,7 @@ import TestSupport
         try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([ProducerRecord(
             topic: topics.raw, key: Array(purchase.originalTransactionId.utf8), value: Array(#"{"signedPayload":"not.a.jws"}"#.utf8),
             headers: [KafkaHeader(name: PipelineHeaders.environment, text: "Production"), KafkaHeader(name: PipelineHeaders.bundleId, text: sim.app.bundleId)])])
-        let position = try await Self.poll(seconds: 30) {
+        let position = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var position: String?
                 for try await text in try await client.query("""
@@ -305,16 +306,6 @@ import TestSupport
         defer { _ = client.shutdown() }
         let response = try await client.execute(request, timeout: .seconds(30))
         return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
-    }
-
-    /// Calls `probe` every 500 ms until it returns a value or `seconds` pass.
-    static func poll<T>(seconds: Int, _ probe: () async throws -> T?) async throws -> T? {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        repeat {
-            if let value = try await probe() { return value }
-            try await Task.sleep(for: .milliseconds(500))
-        } while ContinuousClock.now < deadline
-        return nil
     }
 
     /// customer-api's admin routes of one app.

@@ -93,3 +93,19 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+// MARK: - Waiting for a condition
+
+/// Asks `probe` until it returns a value or `bound` has passed (then nil): at once, then after pauses doubling
+/// from `firstPause` up to `longestPause`. For "answer once the write has landed, else say it is on its way".
+public func pollUntil<T>(within bound: Duration, firstPause: Duration = .milliseconds(10), longestPause: Duration = .milliseconds(200),
+                         _ probe: () async throws -> T?) async throws -> T? {
+    let deadline = ContinuousClock.now + bound
+    var pause = firstPause
+    while true {
+        if let value = try await probe() { return value }
+        guard ContinuousClock.now + pause < deadline else { return nil }
+        try await Task.sleep(for: pause)
+        pause = min(pause * 2, longestPause)
+    }
+}

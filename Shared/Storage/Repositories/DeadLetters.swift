@@ -62,9 +62,7 @@ public struct DeadLetters: Sendable {
 
     /// The rejected record at a DLQ position (`topic/partition/offset`).
     public func rejected(at position: String) async throws -> RejectedNotificationRecord? {
-        let parts = position.split(separator: "/").map(String.init)
-        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return nil }
-        let topic = parts.dropLast(2).joined(separator: "/")
+        guard let (topic, partition, offset) = Self.parse(position) else { return nil }
         for try await text in try await self.client.query("""
             SELECT record::text FROM dead_letters WHERE topic = \(topic) AND partition = \(partition) AND "offset" = \(offset)
             """, logger: self.logger).decode(String.self) {
@@ -75,11 +73,16 @@ public struct DeadLetters: Sendable {
 
     /// Notes that a record was sent back to its topic.
     public func markReplayed(_ position: String) async throws {
-        let parts = position.split(separator: "/").map(String.init)
-        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return }
+        guard let (topic, partition, offset) = Self.parse(position) else { return }
         try await self.client.query("""
-            UPDATE dead_letters SET replayed_at = now() WHERE topic = \(parts.dropLast(2).joined(separator: "/")) AND partition = \(partition)
-              AND "offset" = \(offset)
+            UPDATE dead_letters SET replayed_at = now() WHERE topic = \(topic) AND partition = \(partition) AND "offset" = \(offset)
             """, logger: self.logger)
+    }
+
+    /// A DLQ position `topic/partition/offset` (the topic may itself contain `/`), or nil.
+    static func parse(_ position: String) -> (topic: String, partition: Int32, offset: Int64)? {
+        let parts = position.split(separator: "/").map(String.init)
+        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return nil }
+        return (parts.dropLast(2).joined(separator: "/"), partition, offset)
     }
 }
