@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-Benchmarks/run-end-to-end.sh 2000 100 > "$out/e2e.txt" 2> "$out/e2e.log"
+Benchmarks/run-end-to-end.sh 2000 100,250,500 > "$out/e2e.txt" 2> "$out/e2e.log"
 Benchmarks/run-verification.sh --seconds 3 > "$out/verification.txt" 2> "$out/verification.log"
 Benchmarks/run-pipeline.sh 8 > "$out/pipeline.txt" 2> "$out/pipeline.log"
 Benchmarks/run-entitlements.sh 2000 8 > "$out/entitlements.txt" 2> "$out/entitlements.log"

@@ -4,14 +4,16 @@
 #   0. baseline: appstore-sim posting the same scenario to its own /sim/sink (the load generator's ceiling);
 #   1. throughput: CUSTOMERS customers' notifications (shuffled, 10% twice) as fast as 32 connections allow,
 #      sustained rate = notifications committed ÷ (first HTTP accept → last commit);
-#   2. latency: 500 customers at a fixed offered RATE posts/s; p50/p99 from HTTP accept (ingest's
-#      received-at) to entitlement committed and to downstream event published (the publisher's relay).
+#   2. latency, once per offered rate: 500 customers at RATE posts/s; p50/p99 from HTTP accept (ingest's
+#      received-at) to entitlement committed (its transaction's commit time, track_commit_timestamp) and to
+#      downstream event published (the publisher's relay).
 # Memory: each process's RSS after phase 1 (now / peak). Prints a table; the last line is JSON for scripts.
-# Usage: Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATE]   (default 2000, 100)
+# Usage: Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES]   (default 2000, 100,250,500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 customers=${1:-2000}
-rate=${2:-100}
+rates=${2:-100,250,500}
+IFS=, read -r -a rate_list <<< "$rates"
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
@@ -23,6 +25,7 @@ pids=()
 stop_phase() { pids_stop; stack_stop "$1"; }
 trap 'stop_phase "$work/phase"; rm -rf "$work"' EXIT
 export LOG_LEVEL=error
+export POSTGRES_OPTIONS="-c track_commit_timestamp=on"
 
 # MARK: phases
 
@@ -62,40 +65,46 @@ sink_port=$(deploy/local/free-port.sh)
 echo "== phase 0: appstore-sim posting to its own sink" >&2
 "$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers "$customers" --seed 11 --concurrency 32 \
     --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink.log"
-"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers 500 --seed 11 --rate "$rate" \
+"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers 500 --seed 11 --rate "${rate_list[-1]}" \
     --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink-rate.log"
 read -r sink_rate _ _ < <(sim_report "$work/sink.log")
 read -r _ sink_p50 sink_p99 < <(sim_report "$work/sink-rate.log")
 rm -rf "$dir"
 
 run_phase throughput "$customers" --concurrency 32
-run_phase latency 500 --rate "$rate" --concurrency 16
+for rate in "${rate_list[@]}"; do run_phase "latency-$rate" 500 --rate "$rate" --concurrency 16; done
 
 # MARK: the table
-"$APPSTORE_TOOLS_PYTHON" - "$work" "$sink_rate" "$sink_p50" "$sink_p99" "$customers" "$rate" <<'PY'
+"$APPSTORE_TOOLS_PYTHON" - "$work" "$sink_rate" "$sink_p50" "$sink_p99" "$customers" "$rates" <<'PY'
 import json, sys
-work, sink_rate, sink_p50, sink_p99, customers, rate = sys.argv[1:]
+work, sink_rate, sink_p50, sink_p99, customers, rates = sys.argv[1:]
+rates = rates.split(",")
 t = json.load(open(f"{work}/throughput.json"))
-l = json.load(open(f"{work}/latency.json"))
 t_posts, _, _ = open(f"{work}/throughput.sim").read().split()
-_, i50, i99 = open(f"{work}/latency.sim").read().split()
 rows = [
     ("appstore-sim → its own /sim/sink, 32 connections", f"{float(sink_rate):,.0f} posts/s", "baseline (load generator ceiling)"),
     (f"end to end, {customers} customers: posts accepted by ingest", f"{float(t_posts):,.0f} posts/s",
      f"{float(t_posts) / float(sink_rate):.2f} of the baseline"),
     ("end to end sustained: notifications committed (accept → last commit)", f"{t['rate']:,.0f} notifications/s",
      f"{t['notifications']} notifications in {t['seconds']:.1f} s; {'converged' if t['converged'] else 'NOT CONVERGED'}"),
-    (f"HTTP answer at {rate}/s offered, p50 / p99 (sim's view)", f"{float(i50):.1f} / {float(i99):.1f} ms",
-     f"baseline sink {float(sink_p50):.1f} / {float(sink_p99):.1f} ms"),
-    (f"accept → entitlement committed at {rate}/s, p50 / p99", f"{l['committed_p50_ms']:.0f} / {l['committed_p99_ms']:.0f} ms",
-     f"{l['notifications']} notifications"),
-    (f"accept → downstream event published at {rate}/s, p50 / p99", f"{l['published_p50_ms']:.0f} / {l['published_p99_ms']:.0f} ms",
-     f"{l['events']} events"),
 ]
+curve = {}
+for rate in rates:
+    l = json.load(open(f"{work}/latency-{rate}.json"))
+    _, i50, i99 = open(f"{work}/latency-{rate}.sim").read().split()
+    curve[rate] = l
+    rows += [
+        (f"HTTP answer at {rate}/s offered, p50 / p99 (sim's view)", f"{float(i50):.1f} / {float(i99):.1f} ms",
+         f"baseline sink at {rates[-1]}/s {float(sink_p50):.1f} / {float(sink_p99):.1f} ms" if rate == rates[-1] else ""),
+        (f"accept → entitlement committed at {rate}/s, p50 / p99", f"{l['committed_p50_ms']:.0f} / {l['committed_p99_ms']:.0f} ms",
+         f"{l['notifications']} notifications"),
+        (f"accept → downstream event published at {rate}/s, p50 / p99", f"{l['published_p50_ms']:.0f} / {l['published_p99_ms']:.0f} ms",
+         f"{l['events']} events"),
+    ]
 for name, (now, peak) in t["memory_mib"].items():
     rows.append((f"memory after the throughput phase: {name}", f"{now} MiB", f"peak {peak} MiB"))
 print(f"\n{'measurement (release, 2 cores, everything co-located)':<72} {'value':>22}  compared with")
 for row in rows:
     print(f"{row[0]:<72} {row[1]:>22}  {row[2]}")
-print(json.dumps({"throughput": t, "latency": l, "sink_rate": float(sink_rate)}))
+print(json.dumps({"throughput": t, "latency": curve, "sink_rate": float(sink_rate)}))
 PY

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Entitlement stage benchmark (release build): notifications applied per second into a local PostgreSQL
 # next to bare single-row transactions, and events published from the outbox next to producing them
-# directly to a local Tansu broker. Usage: Benchmarks/run-entitlements.sh [SUBSCRIPTIONS] [LANES] (default 2000 subscriptions of ~9 notifications, 8 lanes)
+# directly to a local Tansu broker. Usage: Benchmarks/run-entitlements.sh [SUBSCRIPTIONS] [LANES] [TRANSACTION_SIZE]
+# (default 2000 subscriptions of ~9 notifications, 8 lanes, 50 notifications per transaction as the updater)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/local/prerequisites.sh
@@ -21,4 +22,4 @@ for future in admin.create_topics([NewTopic(t, num_partitions=4, replication_fac
         for t in ("entitlements.changes", "entitlements.family", "entitlements.revocations")]).values():
     future.result()
 PY
-"$bin/entitlements-benchmark" "$database" "$bootstrap" "${1:-2000}" "${2:-8}"
+"$bin/entitlements-benchmark" "$database" "$bootstrap" "${1:-2000}" "${2:-8}" "${3:-50}"

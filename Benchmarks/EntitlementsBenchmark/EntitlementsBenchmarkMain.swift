@@ -8,11 +8,12 @@ import Storage
 import TestSupport
 
 /// Measures, against a local PostgreSQL and broker (`Benchmarks/run-entitlements.sh` starts them):
-/// notifications applied per second (one transaction each, `LANES` concurrent lanes over disjoint
-/// subjects, as the updater applies them) next to bare single-row transactions with as many workers, and outbox events published per second next to producing the same
-/// payloads directly.
+/// notifications applied per second (`LANES` concurrent lanes over disjoint subjects, as the updater applies
+/// them), one transaction each (how the updater worked before) and `TRANSACTION_SIZE` per transaction (how it
+/// works now), next to bare single-row transactions with as many workers; and outbox events published per
+/// second next to producing the same payloads directly.
 ///
-/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES]`.
+/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES] [TRANSACTION_SIZE]`.
 @main
 enum EntitlementsBenchmarkMain {
     static func main() async throws {
@@ -32,8 +33,9 @@ enum EntitlementsBenchmarkMain {
         let records = (0..<subscriptions).flatMap(VerifiedRecords.lifeCycle)
         let topics = PipelineTopics()
         let workers = arguments.count > 4 ? Int(arguments[4]) ?? 8 : 8
+        let transactionSize = arguments.count > 5 ? Int(arguments[5]) ?? 50 : 50
 
-        let (bare, applied, events) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double, Int) in
+        let (bare, single, applied, events) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double, Double, Int) in
             try await MigrationRunner().migrate(client: client, logger: logger)
             try await client.query("CREATE TABLE IF NOT EXISTS bench_baseline (id bigint PRIMARY KEY)", logger: logger)
             let bare = try await Self.rate(count: records.count, workers: workers) { worker, index in
@@ -43,12 +45,19 @@ enum EntitlementsBenchmarkMain {
             }
             let repository = EntitlementRepository(client: client, logger: logger)
             let bySubject = Dictionary(grouping: records, by: { abs($0.subject.hashValue % workers) })
-            let applied = try await Self.rate(lanes: (0..<workers).map { bySubject[$0] ?? [] }) { record in
+            let lanes = (0..<workers).map { bySubject[$0] ?? [] }
+            let single = try await Self.rate(lanes: lanes) { record in
                 _ = try await repository.apply(record, receivedAt: nil, topics: topics)
+            }
+            try await Self.emptyTables(client, logger: logger)
+            let applied = try await Self.rate(lanes: lanes.map { lane in
+                stride(from: 0, to: lane.count, by: transactionSize).map { Array(lane[$0..<min($0 + transactionSize, lane.count)]) }
+            }, items: { $0.count }) { batch in
+                _ = try await repository.apply(batch.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: topics)
             }
             var events = 0
             for try await count in try await client.query("SELECT count(*) FROM outbox", logger: logger).decode(Int.self) { events = count }
-            return (bare, applied, events)
+            return (bare, single, applied, events)
         }
 
         let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: bootstrap)), logger: logger)
@@ -84,9 +93,11 @@ enum EntitlementsBenchmarkMain {
         print("Entitlements benchmark: \(records.count) notifications of \(subscriptions) subscriptions, \(events) events, \(workers) workers")
         print("measurement (2 cores, PostgreSQL and broker co-located)                 per second  compared with")
         Self.row("bare single-row INSERT transactions", bare, "baseline")
+        let singleRatio: Double = single / bare
         let applyRatio: Double = applied / bare
         let publishRatio: Double = published / direct
-        Self.row("notifications applied (log, lock, rules, rows, outbox; one transaction)", applied,
+        Self.row("notifications applied, one transaction each (before)", single, String(format: "%.2f of bare transactions", singleRatio))
+        Self.row("notifications applied, \(transactionSize) per transaction (the updater)", applied,
                  String(format: "%.2f of bare transactions", applyRatio))
         Self.row("events produced directly (acks=all), no outbox", direct, "baseline")
         Self.row("events published from the outbox (select, produce, mark published)", published,
@@ -105,9 +116,20 @@ enum EntitlementsBenchmarkMain {
         }
     }
 
-    /// Runs each lane's items in order, lanes concurrently; returns items per second.
-    static func rate<Item: Sendable>(lanes: [[Item]], _ operation: @escaping @Sendable (Item) async throws -> Void) async throws -> Double {
-        try await self.timed(lanes.map(\.count).reduce(0, +)) {
+    /// Empties every table the updater writes (the schema stays), so the next measurement starts as the first did.
+    static func emptyTables(_ client: PostgresClient, logger: Logger) async throws {
+        var tables: [String] = []
+        let query = try await client.query("""
+            SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'bench_baseline')
+            """, logger: logger)
+        for try await table in query.decode(String.self) { tables.append(table) }
+        try await client.query("TRUNCATE \(unescaped: tables.joined(separator: ", "))", logger: logger)
+    }
+
+    /// Runs each lane's items in order, lanes concurrently; returns units per second (`items` counts an item's units).
+    static func rate<Item: Sendable>(lanes: [[Item]], items: (Item) -> Int = { _ in 1 },
+                                     _ operation: @escaping @Sendable (Item) async throws -> Void) async throws -> Double {
+        try await self.timed(lanes.flatMap { $0 }.map(items).reduce(0, +)) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for lane in lanes { group.addTask { for item in lane { try await operation(item) } } }
                 try await group.waitForAll()

@@ -35,7 +35,8 @@ struct NotificationVerification: Sendable {
         }
         do {
             let verified = try await verifier.verifyNotification(signedPayload)
-            let record = VerifiedNotificationRecord(notification: verified)
+            let record = VerifiedNotificationRecord(
+                notification: verified, source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
             var headers = message.headers.filter { [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name) }
             headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
             headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))

@@ -7,17 +7,22 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Applies each verified notification (or refund-resolver's status snapshot, or a purchase customer-api
-/// posted, told apart by the `schema` header) of a batch in its own database transaction; an undecodable record goes to the DLQ. Records are split into `lanes` by subject (the Kafka key): lanes run concurrently,
-/// each in consumption order, so one subject's notifications are still applied in order. Returns once every
-/// effect is committed (and every DLQ record acknowledged), so the loop stores offsets only after the commits.
+/// Applies a batch of verified notifications (and refund-resolver's status snapshots, and purchases customer-api
+/// posted, told apart by the `schema` header); an undecodable record goes to the DLQ. Records are split into
+/// `lanes` by subject (the Kafka key): lanes run concurrently, each in consumption order, so one subject's
+/// notifications are still applied in order. A lane applies its consecutive entitlement inputs in transactions
+/// of up to `transactionSize` (one commit each, see ``EntitlementRepository/apply(_:topics:)``); a
+/// consumption record is applied alone, after the inputs before it. Returns once every effect is committed (and
+/// every DLQ record acknowledged), so the loop stores offsets only after the commits.
 struct ApplyBatchHandler: BatchHandler {
     let repository: EntitlementRepository
     let producer: KafkaProducer
     let topics: PipelineTopics
     let outcomes: LabelledCounter
     var lanes = 8
-    /// How long one record's transaction may take before it is abandoned and the batch retried
+    /// How many inputs one transaction applies at most (`UPDATER_TRANSACTION_SIZE`).
+    var transactionSize = 50
+    /// How long one transaction may take before it is abandoned and the batch retried
     /// (`DATABASE_TRANSACTION_TIMEOUT_MS`).
     var transactionTimeout: Duration = .seconds(30)
 
@@ -36,46 +41,79 @@ struct ApplyBatchHandler: BatchHandler {
         }
     }
 
+    /// What one consumed record is.
+    private enum Decoded {
+        case input(EntitlementInput)
+        case consumptionOutcome(ConsumptionOutcome)
+        case consumptionFacts(ConsumptionFactsRecord)
+        case undecodable
+    }
+
     /// Applies one lane's records in order.
     private func apply(_ records: [ConsumerRecord]) async throws {
         var dead: [PendingDelivery] = []
+        var inputs: [EntitlementInput] = []
         for record in records {
-            let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
-            let repository = self.repository, topics = self.topics
-            let result: ApplyResult
-            let schema = record.header(PipelineHeaders.schema)?.text
-            if schema == StatusSnapshot.schema,
-               let value = record.value, let snapshot = try? JSONDecoder().decode(StatusSnapshot.self, from: Data(value)) {
-                result = try await self.committed { try await repository.apply(snapshot, receivedAt: receivedAt, topics: topics) }
-            } else if schema == AppPurchaseRecord.schema,
-                      let value = record.value, let purchase = try? JSONDecoder().decode(AppPurchaseRecord.self, from: Data(value)) {
-                result = try await self.committed { try await repository.apply(purchase, receivedAt: receivedAt, topics: topics) }
-            } else if schema == ConsumptionOutcome.schema,
-                      let value = record.value, let outcome = try? JSONDecoder().decode(ConsumptionOutcome.self, from: Data(value)) {
-                try await self.committed { try await repository.apply(outcome) }
+            switch Self.decode(record) {
+            case .input(let input):
+                inputs.append(input)
+                if inputs.count >= self.transactionSize { try await self.flush(&inputs) }
+            case .consumptionOutcome(let outcome):
+                try await self.flush(&inputs)
+                try await self.committed { try await self.repository.apply(outcome) }
                 self.count("consumption-outcome")
-                continue
-            } else if schema == ConsumptionFactsRecord.schema,
-                      let value = record.value, let facts = try? JSONDecoder().decode(ConsumptionFactsRecord.self, from: Data(value)) {
-                try await self.committed { try await repository.apply(facts) }
+            case .consumptionFacts(let facts):
+                try await self.flush(&inputs)
+                try await self.committed { try await self.repository.apply(facts) }
                 self.count("consumption-facts")
-                continue
-            } else if let value = record.value, let verified = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(value)) {
-                result = try await self.committed { try await repository.apply(verified, receivedAt: receivedAt, topics: topics) }
-            } else {
+            case .undecodable:
                 dead.append(try await self.producer.enqueue(self.deadLetter(record)))
                 self.count("dead-lettered")
-                continue
             }
+        }
+        try await self.flush(&inputs)
+        for delivery in dead { _ = try await delivery.report }
+    }
+
+    /// Applies the collected inputs in one transaction and counts their outcomes.
+    private func flush(_ inputs: inout [EntitlementInput]) async throws {
+        guard !inputs.isEmpty else { return }
+        let batch = inputs, repository = self.repository, topics = self.topics
+        inputs.removeAll(keepingCapacity: true)
+        for result in try await self.committed({ try await repository.apply(batch, topics: topics) }) {
             switch result {
             case .duplicate: self.count("duplicate")
             case .recorded(let outcome): self.count(outcome.rawValue)
             }
         }
-        for delivery in dead { _ = try await delivery.report }
     }
 
-    /// Runs one record's transaction within the transaction timeout: a transaction stuck on a connection that a
+    /// The record's kind by its `schema` header (a verified notification when it has none); undecodable values
+    /// go to the DLQ.
+    private static func decode(_ record: ConsumerRecord) -> Decoded {
+        guard let value = record.value else { return .undecodable }
+        let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
+        let data = Data(value)
+        let decoder = JSONDecoder()
+        switch record.header(PipelineHeaders.schema)?.text {
+        case StatusSnapshot.schema:
+            if let snapshot = try? decoder.decode(StatusSnapshot.self, from: data) { return .input(EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt)) }
+        case AppPurchaseRecord.schema:
+            if let purchase = try? decoder.decode(AppPurchaseRecord.self, from: data) { return .input(EntitlementInput(.purchase(purchase), receivedAt: receivedAt)) }
+        case ConsumptionOutcome.schema:
+            if let outcome = try? decoder.decode(ConsumptionOutcome.self, from: data) { return .consumptionOutcome(outcome) }
+        case ConsumptionFactsRecord.schema:
+            if let facts = try? decoder.decode(ConsumptionFactsRecord.self, from: data) { return .consumptionFacts(facts) }
+        default:
+            break
+        }
+        if let verified = try? decoder.decode(VerifiedNotificationRecord.self, from: data) {
+            return .input(EntitlementInput(.notification(verified), receivedAt: receivedAt))
+        }
+        return .undecodable
+    }
+
+    /// Runs one transaction within the transaction timeout: a transaction stuck on a connection that a
     /// database crash cut is abandoned, so the batch is retried on a fresh connection (the log insert makes the
     /// retry a duplicate if the first attempt did commit).
     private func committed<T: Sendable>(_ transaction: @escaping @Sendable () async throws -> T) async throws -> T {

@@ -30,7 +30,7 @@ func buildApplication(
         repository: repository, producer: producer, topics: settings.topics,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
                                   help: "Verified notifications by outcome"),
-        lanes: settings.lanes, transactionTimeout: settings.database.transactionTimeout)
+        lanes: settings.lanes, transactionSize: settings.transactionSize, transactionTimeout: settings.database.transactionTimeout)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)

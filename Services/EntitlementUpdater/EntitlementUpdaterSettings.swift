@@ -15,6 +15,8 @@ struct EntitlementUpdaterSettings: Sendable {
     var maximumBatch = 200
     /// Subjects applied concurrently (each subject's notifications stay in order).
     var lanes = 8
+    /// How many inputs of one lane one transaction applies at most (one commit for all of them).
+    var transactionSize = 50
     /// Which entitlement each product grants (`ENTITLEMENT_MAP`, `product=entitlement,…`; default: each its own).
     var catalog = EntitlementCatalog()
     /// Whether to apply pending migrations at start (safe with several replicas: an advisory lock serializes them).
@@ -34,7 +36,7 @@ struct EntitlementUpdaterSettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
-    /// `UPDATER_BATCH`, `UPDATER_LANES`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
+    /// `UPDATER_BATCH`, `UPDATER_LANES`, `UPDATER_TRANSACTION_SIZE`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
     /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
@@ -45,6 +47,7 @@ struct EntitlementUpdaterSettings: Sendable {
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("UPDATER_BATCH", default: self.maximumBatch)
         self.lanes = try settings.int("UPDATER_LANES", default: self.lanes)
+        self.transactionSize = max(1, try settings.int("UPDATER_TRANSACTION_SIZE", default: self.transactionSize))
         do {
             self.catalog = try EntitlementCatalog(parsing: settings.string("ENTITLEMENT_MAP", default: ""))
         } catch {

@@ -37,16 +37,19 @@ import TestSupport
     @Test func verifiedRecordsAreCanonicalSoRepeatsAreExact() async throws {
         let fixtures = try SignedFixtures()
         let verified = try await fixtures.verifier().verifyNotification(fixtures.signedNotification())
-        let first = try VerifiedNotificationRecord(notification: verified).encoded()
-        let second = try VerifiedNotificationRecord(notification: verified).encoded()
+        let source = VerifiedNotificationRecord.Source(topic: "appstore.notifications.raw", partition: 3, offset: 41)
+        let first = try VerifiedNotificationRecord(notification: verified, source: source).encoded()
+        let second = try VerifiedNotificationRecord(notification: verified, source: source).encoded()
         #expect(first == second)
+        #expect(first.count < verified.signedPayload.utf8.count, "v2 carries no signed string: \(first.count) bytes")
         let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(first))
         #expect(decoded.subject == "2000000000000001")
         #expect(decoded.environment == "Sandbox")
-        #expect(decoded.notification.signedPayload == verified.signedPayload)
+        #expect(decoded.source == source, "Apple's signed original is the raw message at source")
+        #expect(decoded.notification.signedPayload.isEmpty)
         #expect(decoded.notification.transaction == verified.transaction)
         #expect(decoded.notification.renewalInfo == verified.renewalInfo)
-        #expect(decoded.notification.payload.data?.signedTransactionInfo == nil, "kept once, inside signedPayload")
+        #expect(decoded.notification.payload.data?.signedTransactionInfo == nil, "kept once, in the raw message")
         #expect(decoded.notification.payload.notificationUUID == verified.payload.notificationUUID)
     }
 }

@@ -123,6 +123,62 @@ import TestSupport
         #expect(logged == all.count, "each notification logged once")
     }
 
+    /// Everything the updater writes, as comparable text: entitlements, the log's outcomes, the outbox in order per
+    /// topic and key (the order consumers see; inputs of different subjects in one batch may interleave).
+    func written(_ client: PostgresClient) async throws -> [String] {
+        var rows = try await entitlements(client)
+        for try await row in try await client.query(
+            "SELECT notification_uuid, outcome, duplicates FROM notification_log ORDER BY notification_uuid", logger: logger
+        ).decode((String, String, Int32).self) { rows.append("\(row)") }
+        for try await row in try await client.query("SELECT event_id, topic, key, payload::text FROM outbox ORDER BY topic, key, id", logger: logger)
+            .decode((String, String, String, String).self) { rows.append("\(row)") }
+        return rows
+    }
+
+    @Test(arguments: [1, 2, 3])
+    func aBatchInOneTransactionEndsExactlyLikeOneAtATime(seed: UInt64) async throws {
+        let all = Self.subscription + Self.family + Self.oneTime
+        var generator = SeededGenerator(seed: seed)
+        // Interleaved subjects, each in its own order, with repeats (inside one batch and across batches).
+        let delivered = (all + all.shuffled(using: &generator).prefix(6)).shuffled(using: &generator)
+        let (oneAtATime, expected) = try await withDatabase { client in
+            (try await applyAll(delivered, client: client), try await written(client))
+        }
+        let (batched, actual) = try await withDatabase { client in
+            let repository = EntitlementRepository(client: client, logger: logger)
+            var results: [ApplyResult] = []
+            for start in stride(from: 0, to: delivered.count, by: 5) {
+                let batch = delivered[start..<min(start + 5, delivered.count)].map { EntitlementInput(.notification($0), receivedAt: nil) }
+                results += try await repository.apply(batch, topics: PipelineTopics())
+            }
+            return (results, try await written(client))
+        }
+        #expect(batched == oneAtATime)
+        #expect(actual == expected)
+        #expect(expected.count > all.count + 3, "log rows, outbox rows and entitlements compared")
+    }
+
+    @Test func aFailingInputLeavesNothingOfItsBatchCommitted() async throws {
+        try await withDatabase { client in
+            try await client.query("""
+                CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.notification_uuid LIKE 'life-1-REFUND-%' THEN RAISE EXCEPTION 'poison'; END IF; RETURN NEW; END $$
+                """, logger: logger)
+            try await client.query(
+                "CREATE TRIGGER poison BEFORE INSERT ON notification_log FOR EACH ROW EXECUTE FUNCTION refuse_poison()", logger: logger)
+            let repository = EntitlementRepository(client: client, logger: logger)
+            let batch = (Self.subscription.prefix(2) + Self.oneTime).map { EntitlementInput(.notification($0), receivedAt: nil) }
+            await #expect(throws: (any Error).self) { try await repository.apply(batch, topics: PipelineTopics()) }
+            #expect(try await count("notification_log", client) == 0, "the inputs before the failing one were rolled back too")
+            #expect(try await count("outbox", client) == 0)
+            #expect(try await count("entitlements", client) == 0)
+            try await client.query("DROP TRIGGER poison ON notification_log", logger: logger)
+            let results = try await repository.apply(batch, topics: PipelineTopics())
+            #expect(results == Array(repeating: .recorded(.applied), count: 5), "the retried batch applies each input once")
+            #expect(try await count("notification_log", client) == 5)
+        }
+    }
+
     @Test func anUpgradeEndsThePreviousProductsRow() async throws {
         try await withDatabase { client in
             var basic = Self.step("SUBSCRIBED", "INITIAL_BUY", day: 0, expiresDay: 30)

@@ -3,7 +3,8 @@
 #   postgres.sh start DIR [PORT]   initializes DIR/data once, starts it, prints the connection URL
 #   postgres.sh stop DIR           stops the server started in DIR
 #   postgres.sh crash DIR          stops it the hard way (immediate: no checkpoint, crash recovery at the next start)
-# fsync is off (for tests and local runs only) unless POSTGRES_FSYNC=on, which makes a crash a real crash.
+# fsync is off (for tests and local runs only) unless POSTGRES_FSYNC=on, which makes a crash a real crash;
+# POSTGRES_OPTIONS adds server options (e.g. "-c track_commit_timestamp=on" for the end-to-end benchmark).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command=${1:?usage: postgres.sh start|stop DIR [PORT]}
@@ -26,7 +27,7 @@ start)
         "${as_postgres[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1
     fi
     "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 start \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200" >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200 ${POSTGRES_OPTIONS:-}" >/dev/null
     echo "$port" > "$dir/postgres.port"
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;

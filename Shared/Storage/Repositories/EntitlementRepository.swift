@@ -15,8 +15,9 @@ public enum ApplyResult: Equatable, Sendable {
     case recorded(EntitlementUpdate.Outcome)
 }
 
-/// Applies verified notifications to PostgreSQL, each in one transaction: idempotent by `notificationUUID`,
-/// serialized per subject, with the outbox rows and status request of the same change. Every identity is
+/// Applies verified notifications to PostgreSQL, several in one transaction (one alone is a batch of one):
+/// idempotent by `notificationUUID`, serialized per subject, with the outbox rows and status request of the same
+/// change, committed together. Every identity is
 /// (environment, app, …): Sandbox never touches Production, one app never another's rows.
 public struct EntitlementRepository: Sendable {
     let client: PostgresClient
@@ -48,40 +49,43 @@ public struct EntitlementRepository: Sendable {
 
     /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
     public func apply(_ record: VerifiedNotificationRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
-        let payload = record.notification.payload
-        let entry = LogEntry(
-            id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown", subtype: payload.rawSubtype, subject: record.subject,
-            environment: record.environment, bundleId: payload.bundleId ?? record.notification.transaction?.bundleId ?? "unknown",
-            signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: receivedAt)
-        let catalog = self.catalog
-        return try await self.apply(entry, notification: record.notification, topics: topics) { current in
-            EntitlementRules.apply(record.notification, subject: record.subject, current: current, catalog: catalog)
-        }
+        try await self.apply([EntitlementInput(.notification(record), receivedAt: receivedAt)], topics: topics)[0]
     }
 
     /// Applies a status snapshot from refund-resolver, logged (and deduplicated) under its ``StatusSnapshot/logID``.
     public func apply(_ snapshot: StatusSnapshot, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
-        let entry = LogEntry(
-            id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status), subject: snapshot.subject,
-            environment: snapshot.environment, bundleId: snapshot.bundleId, signedDate: snapshot.signedDate, receivedAt: receivedAt)
-        let catalog = self.catalog
-        return try await self.apply(entry, notification: EntitlementRules.notification(of: snapshot), topics: topics) { current in
-            EntitlementRules.apply(snapshot: snapshot, current: current, catalog: catalog)
-        }
+        try await self.apply([EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt)], topics: topics)[0]
     }
 
     /// Applies a purchase the app posted (or `iapctl resync` imported), logged under its ``AppPurchaseRecord/logID``.
     /// Its app user is bound to the subject first (``CustomerBindings``); under the `refuse` policy a subject
     /// bound to another user stays as it is and the log says `conflict`.
     public func apply(_ record: AppPurchaseRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
-        let entry = LogEntry(
-            id: record.logID, type: EntitlementRules.appPurchaseTypeName, subtype: record.source.rawValue, subject: record.subject,
-            environment: record.environment, bundleId: record.bundleId, signedDate: record.signedDate, receivedAt: receivedAt)
-        let catalog = self.catalog
-        return try await self.apply(entry, notification: EntitlementRules.notification(of: record), topics: topics, binding: record) { current in
-            EntitlementRules.apply(appPurchase: record, current: current, catalog: catalog)
+        try await self.apply([EntitlementInput(.purchase(record), receivedAt: receivedAt)], topics: topics)[0]
+    }
+
+    /// Applies several inputs, in order, in one transaction with one commit: every subject of the batch is
+    /// locked first (in key order), then the inputs are applied in waves (``Waves``): each wave holds at most
+    /// one input per subject, in a subject's order, and costs two statements whatever its size (log and states;
+    /// facts, entitlements and events) plus one per rare step (a binding, a move, a status request). Each input
+    /// ends exactly as applied alone: its log insert makes a repeat a duplicate, its state is read after the
+    /// earlier inputs of its subject. Returns one result per input; throws, with nothing committed, if any fails.
+    public func apply(_ inputs: [EntitlementInput], topics: PipelineTopics) async throws -> [ApplyResult] {
+        guard !inputs.isEmpty else { return [] }
+        let prepared = inputs.map { self.prepare($0) }
+        let logger = self.logger
+        return try await self.client.withTransaction(logger: logger) { connection in
+            try await SubjectRows.lock(prepared.map(\.entry), on: connection, logger: logger)
+            var results = [ApplyResult](repeating: .duplicate, count: prepared.count)
+            for wave in Waves.split(prepared) {
+                let outcomes = try await self.apply(wave: wave.map { prepared[$0] }, topics: topics, on: connection)
+                for (index, outcome) in zip(wave, outcomes) { results[index] = outcome }
+            }
+            return results
         }
     }
+
+    // MARK: One input
 
     /// What the notification log records of an input.
     struct LogEntry {
@@ -93,127 +97,153 @@ public struct EntitlementRepository: Sendable {
         var bundleId: String
         var signedDate: Int64
         var receivedAt: Int64?
+
+        /// The subject's lock, within its environment and app.
+        var lockKey: String { self.environment + "/" + self.bundleId + "/" + self.subject }
     }
 
-    /// One transaction: log insert (a duplicate stops here), per-subject lock, rules, then the facts (transaction,
-    /// renewal info, subscription view, events) whatever the order of arrival, and the state unless stale.
-    private func apply(_ entry: LogEntry, notification: VerifiedNotification, topics: PipelineTopics, binding: AppPurchaseRecord? = nil,
-                       rules: @escaping @Sendable (SubjectState) -> EntitlementUpdate) async throws -> ApplyResult {
-        let logger = self.logger
-        let signedDate = entry.signedDate
-        let policy = self.consumptionPolicy, statuses = self.consumptionStatuses
-        return try await self.client.withTransaction(logger: logger) { connection in
-            try await connection.query(
-                "SELECT pg_advisory_xact_lock(hashtext(\(entry.environment + "/" + entry.bundleId + "/" + entry.subject)))", logger: logger)
-            let inserted = try await connection.query("""
-                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
-                                              received_at, outcome)
-                VALUES (\(entry.id), \(entry.type), \(entry.subtype), \(entry.subject), \(entry.environment), \(entry.bundleId),
-                        \(signedDate), \(entry.receivedAt), 'pending')
-                ON CONFLICT (notification_uuid) DO UPDATE SET duplicates = notification_log.duplicates + 1
-                RETURNING (xmax = 0)
-                """, logger: logger)
-            // A repeat only counts (the console shows how often Apple delivered it).
-            var isNew = false
-            for try await value in inserted.decode(Bool.self) { isNew = value }
-            guard isNew else { return .duplicate }
+    /// An input ready to apply: its log entry, the notification its facts come from, the app user to bind (an
+    /// app's purchase) and the rules that decide its update from the subject's state.
+    struct PreparedInput: Sendable {
+        var entry: LogEntry
+        var notification: VerifiedNotification
+        var binding: AppPurchaseRecord?
+        var rules: @Sendable (SubjectState) -> EntitlementUpdate
+    }
 
-            var current = try await Self.loadState(entry, on: connection, logger: logger)
-            if let binding, let appUserId = binding.appUserId {
+    /// The log entry, notification and rules of an input.
+    private func prepare(_ input: EntitlementInput) -> PreparedInput {
+        let catalog = self.catalog
+        switch input.kind {
+        case .notification(let record):
+            let payload = record.notification.payload
+            let entry = LogEntry(
+                id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown", subtype: payload.rawSubtype,
+                subject: record.subject, environment: record.environment,
+                bundleId: payload.bundleId ?? record.notification.transaction?.bundleId ?? "unknown",
+                signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: input.receivedAt)
+            return PreparedInput(entry: entry, notification: record.notification) { current in
+                EntitlementRules.apply(record.notification, subject: record.subject, current: current, catalog: catalog)
+            }
+        case .snapshot(let snapshot):
+            let entry = LogEntry(
+                id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status), subject: snapshot.subject,
+                environment: snapshot.environment, bundleId: snapshot.bundleId, signedDate: snapshot.signedDate, receivedAt: input.receivedAt)
+            return PreparedInput(entry: entry, notification: EntitlementRules.notification(of: snapshot)) { current in
+                EntitlementRules.apply(snapshot: snapshot, current: current, catalog: catalog)
+            }
+        case .purchase(let record):
+            let entry = LogEntry(
+                id: record.logID, type: EntitlementRules.appPurchaseTypeName, subtype: record.source.rawValue, subject: record.subject,
+                environment: record.environment, bundleId: record.bundleId, signedDate: record.signedDate, receivedAt: input.receivedAt)
+            return PreparedInput(entry: entry, notification: EntitlementRules.notification(of: record), binding: record) { current in
+                EntitlementRules.apply(appPurchase: record, current: current, catalog: catalog)
+            }
+        }
+    }
+
+    /// One wave within the batch's transaction (its subjects already locked): log inserts and states (a
+    /// duplicate stops there), bindings, rules, then the facts of all (transaction, renewal info, subscription
+    /// view, events, and the entitlement where it can go with them) whatever the order of arrival, then each
+    /// input's rare steps in order, and no state change for a stale input.
+    private func apply(wave: [PreparedInput], topics: PipelineTopics, on connection: PostgresConnection) async throws -> [ApplyResult] {
+        let logger = self.logger
+        let states = try await SubjectRows.logAndLoadStates(wave.map(\.entry), on: connection, logger: logger)
+        var results = [ApplyResult](repeating: .duplicate, count: wave.count)
+        var rows: [NotificationFacts.Row] = []
+        var decided: [(index: Int, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool)] = []
+        var entitlementKeys = Set<String>()
+        for (index, input) in wave.enumerated() {
+            guard var current = states[index] else { continue }
+            let entry = input.entry, notification = input.notification
+            if let binding = input.binding, let appUserId = binding.appUserId {
                 let bound = try await CustomerBindings.bind(
                     appUserId, entry: entry, source: binding.source.rawValue, policy: binding.onConflict, current: current.boundCustomer,
                     on: connection, logger: logger)
                 guard bound else {
                     let refused = EntitlementRules.refusedAppPurchase(boundTo: current.boundCustomer ?? "")
-                    try await NotificationFacts.write(entry, update: refused, notification: notification, customer: current.boundCustomer ?? "",
-                                                      topics: topics, on: connection, logger: logger)
-                    return .recorded(.conflict)
+                    rows.append(.init(entry: entry, update: refused, notification: notification, customer: current.boundCustomer ?? ""))
+                    results[index] = .recorded(.conflict)
+                    continue
                 }
                 current.boundCustomer = appUserId
             }
-            let update = rules(current)
-            let customer = update.entitlement?.customer ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) }
-                ?? entry.subject
-            // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
-            try await NotificationFacts.write(entry, update: update, notification: notification, customer: customer, topics: topics,
-                                              on: connection, logger: logger)
-            if entry.type == "CONSUMPTION_REQUEST" {
-                let status = try await ConsumptionRequests.record(
-                    entry, notification: notification, customer: customer, policy: policy, topics: topics,
-                    now: Int64(Date().timeIntervalSince1970 * 1000), on: connection, logger: logger)
-                if let status { statuses?.increment(status) }
-            }
-            if let previous = update.movedFrom {
-                try await CustomerBindings.moveRows(of: entry, from: previous, to: customer, on: connection, logger: logger)
-            }
-            guard update.outcome != .stale else { return .recorded(.stale) }
-            if let superseded = update.superseded {
-                try await Self.upsert(superseded, entry: entry, on: connection, logger: logger)
-            }
-            if let entitlement = update.entitlement {
-                try await Self.upsert(entitlement, entry: entry, on: connection, logger: logger)
-            }
-            if let request = update.statusRequest {
-                try await connection.query("""
-                    INSERT INTO status_requests (request_id, original_transaction_id, environment, bundle_id, reason, notification_uuid)
-                    VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.bundleId ?? ""),
-                            \(request.reason), \(request.notificationUUID))
-                    ON CONFLICT (request_id) DO NOTHING
-                    """, logger: logger)
-                try await OutboxRows.insert(request, topics: topics, on: connection, logger: logger)
-            }
-            return .recorded(update.outcome)
+            let update = input.rules(current)
+            let customer = update.entitlement?.customer
+                ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) } ?? entry.subject
+            // The common case writes its entitlement with the facts; a move of the subject's rows, a superseded
+            // entitlement, or a row another input of the wave writes too keeps the order of separate statements.
+            let key = update.entitlement.map { entry.environment + "/" + entry.bundleId + "/" + $0.customer + "/" + $0.productId }
+            let alone = update.movedFrom != nil || update.superseded != nil
+            let withFacts = update.outcome != .stale && !alone && key.map { !entitlementKeys.contains($0) } ?? false
+            if let key { entitlementKeys.insert(key) }
+            if let superseded = update.superseded { entitlementKeys.insert(entry.environment + "/" + entry.bundleId + "/" + superseded.customer + "/" + superseded.productId) }
+            rows.append(.init(entry: entry, update: update, notification: notification, customer: customer,
+                              entitlement: withFacts ? update.entitlement : nil))
+            decided.append((index, update, customer, withFacts))
+            results[index] = .recorded(update.outcome)
         }
+        // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
+        try await NotificationFacts.write(rows, topics: topics, on: connection, logger: logger)
+        for (index, update, customer, withFacts) in decided {
+            try await self.applyRareSteps(of: wave[index], update: update, customer: customer, entitlementWithFacts: withFacts,
+                                          topics: topics, on: connection)
+        }
+        return results
     }
 
-    // MARK: State
-
-    /// The subject's newest applied signing time, its bound app user and its entitlement, within the entry's
-    /// environment and app (one query).
-    static func loadState(_ entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws -> SubjectState {
-        var state = SubjectState()
-        let rows = try await connection.query("""
-            SELECT (SELECT max(signed_date) FROM notification_log
-                    WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND subject = \(entry.subject) AND advances_subject),
-                   (SELECT app_user_id FROM customer_bindings
-                    WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)),
-                   e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
-                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
-            FROM (SELECT 1) AS one LEFT JOIN LATERAL (
-                SELECT * FROM entitlements
-                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
-                ORDER BY updated_at DESC LIMIT 1) AS e ON true
-            """, logger: logger)
-        for try await row in rows.decode(
-            (Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?, String?).self) {
-            state.lastSignedDate = row.0
-            state.boundCustomer = row.1
-            guard let customer = row.2, let productId = row.3, let active = row.4, let original = row.5, let source = row.6,
-                  let ownership = row.7 else { continue }
-            state.entitlement = EntitlementState(
-                customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
-                ownershipType: ownership, validFrom: row.8, validUntil: row.9, revokedAt: row.10, revocationReason: row.11,
-                revocationType: row.12, entitlementId: row.13)
+    /// What one input needs beyond its facts: its consumption request, the move of its rows to a new customer,
+    /// and unless stale, its superseded entitlement, its entitlement (when not written with the facts) and its
+    /// status request.
+    private func applyRareSteps(of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
+                                topics: PipelineTopics, on connection: PostgresConnection) async throws {
+        let logger = self.logger
+        let entry = input.entry
+        if entry.type == "CONSUMPTION_REQUEST" {
+            let status = try await ConsumptionRequests.record(
+                entry, notification: input.notification, customer: customer, policy: self.consumptionPolicy, topics: topics,
+                now: Int64(Date().timeIntervalSince1970 * 1000), on: connection, logger: logger)
+            if let status { self.consumptionStatuses?.increment(status) }
         }
-        return state
+        if let previous = update.movedFrom {
+            try await CustomerBindings.moveRows(of: entry, from: previous, to: customer, on: connection, logger: logger)
+        }
+        guard update.outcome != .stale else { return }
+        if let superseded = update.superseded {
+            try await SubjectRows.upsert(superseded, entry: entry, on: connection, logger: logger)
+        }
+        if let entitlement = update.entitlement, !entitlementWithFacts {
+            try await SubjectRows.upsert(entitlement, entry: entry, on: connection, logger: logger)
+        }
+        if let request = update.statusRequest {
+            try await connection.query("""
+                INSERT INTO status_requests (request_id, original_transaction_id, environment, bundle_id, reason, notification_uuid)
+                VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.bundleId ?? ""),
+                        \(request.reason), \(request.notificationUUID))
+                ON CONFLICT (request_id) DO NOTHING
+                """, logger: logger)
+            try await OutboxRows.insert(request, topics: topics, on: connection, logger: logger)
+        }
+    }
+}
+
+/// One input of the entitlement-updater, with ingest's receipt time (epoch ms) when known.
+public struct EntitlementInput: Sendable {
+    /// What is applied.
+    public enum Kind: Sendable {
+        /// A verified notification from Apple.
+        case notification(VerifiedNotificationRecord)
+        /// refund-resolver's status snapshot.
+        case snapshot(StatusSnapshot)
+        /// A purchase the app posted through customer-api (or `iapctl resync` imported).
+        case purchase(AppPurchaseRecord)
     }
 
-    /// Writes an entitlement (one row per environment, app, customer and product).
-    static func upsert(_ e: EntitlementState, entry: LogEntry, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
-            INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
-                                      source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
-                                      revocation_type, last_signed_date)
-            VALUES (\(entry.environment), \(entry.bundleId), \(e.customer), \(e.productId), \(e.entitlementId ?? e.productId), \(e.active),
-                    \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), \(e.revokedAt),
-                    \(e.revocationReason), \(e.revocationType), \(entry.signedDate))
-            ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET
-                entitlement_id = EXCLUDED.entitlement_id,
-                active = EXCLUDED.active, original_transaction_id = EXCLUDED.original_transaction_id,
-                source_transaction_id = EXCLUDED.source_transaction_id, ownership_type = EXCLUDED.ownership_type,
-                valid_from = EXCLUDED.valid_from, valid_until = EXCLUDED.valid_until, revoked_at = EXCLUDED.revoked_at,
-                revocation_reason = EXCLUDED.revocation_reason, revocation_type = EXCLUDED.revocation_type,
-                last_signed_date = EXCLUDED.last_signed_date, updated_at = now()
-            """, logger: logger)
+    public var kind: Kind
+    public var receivedAt: Int64?
+
+    public init(_ kind: Kind, receivedAt: Int64?) {
+        self.kind = kind
+        self.receivedAt = receivedAt
     }
 }

@@ -6,40 +6,81 @@ import Logging
 import NotificationPipeline
 import PostgresNIO
 
-/// Writes everything a verified notification (or status snapshot) states, late or not, in one statement:
-/// its outcome in the notification log, its transaction and renewal info (one row per environment, app and
-/// id; the newest signed version wins, so its revocation fields stand), the subscription view (the newest
-/// notification wins) and its events for the outbox, in order. One statement instead of five keeps the
-/// updater's cost per notification where it was before facts were kept for stale notifications.
+/// Writes everything the notifications of one wave state (a wave holds at most one input per subject), late
+/// or not, in one statement: each one's outcome in the notification log, its transaction and renewal info
+/// (one row per environment, app and id; the newest signed version wins, so its revocation fields stand), the
+/// subscription view (the newest notification wins), the entitlement it leaves (when given) and its events for
+/// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `jsonb_to_recordset`,
+/// so the statement is parsed and planned once per wave instead of once per notification.
 enum NotificationFacts {
-    /// Writes the facts of `notification` as the rules decided in `update`; `customer` owns its subscription view.
-    static func write(_ entry: EntitlementRepository.LogEntry, update: EntitlementUpdate, notification: VerifiedNotification, customer: String,
-                      topics: PipelineTopics, on connection: PostgresConnection, logger: Logger) async throws {
-        let t = notification.transaction
-        let r = notification.renewalInfo
-        let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
-        let isSubscription = hasTransaction && t?.type == .autoRenewableSubscription
-        let events = try OutboxRows.Columns(update.events, topics: topics)
+    /// One input's facts as the rules decided them; `customer` owns its subscription view; `entitlement`, when
+    /// given, is upserted in the same statement (no two rows of a wave may name the same entitlement row).
+    struct Row {
+        var entry: EntitlementRepository.LogEntry
+        var update: EntitlementUpdate
+        var notification: VerifiedNotification
+        var customer: String
+        var entitlement: EntitlementState?
+    }
+
+    /// Writes the facts of every row (their events in row order).
+    static func write(_ rows: [Row], topics: PipelineTopics, on connection: PostgresConnection, logger: Logger) async throws {
+        guard !rows.isEmpty else { return }
+        var records: [FactsRecord] = []
+        var events: [EventRecord] = []
+        records.reserveCapacity(rows.count)
+        let eventEncoder = AppStoreJSON.makeCanonicalEncoder()
+        for row in rows {
+            records.append(FactsRecord(row))
+            for event in row.update.events {
+                let topic = switch event.stream {
+                case .changes: topics.entitlementChanges
+                case .family: topics.entitlementFamily
+                case .revocations: topics.entitlementRevocations
+                }
+                events.append(EventRecord(
+                    position: events.count, id: event.eventId, topic: topic, key: event.key,
+                    payload: String(decoding: try eventEncoder.encode(event), as: UTF8.self),
+                    environment: event.facts.environment, bundle_id: event.facts.bundleId))
+            }
+        }
+        let encoder = JSONEncoder()
+        let facts = String(decoding: try encoder.encode(records), as: UTF8.self)
+        let outbox = String(decoding: try encoder.encode(events), as: UTF8.self)
         try await connection.query("""
-            WITH logged AS (
-                UPDATE notification_log SET outcome = \(update.outcome.rawValue), detail = \(update.detail),
-                                            advances_subject = \(update.advancesSubject)
-                WHERE notification_uuid = \(entry.id)
+            WITH input AS (
+                SELECT * FROM jsonb_to_recordset(\(facts)::jsonb) AS i(
+                    id text, outcome text, detail text, advances boolean, environment text, bundle_id text, signed_date bigint,
+                    has_transaction boolean, transaction_id text, original_transaction_id text, web_order_line_item_id text,
+                    product_id text, product_type text, subscription_group_identifier text, app_account_token text, ownership_type text,
+                    purchase_date bigint, original_purchase_date bigint, expires_date bigint, quantity integer, transaction_reason text,
+                    is_upgraded boolean, offer_type integer, offer_identifier text, price bigint, currency text, storefront text,
+                    revocation_date bigint, revocation_reason integer, revocation_type text, revocation_percentage integer,
+                    storefront_id text, offer_discount_type text, offer_period text, app_transaction_id text, transaction_signed_date bigint,
+                    has_renewal boolean, r_original_transaction_id text, r_product_id text, r_auto_renew_product_id text,
+                    r_auto_renew_status integer, r_expiration_intent integer, r_is_in_billing_retry boolean,
+                    r_grace_period_expires_date bigint, r_price_increase_status integer, r_offer_type integer, r_offer_identifier text,
+                    r_offer_discount_type text, r_renewal_date bigint, r_renewal_price bigint, r_currency text,
+                    r_recent_subscription_start_date bigint, r_app_account_token text, r_app_transaction_id text, r_signed_date bigint,
+                    is_subscription boolean, customer text, status integer,
+                    has_entitlement boolean, e_customer text, e_product_id text, e_entitlement_id text, e_active boolean,
+                    e_original_transaction_id text, e_source_transaction_id text, e_ownership_type text, e_valid_from bigint,
+                    e_valid_until bigint, e_revoked_at bigint, e_revocation_reason integer, e_revocation_type text)
+            ), logged AS (
+                UPDATE notification_log SET outcome = input.outcome, detail = input.detail, advances_subject = input.advances
+                FROM input WHERE notification_log.notification_uuid = input.id
             ), stored_transaction AS (
                 INSERT INTO transactions (environment, bundle_id, transaction_id, original_transaction_id, web_order_line_item_id, product_id,
                     product_type, subscription_group_identifier, app_account_token, ownership_type, purchase_date, original_purchase_date,
                     expires_date, quantity, transaction_reason, is_upgraded, offer_type, offer_identifier, price, currency, storefront,
                     revocation_date, revocation_reason, revocation_type, revocation_percentage, storefront_id, offer_discount_type,
                     offer_period, app_transaction_id, signed_date)
-                SELECT \(entry.environment), \(entry.bundleId), \(t?.transactionId), \(t?.originalTransactionId), \(t?.webOrderLineItemId),
-                    \(t?.productId ?? ""), \(t?.rawType), \(t?.subscriptionGroupIdentifier), \(t?.appAccountToken), \(t?.rawInAppOwnershipType),
-                    \(t?.purchaseDate?.millisecondsSince1970), \(t?.originalPurchaseDate?.millisecondsSince1970),
-                    \(t?.expiresDate?.millisecondsSince1970), \(t?.quantity), \(t?.rawTransactionReason), \(t?.isUpgraded ?? false),
-                    \(t?.rawOfferType), \(t?.offerIdentifier), \(t?.price), \(t?.currency), \(t?.storefront),
-                    \(t?.revocationDate?.millisecondsSince1970), \(t?.rawRevocationReason), \(t?.rawRevocationType), \(t?.revocationPercentage),
-                    \(t?.storefrontId), \(t?.rawOfferDiscountType), \(t?.offerPeriod), \(t?.appTransactionId),
-                    \(t?.signedDate?.millisecondsSince1970 ?? entry.signedDate)
-                WHERE \(hasTransaction)
+                SELECT environment, bundle_id, transaction_id, original_transaction_id, web_order_line_item_id, product_id,
+                    product_type, subscription_group_identifier, app_account_token, ownership_type, purchase_date, original_purchase_date,
+                    expires_date, quantity, transaction_reason, is_upgraded, offer_type, offer_identifier, price, currency, storefront,
+                    revocation_date, revocation_reason, revocation_type, revocation_percentage, storefront_id, offer_discount_type,
+                    offer_period, app_transaction_id, transaction_signed_date
+                FROM input WHERE has_transaction
                 ON CONFLICT (environment, bundle_id, transaction_id) DO UPDATE SET
                     expires_date = EXCLUDED.expires_date, is_upgraded = EXCLUDED.is_upgraded, app_account_token = EXCLUDED.app_account_token,
                     ownership_type = EXCLUDED.ownership_type, revocation_date = EXCLUDED.revocation_date,
@@ -51,13 +92,11 @@ enum NotificationFacts {
                     expiration_intent, is_in_billing_retry, grace_period_expires_date, price_increase_status, offer_type, offer_identifier,
                     offer_discount_type, renewal_date, renewal_price, currency, recent_subscription_start_date, app_account_token,
                     app_transaction_id, signed_date)
-                SELECT \(entry.environment), \(entry.bundleId), \(r?.originalTransactionId), \(r?.productId), \(r?.autoRenewProductId),
-                    \(r?.rawAutoRenewStatus), \(r?.rawExpirationIntent), \(r?.isInBillingRetryPeriod),
-                    \(r?.gracePeriodExpiresDate?.millisecondsSince1970), \(r?.rawPriceIncreaseStatus), \(r?.rawOfferType), \(r?.offerIdentifier),
-                    \(r?.rawOfferDiscountType), \(r?.renewalDate?.millisecondsSince1970), \(r?.renewalPrice), \(r?.currency),
-                    \(r?.recentSubscriptionStartDate?.millisecondsSince1970), \(r?.appAccountToken), \(r?.appTransactionId),
-                    \(r?.signedDate?.millisecondsSince1970 ?? entry.signedDate)
-                WHERE \(r?.originalTransactionId != nil)
+                SELECT environment, bundle_id, r_original_transaction_id, r_product_id, r_auto_renew_product_id, r_auto_renew_status,
+                    r_expiration_intent, r_is_in_billing_retry, r_grace_period_expires_date, r_price_increase_status, r_offer_type,
+                    r_offer_identifier, r_offer_discount_type, r_renewal_date, r_renewal_price, r_currency, r_recent_subscription_start_date,
+                    r_app_account_token, r_app_transaction_id, r_signed_date
+                FROM input WHERE has_renewal
                 ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
                     product_id = EXCLUDED.product_id, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
                     auto_renew_status = EXCLUDED.auto_renew_status, expiration_intent = EXCLUDED.expiration_intent,
@@ -72,11 +111,10 @@ enum NotificationFacts {
                 INSERT INTO subscriptions (environment, bundle_id, original_transaction_id, customer, product_id, subscription_group_identifier,
                     status, auto_renew_status, auto_renew_product_id, expires_date, grace_period_expires_date, is_in_billing_retry,
                     price_increase_status, expiration_intent, last_signed_date)
-                SELECT \(entry.environment), \(entry.bundleId), \(t?.originalTransactionId), \(customer), \(t?.productId ?? ""),
-                    \(t?.subscriptionGroupIdentifier), \(notification.payload.data?.rawStatus), \(r?.rawAutoRenewStatus), \(r?.autoRenewProductId),
-                    \(t?.expiresDate?.millisecondsSince1970), \(r?.gracePeriodExpiresDate?.millisecondsSince1970), \(r?.isInBillingRetryPeriod),
-                    \(r?.rawPriceIncreaseStatus), \(r?.rawExpirationIntent), \(entry.signedDate)
-                WHERE \(isSubscription)
+                SELECT environment, bundle_id, original_transaction_id, customer, product_id, subscription_group_identifier,
+                    status, r_auto_renew_status, r_auto_renew_product_id, expires_date, r_grace_period_expires_date, r_is_in_billing_retry,
+                    r_price_increase_status, r_expiration_intent, signed_date
+                FROM input WHERE is_subscription
                 ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
                     customer = EXCLUDED.customer, product_id = EXCLUDED.product_id,
                     subscription_group_identifier = EXCLUDED.subscription_group_identifier,
@@ -90,14 +128,133 @@ enum NotificationFacts {
                     expiration_intent = COALESCE(EXCLUDED.expiration_intent, subscriptions.expiration_intent),
                     last_signed_date = EXCLUDED.last_signed_date, updated_at = now()
                 WHERE subscriptions.last_signed_date <= EXCLUDED.last_signed_date
+            ), stored_entitlement AS (
+                INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
+                                          source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
+                                          revocation_type, last_signed_date)
+                SELECT environment, bundle_id, e_customer, e_product_id, e_entitlement_id, e_active, e_original_transaction_id,
+                    e_source_transaction_id, e_ownership_type, e_valid_from, e_valid_until, e_revoked_at, e_revocation_reason,
+                    e_revocation_type, signed_date
+                FROM input WHERE has_entitlement
+                ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(unescaped: SubjectRows.entitlementUpdate)
             )
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
             SELECT id, topic, key, payload::jsonb, environment, bundle_id
-            FROM unnest(\(events.ids)::text[], \(events.topics)::text[], \(events.keys)::text[], \(events.payloads)::text[],
-                        \(events.environments)::text[], \(events.bundleIds)::text[])
-                 WITH ORDINALITY AS e(id, topic, key, payload, environment, bundle_id, position)
+            FROM jsonb_to_recordset(\(outbox)::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
+                                                          bundle_id text)
             ORDER BY position
             ON CONFLICT (event_id) DO NOTHING
             """, logger: logger)
+    }
+
+    // MARK: Rows as PostgreSQL reads them
+
+    /// One outbox row (property names are the recordset's column names).
+    private struct EventRecord: Encodable {
+        var position: Int
+        var id: String
+        var topic: String
+        var key: String
+        var payload: String
+        var environment: String
+        var bundle_id: String
+    }
+
+    /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).
+    private struct FactsRecord: Encodable {
+        var id: String, outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String, signed_date: Int64
+        var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?, web_order_line_item_id: String?
+        var product_id: String, product_type: String?, subscription_group_identifier: String?, app_account_token: String?
+        var ownership_type: String?, purchase_date: Int64?, original_purchase_date: Int64?, expires_date: Int64?, quantity: Int32?
+        var transaction_reason: String?, is_upgraded: Bool, offer_type: Int32?, offer_identifier: String?, price: Int64?
+        var currency: String?, storefront: String?, revocation_date: Int64?, revocation_reason: Int32?, revocation_type: String?
+        var revocation_percentage: Int32?, storefront_id: String?, offer_discount_type: String?, offer_period: String?
+        var app_transaction_id: String?, transaction_signed_date: Int64
+        var has_renewal: Bool, r_original_transaction_id: String?, r_product_id: String?, r_auto_renew_product_id: String?
+        var r_auto_renew_status: Int32?, r_expiration_intent: Int32?, r_is_in_billing_retry: Bool?, r_grace_period_expires_date: Int64?
+        var r_price_increase_status: Int32?, r_offer_type: Int32?, r_offer_identifier: String?, r_offer_discount_type: String?
+        var r_renewal_date: Int64?, r_renewal_price: Int64?, r_currency: String?, r_recent_subscription_start_date: Int64?
+        var r_app_account_token: String?, r_app_transaction_id: String?, r_signed_date: Int64
+        var is_subscription: Bool, customer: String, status: Int32?
+        var has_entitlement: Bool, e_customer: String?, e_product_id: String?, e_entitlement_id: String?, e_active: Bool?
+        var e_original_transaction_id: String?, e_source_transaction_id: String?, e_ownership_type: String?, e_valid_from: Int64?
+        var e_valid_until: Int64?, e_revoked_at: Int64?, e_revocation_reason: Int32?, e_revocation_type: String?
+
+        /// The facts of one row: log outcome, transaction, renewal info, subscription view, entitlement.
+        init(_ row: Row) {
+            let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo, e = row.entitlement
+            let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
+            self.id = entry.id
+            self.outcome = row.update.outcome.rawValue
+            self.detail = row.update.detail
+            self.advances = row.update.advancesSubject
+            self.environment = entry.environment
+            self.bundle_id = entry.bundleId
+            self.signed_date = entry.signedDate
+            self.has_transaction = hasTransaction
+            self.transaction_id = t?.transactionId
+            self.original_transaction_id = t?.originalTransactionId
+            self.web_order_line_item_id = t?.webOrderLineItemId
+            self.product_id = t?.productId ?? ""
+            self.product_type = t?.rawType
+            self.subscription_group_identifier = t?.subscriptionGroupIdentifier
+            self.app_account_token = t?.appAccountToken
+            self.ownership_type = t?.rawInAppOwnershipType
+            self.purchase_date = t?.purchaseDate?.millisecondsSince1970
+            self.original_purchase_date = t?.originalPurchaseDate?.millisecondsSince1970
+            self.expires_date = t?.expiresDate?.millisecondsSince1970
+            self.quantity = t?.quantity
+            self.transaction_reason = t?.rawTransactionReason
+            self.is_upgraded = t?.isUpgraded ?? false
+            self.offer_type = t?.rawOfferType
+            self.offer_identifier = t?.offerIdentifier
+            self.price = t?.price
+            self.currency = t?.currency
+            self.storefront = t?.storefront
+            self.revocation_date = t?.revocationDate?.millisecondsSince1970
+            self.revocation_reason = t?.rawRevocationReason
+            self.revocation_type = t?.rawRevocationType
+            self.revocation_percentage = t?.revocationPercentage
+            self.storefront_id = t?.storefrontId
+            self.offer_discount_type = t?.rawOfferDiscountType
+            self.offer_period = t?.offerPeriod
+            self.app_transaction_id = t?.appTransactionId
+            self.transaction_signed_date = t?.signedDate?.millisecondsSince1970 ?? entry.signedDate
+            self.has_renewal = r?.originalTransactionId != nil
+            self.r_original_transaction_id = r?.originalTransactionId
+            self.r_product_id = r?.productId
+            self.r_auto_renew_product_id = r?.autoRenewProductId
+            self.r_auto_renew_status = r?.rawAutoRenewStatus
+            self.r_expiration_intent = r?.rawExpirationIntent
+            self.r_is_in_billing_retry = r?.isInBillingRetryPeriod
+            self.r_grace_period_expires_date = r?.gracePeriodExpiresDate?.millisecondsSince1970
+            self.r_price_increase_status = r?.rawPriceIncreaseStatus
+            self.r_offer_type = r?.rawOfferType
+            self.r_offer_identifier = r?.offerIdentifier
+            self.r_offer_discount_type = r?.rawOfferDiscountType
+            self.r_renewal_date = r?.renewalDate?.millisecondsSince1970
+            self.r_renewal_price = r?.renewalPrice
+            self.r_currency = r?.currency
+            self.r_recent_subscription_start_date = r?.recentSubscriptionStartDate?.millisecondsSince1970
+            self.r_app_account_token = r?.appAccountToken
+            self.r_app_transaction_id = r?.appTransactionId
+            self.r_signed_date = r?.signedDate?.millisecondsSince1970 ?? entry.signedDate
+            self.is_subscription = hasTransaction && t?.type == .autoRenewableSubscription
+            self.customer = row.customer
+            self.status = row.notification.payload.data?.rawStatus
+            self.has_entitlement = e != nil
+            self.e_customer = e?.customer
+            self.e_product_id = e?.productId
+            self.e_entitlement_id = e.map { $0.entitlementId ?? $0.productId }
+            self.e_active = e?.active
+            self.e_original_transaction_id = e?.originalTransactionId
+            self.e_source_transaction_id = e?.sourceTransactionId
+            self.e_ownership_type = e?.ownershipType
+            self.e_valid_from = e?.validFrom
+            self.e_valid_until = e?.validUntil
+            self.e_revoked_at = e?.revokedAt
+            self.e_revocation_reason = e?.revocationReason
+            self.e_revocation_type = e?.revocationType
+        }
     }
 }

@@ -1,0 +1,126 @@
+import Entitlements
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The per-subject rows a transaction of the entitlement-updater reads and writes around the rules: the
+/// subjects' locks, the log inserts that make a repeat a duplicate (together with the subjects' states, one
+/// statement per wave), and the entitlement upsert when it cannot go with the facts.
+enum SubjectRows {
+    // MARK: Locks
+
+    /// Takes the transaction-scoped lock of every subject of a batch, in one statement and in ascending key
+    /// order, so two transactions locking overlapping subjects wait for each other instead of deadlocking.
+    /// (PostgreSQL evaluates a volatile function of the target list after ORDER BY.)
+    static func lock(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection, logger: Logger) async throws {
+        let keys = entries.map(\.lockKey)
+        let locks = try await connection.query("""
+            SELECT pg_advisory_xact_lock(k)
+            FROM (SELECT DISTINCT hashtext(key) AS k FROM unnest(\(keys)::text[]) AS key) AS keys
+            ORDER BY k
+            """, logger: logger)
+        for try await _ in locks {}
+    }
+
+    // MARK: Log and state
+
+    /// Logs every entry of a wave (at most one per subject) as pending and, in the same statement, reads each
+    /// subject's newest applied signing time, bound app user and entitlement within the entry's environment and
+    /// app. Returns one state per entry, nil for an entry already logged (a duplicate, now counted). Each state
+    /// is the one before its entry, whose row does not advance the subject yet.
+    static func logAndLoadStates(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
+                                 logger: Logger) async throws -> [SubjectState?] {
+        let input = String(decoding: try JSONEncoder().encode(entries.enumerated().map { LogRecord(position: $0, $1) }), as: UTF8.self)
+        let rows = try await connection.query("""
+            WITH input AS (
+                SELECT * FROM jsonb_to_recordset(\(input)::jsonb) AS i(
+                    position integer, id text, type text, subtype text, subject text, environment text, bundle_id text, signed_date bigint,
+                    received_at bigint)
+            ), logged AS (
+                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
+                                              received_at, outcome)
+                SELECT id, type, subtype, subject, environment, bundle_id, signed_date, received_at, 'pending' FROM input ORDER BY position
+                ON CONFLICT (notification_uuid) DO UPDATE SET duplicates = notification_log.duplicates + 1
+                RETURNING notification_uuid, (xmax = 0) AS is_new
+            )
+            SELECT input.position, logged.is_new,
+                   (SELECT max(signed_date) FROM notification_log
+                    WHERE environment = input.environment AND bundle_id = input.bundle_id AND subject = input.subject AND advances_subject),
+                   (SELECT app_user_id FROM customer_bindings
+                    WHERE environment = input.environment AND bundle_id = input.bundle_id AND original_transaction_id = input.subject),
+                   e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
+                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
+            FROM input JOIN logged ON logged.notification_uuid = input.id
+            LEFT JOIN LATERAL (
+                SELECT * FROM entitlements
+                WHERE environment = input.environment AND bundle_id = input.bundle_id AND original_transaction_id = input.subject
+                ORDER BY updated_at DESC LIMIT 1) AS e ON true
+            """, logger: logger)
+        var states = [SubjectState?](repeating: nil, count: entries.count)
+        for try await row in rows.decode(
+            (Int32, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?,
+             String?).self) {
+            // A repeat only counts (the console shows how often Apple delivered it).
+            guard row.1 else { continue }
+            var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
+            if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7, let source = row.8, let ownership = row.9 {
+                loaded.entitlement = EntitlementState(
+                    customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
+                    ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12, revocationReason: row.13,
+                    revocationType: row.14, entitlementId: row.15)
+            }
+            states[Int(row.0)] = loaded
+        }
+        return states
+    }
+
+    /// One log entry as the recordset reads it (property names are its column names).
+    private struct LogRecord: Encodable {
+        var position: Int
+        var id: String
+        var type: String
+        var subtype: String?
+        var subject: String
+        var environment: String
+        var bundle_id: String
+        var signed_date: Int64
+        var received_at: Int64?
+
+        init(position: Int, _ entry: EntitlementRepository.LogEntry) {
+            self.position = position
+            self.id = entry.id
+            self.type = entry.type
+            self.subtype = entry.subtype
+            self.subject = entry.subject
+            self.environment = entry.environment
+            self.bundle_id = entry.bundleId
+            self.signed_date = entry.signedDate
+            self.received_at = entry.receivedAt
+        }
+    }
+
+    // MARK: Entitlement
+
+    /// Writes an entitlement (one row per environment, app, customer and product).
+    static func upsert(_ e: EntitlementState, entry: EntitlementRepository.LogEntry, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("""
+            INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
+                                      source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
+                                      revocation_type, last_signed_date)
+            VALUES (\(entry.environment), \(entry.bundleId), \(e.customer), \(e.productId), \(e.entitlementId ?? e.productId), \(e.active),
+                    \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), \(e.revokedAt),
+                    \(e.revocationReason), \(e.revocationType), \(entry.signedDate))
+            ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(unescaped: Self.entitlementUpdate)
+            """, logger: logger)
+    }
+
+    /// The columns an entitlement upsert overwrites (shared with the facts statement, which can carry the upsert).
+    static let entitlementUpdate = """
+        entitlement_id = EXCLUDED.entitlement_id,
+            active = EXCLUDED.active, original_transaction_id = EXCLUDED.original_transaction_id,
+            source_transaction_id = EXCLUDED.source_transaction_id, ownership_type = EXCLUDED.ownership_type,
+            valid_from = EXCLUDED.valid_from, valid_until = EXCLUDED.valid_until, revoked_at = EXCLUDED.revoked_at,
+            revocation_reason = EXCLUDED.revocation_reason, revocation_type = EXCLUDED.revocation_type,
+            last_signed_date = EXCLUDED.last_signed_date, updated_at = now()
+        """
+}

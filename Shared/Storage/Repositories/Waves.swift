@@ -1,0 +1,34 @@
+import AppStoreModels
+import JWSVerification
+
+/// Splits a batch's inputs into waves that can each be written with one statement per table: an input goes
+/// into the wave after the last one holding an earlier input it shares a row with (its subject, its log id,
+/// its transaction, its subscription or renewal info), so every subject's inputs keep their order and no
+/// statement writes one row twice.
+enum Waves {
+    /// The waves, as indices into `inputs`, in the order they must be applied (each in input order).
+    static func split(_ inputs: [EntitlementRepository.PreparedInput]) -> [[Int]] {
+        var waveOfKey: [String: Int] = [:]
+        var waves: [[Int]] = []
+        for (index, input) in inputs.enumerated() {
+            let keys = Self.rowKeys(of: input)
+            let wave = keys.compactMap { waveOfKey[$0] }.max().map { $0 + 1 } ?? 0
+            if wave == waves.count { waves.append([]) }
+            waves[wave].append(index)
+            for key in keys { waveOfKey[key] = wave }
+        }
+        return waves
+    }
+
+    /// The rows an input writes that another input may write too, within its environment and app.
+    private static func rowKeys(of input: EntitlementRepository.PreparedInput) -> [String] {
+        let scope = input.entry.environment + "/" + input.entry.bundleId + "/"
+        var keys = ["s:" + scope + input.entry.subject, "l:" + input.entry.id]
+        if let transaction = input.notification.transaction {
+            if let id = transaction.transactionId { keys.append("t:" + scope + id) }
+            if let original = transaction.originalTransactionId { keys.append("o:" + scope + original) }
+        }
+        if let original = input.notification.renewalInfo?.originalTransactionId { keys.append("o:" + scope + original) }
+        return keys
+    }
+}
