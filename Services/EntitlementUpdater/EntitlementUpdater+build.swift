@@ -33,6 +33,7 @@ func buildApplication(
         lanes: settings.lanes, transactionSize: settings.transactionSize, transactionTimeout: settings.database.transactionTimeout)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
+    loop.linger = settings.batchLinger
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
     let deadLetterConsumer = try KafkaConsumer(
         configuration: KafkaConsumerConfiguration(

@@ -14,7 +14,9 @@ struct EntitlementUpdaterSettings: Sendable {
     var topics = PipelineTopics()
     var maximumBatch = 200
     /// Subjects applied concurrently (each subject's notifications stay in order).
-    var lanes = 8
+    var lanes = 4
+    /// How long a consumer batch keeps filling after its first record: bigger transactions under load.
+    var batchLinger: Duration = .milliseconds(20)
     /// How many inputs of one lane one transaction applies at most (one commit for all of them).
     var transactionSize = 50
     /// Which entitlement each product grants (`ENTITLEMENT_MAP`, `product=entitlement,…`; default: each its own).
@@ -36,7 +38,7 @@ struct EntitlementUpdaterSettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
-    /// `UPDATER_BATCH`, `UPDATER_LANES`, `UPDATER_TRANSACTION_SIZE`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
+    /// `UPDATER_BATCH`, `UPDATER_BATCH_LINGER_MS`, `UPDATER_LANES`, `UPDATER_TRANSACTION_SIZE`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
     /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
@@ -47,6 +49,7 @@ struct EntitlementUpdaterSettings: Sendable {
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         self.maximumBatch = try settings.int("UPDATER_BATCH", default: self.maximumBatch)
         self.lanes = try settings.int("UPDATER_LANES", default: self.lanes)
+        self.batchLinger = try settings.milliseconds("UPDATER_BATCH_LINGER_MS", default: self.batchLinger)
         self.transactionSize = max(1, try settings.int("UPDATER_TRANSACTION_SIZE", default: self.transactionSize))
         do {
             self.catalog = try EntitlementCatalog(parsing: settings.string("ENTITLEMENT_MAP", default: ""))

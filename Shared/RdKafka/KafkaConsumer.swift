@@ -32,10 +32,12 @@ public final class KafkaConsumer: Sendable {
 
     // MARK: Polling
 
-    /// Waits up to `timeout` for a first message, then takes whatever else is ready, up to `maxMessages`.
+    /// Waits up to `timeout` for a first message, then takes whatever else is ready, up to `maxMessages`; with a
+    /// `linger`, it keeps taking messages as they arrive until `linger` after the first (bigger batches for a
+    /// handler whose cost is per batch, at up to `linger` more latency).
     ///
     /// Error events are logged and skipped unless fatal, which throws.
-    public func poll(maxMessages: Int, timeout: Duration) async throws(KafkaError) -> [ConsumerRecord] {
+    public func poll(maxMessages: Int, timeout: Duration, linger: Duration = .zero) async throws(KafkaError) -> [ConsumerRecord] {
         let client = self.client
         let logger = self.logger
         let result: Result<[ConsumerRecord], KafkaError> = await withCheckedContinuation { continuation in
@@ -43,9 +45,16 @@ public final class KafkaConsumer: Sendable {
                 let handle = client.handle
                 var records: [ConsumerRecord] = []
                 var wait = Int32(clamping: timeout.milliseconds)
-                while records.count < maxMessages, let message = rd_kafka_consumer_poll(handle, wait) {
+                var lingerEnd: ContinuousClock.Instant?
+                while records.count < maxMessages {
+                    guard let message = rd_kafka_consumer_poll(handle, wait) else {
+                        guard let end = lingerEnd, ContinuousClock.now < end else { break }
+                        wait = Int32(clamping: max(1, (end - ContinuousClock.now).milliseconds))
+                        continue
+                    }
                     defer { rd_kafka_message_destroy(message) }
-                    wait = 0
+                    if lingerEnd == nil { lingerEnd = ContinuousClock.now + linger }
+                    wait = Int32(clamping: max(0, (lingerEnd! - ContinuousClock.now).milliseconds))
                     let error = message.pointee.err
                     if error == RD_KAFKA_RESP_ERR_NO_ERROR {
                         records.append(ConsumerRecord(message: message))

@@ -22,6 +22,8 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
     public let readiness: Readiness?
     public var maximumBatch: Int = 500
     public var pollTimeout: Duration = .milliseconds(100)
+    /// How long a batch keeps filling after its first record (zero: what is ready at once).
+    public var linger: Duration = .zero
     public var maximumAttempts: Int = 20
     private let logger: Logger
 
@@ -40,7 +42,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
         defer { self.readiness?.set(false) }
         do {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout)
+                let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout, linger: self.linger)
                 guard !records.isEmpty else { continue }
                 try await self.handleWithRetries(records)
                 self.consumer.storeOffsets(after: records)
