@@ -4,8 +4,10 @@ import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PostgresNIO
 import RdKafka
 import ServiceLifecycle
+import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
@@ -86,16 +88,24 @@ import TestSupport
                 #expect(expected[original]?.active == true, "a refund of an old period leaves \(original) active")
             }
         }
-        let snapshots = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
-            var count = 0
-            for try await value in try await client.query(
-                "SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT' AND outcome = 'applied'", logger: Self.logger)
-                .decode(Int.self) { count = value }
-            return count
+        let (snapshots, published) = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
+            /// One count from the database.
+            @Sendable func count(_ query: PostgresQuery) async throws -> Int {
+                var count = 0
+                for try await value in try await client.query(query, logger: Self.logger).decode(Int.self) { count = value }
+                return count
+            }
+            // Every change event the database holds is on the topic once the publisher has drained the outbox.
+            let drained = try await pollUntil(within: .seconds(120)) {
+                try await count("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0 ? true : nil
+            }
+            #expect(drained == true, "the publisher drained the outbox")
+            return (try await count("SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT' AND outcome = 'applied'"),
+                    try await count("SELECT count(*) FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges)"))
         }
         #expect(snapshots > 0, "refunds were resolved through status calls")
         let changes = try await KafkaTestClient(bootstrapServers: [bootstrap])
-            .readAll(PipelineTopics().entitlementChanges, atLeast: 1, quiet: .seconds(2), timeout: .seconds(60))
+            .readAll(PipelineTopics().entitlementChanges, atLeast: published, quiet: .seconds(2), timeout: .seconds(60))
         let revokedCustomers = Set(changes.compactMap { try? JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
             .filter { $0.eventType == "entitlement.revoked" }.map(\.customer))
         #expect(Set(latest).isSubset(of: revokedCustomers), "every refund of a latest period emitted entitlement.revoked")
