@@ -131,10 +131,10 @@ enum NotificationFacts {
             ), stored_entitlement AS (
                 INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
                                           source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
-                                          revocation_type, last_signed_date)
+                                          revocation_type, last_signed_date, updated_at)
                 SELECT environment, bundle_id, e_customer, e_product_id, e_entitlement_id, e_active, e_original_transaction_id,
                     e_source_transaction_id, e_ownership_type, e_valid_from, e_valid_until, e_revoked_at, e_revocation_reason,
-                    e_revocation_type, signed_date
+                    e_revocation_type, signed_date, clock_timestamp()
                 FROM input WHERE has_entitlement
                 ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(unescaped: SubjectRows.entitlementUpdate)
             )

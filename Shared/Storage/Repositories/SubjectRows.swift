@@ -106,21 +106,23 @@ enum SubjectRows {
         try await connection.query("""
             INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
                                       source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
-                                      revocation_type, last_signed_date)
+                                      revocation_type, last_signed_date, updated_at)
             VALUES (\(entry.environment), \(entry.bundleId), \(e.customer), \(e.productId), \(e.entitlementId ?? e.productId), \(e.active),
                     \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), \(e.revokedAt),
-                    \(e.revocationReason), \(e.revocationType), \(entry.signedDate))
+                    \(e.revocationReason), \(e.revocationType), \(entry.signedDate), clock_timestamp())
             ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(unescaped: Self.entitlementUpdate)
             """, logger: logger)
     }
 
     /// The columns an entitlement upsert overwrites (shared with the facts statement, which can carry the upsert).
+    /// `updated_at` is the statement's time, not the transaction's: one transaction applies many notifications,
+    /// and a subject's state is its most recently written entitlement row.
     static let entitlementUpdate = """
         entitlement_id = EXCLUDED.entitlement_id,
             active = EXCLUDED.active, original_transaction_id = EXCLUDED.original_transaction_id,
             source_transaction_id = EXCLUDED.source_transaction_id, ownership_type = EXCLUDED.ownership_type,
             valid_from = EXCLUDED.valid_from, valid_until = EXCLUDED.valid_until, revoked_at = EXCLUDED.revoked_at,
             revocation_reason = EXCLUDED.revocation_reason, revocation_type = EXCLUDED.revocation_type,
-            last_signed_date = EXCLUDED.last_signed_date, updated_at = now()
+            last_signed_date = EXCLUDED.last_signed_date, updated_at = clock_timestamp()
         """
 }
