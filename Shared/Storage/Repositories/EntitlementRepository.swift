@@ -87,8 +87,9 @@ public struct EntitlementRepository: Sendable {
 
     // MARK: One input
 
-    /// What the notification log records of an input.
-    struct LogEntry {
+    /// What the notification log records of an input (encoded under the log's column names, as the wave's
+    /// log statement reads it).
+    struct LogEntry: Encodable {
         var id: String
         var type: String
         var subtype: String?
@@ -98,8 +99,18 @@ public struct EntitlementRepository: Sendable {
         var signedDate: Int64
         var receivedAt: Int64?
 
+        enum CodingKeys: String, CodingKey {
+            case id, type, subtype, subject, environment
+            case bundleId = "bundle_id", signedDate = "signed_date", receivedAt = "received_at"
+        }
+
+        /// The prefix that scopes a key to the entry's environment and app.
+        var scope: String { self.environment + "/" + self.bundleId + "/" }
         /// The subject's lock, within its environment and app.
-        var lockKey: String { self.environment + "/" + self.bundleId + "/" + self.subject }
+        var lockKey: String { self.scope + self.subject }
+
+        /// The entitlement row `entitlement` is stored in, within the entry's environment and app.
+        func rowKey(of entitlement: EntitlementState) -> String { self.scope + entitlement.customer + "/" + entitlement.productId }
     }
 
     /// An input ready to apply: its log entry, the notification its facts come from, the app user to bind (an
@@ -173,11 +184,11 @@ public struct EntitlementRepository: Sendable {
                 ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) } ?? entry.subject
             // The common case writes its entitlement with the facts; a move of the subject's rows, a superseded
             // entitlement, or a row another input of the wave writes too keeps the order of separate statements.
-            let key = update.entitlement.map { entry.environment + "/" + entry.bundleId + "/" + $0.customer + "/" + $0.productId }
+            let key = update.entitlement.map(entry.rowKey)
             let alone = update.movedFrom != nil || update.superseded != nil
             let withFacts = update.outcome != .stale && !alone && key.map { !entitlementKeys.contains($0) } ?? false
             if let key { entitlementKeys.insert(key) }
-            if let superseded = update.superseded { entitlementKeys.insert(entry.environment + "/" + entry.bundleId + "/" + superseded.customer + "/" + superseded.productId) }
+            if let superseded = update.superseded { entitlementKeys.insert(entry.rowKey(of: superseded)) }
             rows.append(.init(entry: entry, update: update, notification: notification, customer: customer,
                               entitlement: withFacts ? update.entitlement : nil))
             decided.append((index, update, customer, withFacts))

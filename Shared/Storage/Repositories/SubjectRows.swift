@@ -30,20 +30,19 @@ enum SubjectRows {
     /// is the one before its entry, whose row does not advance the subject yet.
     static func logAndLoadStates(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
                                  logger: Logger) async throws -> [SubjectState?] {
-        let input = String(decoding: try JSONEncoder().encode(entries.enumerated().map { LogRecord(position: $0, $1) }), as: UTF8.self)
+        let input = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
         let rows = try await connection.query("""
             WITH input AS (
                 SELECT * FROM jsonb_to_recordset(\(input)::jsonb) AS i(
-                    position integer, id text, type text, subtype text, subject text, environment text, bundle_id text, signed_date bigint,
-                    received_at bigint)
+                    id text, type text, subtype text, subject text, environment text, bundle_id text, signed_date bigint, received_at bigint)
             ), logged AS (
                 INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
                                               received_at, outcome)
-                SELECT id, type, subtype, subject, environment, bundle_id, signed_date, received_at, 'pending' FROM input ORDER BY position
+                SELECT id, type, subtype, subject, environment, bundle_id, signed_date, received_at, 'pending' FROM input
                 ON CONFLICT (notification_uuid) DO UPDATE SET duplicates = notification_log.duplicates + 1
                 RETURNING notification_uuid, (xmax = 0) AS is_new
             )
-            SELECT input.position, logged.is_new,
+            SELECT input.id, logged.is_new,
                    (SELECT max(signed_date) FROM notification_log
                     WHERE environment = input.environment AND bundle_id = input.bundle_id AND subject = input.subject AND advances_subject),
                    (SELECT app_user_id FROM customer_bindings
@@ -56,12 +55,14 @@ enum SubjectRows {
                 WHERE environment = input.environment AND bundle_id = input.bundle_id AND original_transaction_id = input.subject
                 ORDER BY updated_at DESC LIMIT 1) AS e ON true
             """, logger: logger)
+        // A wave holds each log id once (``Waves``), so a row's id names its entry.
+        let indexOfID = Dictionary(entries.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
         var states = [SubjectState?](repeating: nil, count: entries.count)
         for try await row in rows.decode(
-            (Int32, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?,
+            (String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?,
              String?).self) {
             // A repeat only counts (the console shows how often Apple delivered it).
-            guard row.1 else { continue }
+            guard row.1, let index = indexOfID[row.0] else { continue }
             var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
             if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7, let source = row.8, let ownership = row.9 {
                 loaded.entitlement = EntitlementState(
@@ -69,34 +70,9 @@ enum SubjectRows {
                     ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12, revocationReason: row.13,
                     revocationType: row.14, entitlementId: row.15)
             }
-            states[Int(row.0)] = loaded
+            states[index] = loaded
         }
         return states
-    }
-
-    /// One log entry as the recordset reads it (property names are its column names).
-    private struct LogRecord: Encodable {
-        var position: Int
-        var id: String
-        var type: String
-        var subtype: String?
-        var subject: String
-        var environment: String
-        var bundle_id: String
-        var signed_date: Int64
-        var received_at: Int64?
-
-        init(position: Int, _ entry: EntitlementRepository.LogEntry) {
-            self.position = position
-            self.id = entry.id
-            self.type = entry.type
-            self.subtype = entry.subtype
-            self.subject = entry.subject
-            self.environment = entry.environment
-            self.bundle_id = entry.bundleId
-            self.signed_date = entry.signedDate
-            self.received_at = entry.receivedAt
-        }
     }
 
     // MARK: Entitlement

@@ -22,7 +22,7 @@ enum Waves {
 
     /// The rows an input writes that another input may write too, within its environment and app.
     private static func rowKeys(of input: EntitlementRepository.PreparedInput) -> [String] {
-        let scope = input.entry.environment + "/" + input.entry.bundleId + "/"
+        let scope = input.entry.scope
         var keys = ["s:" + scope + input.entry.subject, "l:" + input.entry.id]
         if let transaction = input.notification.transaction {
             if let id = transaction.transactionId { keys.append("t:" + scope + id) }
