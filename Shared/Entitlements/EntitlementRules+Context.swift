@@ -139,9 +139,13 @@ struct Context {
         var events: [EntitlementEvent] = []
         if before != state {
             let changedProduct = before.map { $0.productId != state.productId } ?? false
+            // A revocation is news whatever came before: the purchase may have been granted by the device, or its
+            // earlier notifications may arrive after the status that revoked it (and stay stale behind it).
+            let newlyRevoked = state.revokedAt != nil && before?.revokedAt == nil
             let type: String = switch (before?.active ?? false, state.active) {
             case (false, true): "entitlement.granted"
             case (true, false): state.revokedAt != nil ? "entitlement.revoked" : "entitlement.expired"
+            case (false, false) where newlyRevoked: "entitlement.revoked"
             default: changedProduct ? "entitlement.product-changed" : "entitlement.updated"
             }
             var change = self.event(type, .changes, state: state)

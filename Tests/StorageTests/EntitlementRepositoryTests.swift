@@ -192,6 +192,49 @@ import TestSupport
         }
     }
 
+    /// The change events in the outbox, in order.
+    func changeEvents(_ client: PostgresClient) async throws -> [String] {
+        var events: [String] = []
+        for try await type in try await client.query(
+            "SELECT payload->>'eventType' FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges) ORDER BY id", logger: logger
+        ).decode(String.self) { events.append(type) }
+        return events
+    }
+
+    @Test func anUpgradeARenewalAndARefundInOneBatchEndLikeOneAtATime() async throws {
+        // One transaction writes both product rows of the subject: the refund must read the newest (the new
+        // product's), as it does one at a time, and revoke it.
+        var basic = Self.step("SUBSCRIBED", "INITIAL_BUY", day: 0, expiresDay: 30)
+        basic.notification.transaction?.productId = "basic"
+        let life = [basic, Self.step("DID_CHANGE_RENEWAL_PREF", "UPGRADE", day: 10, expiresDay: 40), Self.step("DID_RENEW", day: 40, expiresDay: 70),
+                    Self.step("REFUND", day: 45, status: .revoked, expiresDay: 70, refundedTransaction: 40)]
+        let expected = try await withDatabase { client in
+            _ = try await applyAll(life, client: client)
+            return (try await written(client), try await changeEvents(client))
+        }
+        let actual = try await withDatabase { client in
+            let results = try await EntitlementRepository(client: client, logger: logger)
+                .apply(life.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: PipelineTopics())
+            #expect(results == Array(repeating: .recorded(.applied), count: 4))
+            return (try await written(client), try await changeEvents(client))
+        }
+        #expect(actual.0 == expected.0)
+        #expect(actual.1 == expected.1)
+        #expect(actual.1.last == "entitlement.revoked", "the refund of the latest period revoked the new product: \(actual.1)")
+    }
+
+    @Test func aRevocationKnownBeforeThePurchaseIsPublishedAsARevocation() async throws {
+        // After an outage the revoking status can come first; the purchase's own notifications then stay stale.
+        try await withDatabase { client in
+            let refund = Self.step("REFUND", day: 45, status: .revoked, expiresDay: 60, refundedTransaction: 30)
+            let results = try await applyAll([refund, Self.subscription[0], Self.subscription[1]], client: client)
+            #expect(results == [.recorded(.applied), .recorded(.stale), .recorded(.stale)])
+            #expect(try await changeEvents(client) == ["entitlement.revoked"])
+            let rows = try await entitlements(client)
+            #expect(rows.count == 1 && rows[0].contains("\"pro\", false"), "revoked, and nothing stale moved it: \(rows)")
+        }
+    }
+
     @Test func theOperatorViewShowsStateSubscriptionAndHistory() async throws {
         try await withDatabase { client in
             _ = try await applyAll(Self.subscription, client: client)

@@ -112,6 +112,11 @@ public enum NotificationTypeTable {
             events: ["entitlement.revoked", "revocation.refunded"]),
         Row(notification: notification("REFUND", status: .active, revoked: true), current: activeState, outcome: .applied, active: true,
             events: ["revocation.refunded"]),
+        // The revocation is the first thing known of the purchase (its earlier notifications come later, stale).
+        Row(notification: notification("REFUND", status: .revoked, revoked: true), current: nil, outcome: .applied, active: false,
+            events: ["entitlement.revoked", "revocation.refunded"]),
+        Row(notification: notification("REFUND", product: .nonConsumable, revoked: true), current: nil, outcome: .applied, active: false,
+            events: ["entitlement.revoked", "revocation.refunded"]),
         Row(notification: notification("REFUND", product: .nonConsumable, revoked: true), current: activeState, outcome: .applied, active: false,
             events: ["entitlement.revoked", "revocation.refunded"]),
         Row(notification: notification("REFUND", product: .consumable, revoked: true), current: nil, outcome: .applied, active: nil, events: ["consumable.refunded"]),

@@ -23,7 +23,8 @@ enum CustomerBindings {
     }
 
     /// Moves the subject's entitlement rows and subscription view from `previous` (or any other customer) to
-    /// `customer`, so one purchase is never active under two customers.
+    /// `customer`, so one purchase is never active under two customers. The rows keep their `updated_at`: the
+    /// subject's state is its newest row, and a move changes whose rows they are, not which is newest.
     static func moveRows(of entry: EntitlementRepository.LogEntry, from previous: String, to customer: String,
                          on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("""
@@ -38,9 +39,9 @@ enum CustomerBindings {
             )
             INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
                                       source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
-                                      revocation_type, last_signed_date)
+                                      revocation_type, last_signed_date, updated_at)
             SELECT environment, bundle_id, \(customer), product_id, entitlement_id, active, original_transaction_id, source_transaction_id,
-                   ownership_type, valid_from, valid_until, revoked_at, revocation_reason, revocation_type, last_signed_date
+                   ownership_type, valid_from, valid_until, revoked_at, revocation_reason, revocation_type, last_signed_date, updated_at
             FROM moved
             ON CONFLICT (environment, bundle_id, customer, product_id) DO NOTHING
             """, logger: logger)
