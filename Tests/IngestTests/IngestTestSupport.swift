@@ -45,7 +45,7 @@ enum IngestTestSupport {
     {
         let root = directory.appendingPathComponent("root.der")
         try Data(fixtures.pki.rootDER).write(to: root)
-        let port = try LocalComponents.script("free-port.sh", [])
+        let port = String(try LocalComponents.freePortBelowEphemeralRange())
         let environment = [
             "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
             "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "HTTP_HOST": "127.0.0.1", "HTTP_PORT": port,

@@ -41,7 +41,7 @@ import TestSupport
         try await SimHarness.with(customers: 12, seed: 3) { sim in
             let plan = sim.simulator.signed
             let half = plan.count / 2
-            let dead = "http://127.0.0.1:\(try LocalComponents.script("free-port.sh", []))/notifications"
+            let dead = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
             let failed = await sim.simulator.deliver(Array(plan.prefix(half)), http: sim.http, to: dead, timeout: .milliseconds(300))
             let delivered = await sim.simulator.deliver(Array(plan.dropFirst(half)), http: sim.http, to: sim.sinkURL)
             #expect(failed.failed == half && delivered.succeeded == plan.count - half)

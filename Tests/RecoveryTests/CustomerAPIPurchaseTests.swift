@@ -99,7 +99,7 @@ import TestSupport
                         return (try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token,
                                 try await store.create(bundleId: Stack.otherApp, ratePerSecond: 1000).token)
                     }
-                    let port = Int(try LocalComponents.script("free-port.sh", []))!
+                    let port = try LocalComponents.freePortBelowEphemeralRange()
                     var accepted = sim.accepted
                     accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
                     var purchases = CustomerAPISettings.PurchaseSettings(accepted: accepted, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))

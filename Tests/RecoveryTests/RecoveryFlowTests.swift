@@ -33,7 +33,7 @@ import TestSupport
                     try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
                         try await MigrationRunner().migrate(client: $0, logger: logger)
                     }
-                    let ingestPort = Int(try LocalComponents.script("free-port.sh", []))!
+                    let ingestPort = try LocalComponents.freePortBelowEphemeralRange()
                     let group = try PipelineHarness.services(
                         sim: sim, bootstrap: bootstrap, databaseURL: databaseURL, ingestPort: ingestPort,
                         reconcileInterval: reconcile ? .seconds(3) : nil, logger: logger)
@@ -43,7 +43,7 @@ import TestSupport
 
                     let plan = sim.simulator.deliveryPlan()
                     let third = plan.count / 3
-                    let down = "http://127.0.0.1:\(try LocalComponents.script("free-port.sh", []))/notifications"
+                    let down = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
                     let first = await sim.simulator.deliver(Array(plan.prefix(third)), http: sim.http, to: ingest)
                     let outage = await sim.simulator.deliver(Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down, timeout: .milliseconds(300))
                     let last = await sim.simulator.deliver(Array(plan.dropFirst(2 * third)), http: sim.http, to: ingest)

@@ -22,7 +22,7 @@ actor ServiceFleet {
         self.environment = environment
         self.directory = directory
         var ports = chosen
-        for name in Self.names where ports[name] == nil { ports[name] = Int(try LocalComponents.script("free-port.sh", []))! }
+        for name in Self.names where ports[name] == nil { ports[name] = try LocalComponents.freePortBelowEphemeralRange() }
         self.ports = ports
     }
 

@@ -34,7 +34,7 @@ struct SimHarness: Sendable {
         configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
     ) async throws -> T {
         let pki = try TestPKI()
-        let port = Int(try LocalComponents.script("free-port.sh", []))!
+        let port = try LocalComponents.freePortBelowEphemeralRange()
         var configuration = SimConfiguration(apiPublicKey: apiKey.publicKey)
         configuration.customers = customers
         configuration.seed = seed

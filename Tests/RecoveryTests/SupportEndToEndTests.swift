@@ -28,7 +28,7 @@ import TestSupport
 
     @Test func consumptionAnswersLookupsExtensionsAndTheConsoleAgainstTheRunningStack() async throws {
         try LocalComponents.requireModernLibrdkafka()
-        let ingestPort = Int(try LocalComponents.script("free-port.sh", []))!
+        let ingestPort = try LocalComponents.freePortBelowEphemeralRange()
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(customers: 80, seed: 71, configure: {

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 import Glibc
 import RdKafka
 
@@ -28,11 +29,17 @@ public enum LocalComponents {
         return try Self.run(URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments)
     }
 
+    /// The ports ``freePortBelowEphemeralRange()`` handed out in this process: never handed out twice, so two
+    /// tests running in parallel never both pick one before either binds it.
+    private static let handedOut = Mutex<Set<Int>>([])
+
     /// A TCP port on 127.0.0.1 that is free now and below the ephemeral range (20000–32767), so the kernel
-    /// never hands it to an outgoing connection or to another test's `bind(0)`.
+    /// never hands it to an outgoing connection or to another test's `bind(0)`, and that no other test of this
+    /// process got (a service that lost its port to another server would be answered for by that server).
     public static func freePortBelowEphemeralRange() throws -> Int {
         for _ in 0..<200 {
             let port = Int.random(in: 20000...32767)
+            guard Self.handedOut.withLock({ $0.insert(port).inserted }) else { continue }
             let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard socket >= 0 else { continue }
             defer { close(socket) }
