@@ -47,9 +47,32 @@ enum NotificationFacts {
         let encoder = JSONEncoder()
         let facts = String(decoding: try encoder.encode(records), as: UTF8.self)
         let outbox = String(decoding: try encoder.encode(events), as: UTF8.self)
-        try await connection.query("""
+        try await connection.execute(WriteStatement(facts: facts, outbox: outbox), logger: logger)
+    }
+
+    // MARK: The statement
+
+    /// The wave's one statement, prepared once per connection: PostgreSQL parses it once and, after its first
+    /// executions, keeps one plan for it (the rows are its two parameters, whatever the wave's size).
+    struct WriteStatement: PostgresPreparedStatement {
+        typealias Row = ()
+        /// The facts as a JSON array of ``FactsRecord``.
+        var facts: String
+        /// The outbox events as a JSON array of ``EventRecord``.
+        var outbox: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(self.facts)
+            bindings.append(self.outbox)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
+
+        static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset(\(facts)::jsonb) AS i(
+                SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
                     id text, outcome text, detail text, advances boolean, environment text, bundle_id text, signed_date bigint,
                     has_transaction boolean, transaction_id text, original_transaction_id text, web_order_line_item_id text,
                     product_id text, product_type text, subscription_group_identifier text, app_account_token text, ownership_type text,
@@ -136,15 +159,15 @@ enum NotificationFacts {
                     e_source_transaction_id, e_ownership_type, e_valid_from, e_valid_until, e_revoked_at, e_revocation_reason,
                     e_revocation_type, signed_date, clock_timestamp()
                 FROM input WHERE has_entitlement
-                ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(unescaped: SubjectRows.entitlementUpdate)
+                ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(SubjectRows.entitlementUpdate)
             )
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
             SELECT id, topic, key, payload::jsonb, environment, bundle_id
-            FROM jsonb_to_recordset(\(outbox)::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
+            FROM jsonb_to_recordset($2::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
                                                           bundle_id text)
             ORDER BY position
             ON CONFLICT (event_id) DO NOTHING
-            """, logger: logger)
+            """
     }
 
     // MARK: Rows as PostgreSQL reads them

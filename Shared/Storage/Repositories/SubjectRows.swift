@@ -31,9 +31,47 @@ enum SubjectRows {
     static func logAndLoadStates(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
                                  logger: Logger) async throws -> [SubjectState?] {
         let input = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
-        let rows = try await connection.query("""
+        let rows = try await connection.execute(LogAndStatesStatement(entries: input), logger: logger)
+        // A wave holds each log id once (``Waves``), so a row's id names its entry.
+        let indexOfID = Dictionary(entries.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var states = [SubjectState?](repeating: nil, count: entries.count)
+        for try await row in rows {
+            // A repeat only counts (the console shows how often Apple delivered it).
+            guard row.1, let index = indexOfID[row.0] else { continue }
+            var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
+            if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7, let source = row.8, let ownership = row.9 {
+                loaded.entitlement = EntitlementState(
+                    customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
+                    ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12, revocationReason: row.13,
+                    revocationType: row.14, entitlementId: row.15)
+            }
+            states[index] = loaded
+        }
+        return states
+    }
+
+    /// The wave's log and state statement, prepared once per connection (parsed once, its plan kept).
+    struct LogAndStatesStatement: PostgresPreparedStatement {
+        /// An entry's log id, whether it is new, the subject's newest applied signing time, its bound app user, and
+        /// its newest entitlement row's columns (all nil without one).
+        typealias Row = (String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?,
+                         String?, String?)
+        /// The entries as a JSON array of ``EntitlementRepository/LogEntry``.
+        var entries: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 1)
+            bindings.append(self.entries)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            try row.decode(Row.self)
+        }
+
+        static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset(\(input)::jsonb) AS i(
+                SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
                     id text, type text, subtype text, subject text, environment text, bundle_id text, signed_date bigint, received_at bigint)
             ), logged AS (
                 INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
@@ -54,25 +92,7 @@ enum SubjectRows {
                 SELECT * FROM entitlements
                 WHERE environment = input.environment AND bundle_id = input.bundle_id AND original_transaction_id = input.subject
                 ORDER BY updated_at DESC LIMIT 1) AS e ON true
-            """, logger: logger)
-        // A wave holds each log id once (``Waves``), so a row's id names its entry.
-        let indexOfID = Dictionary(entries.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
-        var states = [SubjectState?](repeating: nil, count: entries.count)
-        for try await row in rows.decode(
-            (String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?, String?,
-             String?).self) {
-            // A repeat only counts (the console shows how often Apple delivered it).
-            guard row.1, let index = indexOfID[row.0] else { continue }
-            var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
-            if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7, let source = row.8, let ownership = row.9 {
-                loaded.entitlement = EntitlementState(
-                    customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
-                    ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12, revocationReason: row.13,
-                    revocationType: row.14, entitlementId: row.15)
-            }
-            states[index] = loaded
-        }
-        return states
+            """
     }
 
     // MARK: Entitlement
