@@ -113,7 +113,8 @@ import TestSupport
         #expect(unrevoked.isEmpty, "every refund of a latest period emitted entitlement.revoked; \(explanation)")
     }
 
-    /// What the database holds about customers: their log (in the order applied), entitlements and events.
+    /// What the database holds about customers, to explain a failure: their subjects' log rows (with the
+    /// transaction id that applied each), their entitlement rows and their outbox events.
     static func history(of customers: Set<String>, databaseURL: String) async throws -> String {
         try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
             var lines: [String] = []

@@ -11,7 +11,7 @@ import PostgresNIO
 /// (one row per environment, app and id; the newest signed version wins, so its revocation fields stand), the
 /// subscription view (the newest notification wins), the entitlement it leaves (when given) and its events for
 /// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `jsonb_to_recordset`,
-/// so the statement is parsed and planned once per wave instead of once per notification.
+/// so one prepared statement (``WriteStatement``) serves every wave, whatever its size.
 enum NotificationFacts {
     /// One input's facts as the rules decided them; `customer` owns its subscription view; `entitlement`, when
     /// given, is upserted in the same statement (no two rows of a wave may name the same entitlement row).
