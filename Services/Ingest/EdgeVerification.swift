@@ -19,13 +19,13 @@ struct EdgeVerification: Sendable {
         guard let verifier = self.verifiers[admitted.environment] else {
             throw AdmissionRejection(status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
-        if !verifier.knowsChain(of: admitted.signedPayload),
+        if !verifier.knowsChain(of: admitted.notification),
            let wait = self.newChains.take(keyId: "new-chains", ratePerSecond: self.newChainsPerSecond) {
             throw AdmissionRejection(status: 503, code: "verification-busy",
                                      message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
         }
         do {
-            _ = try await verifier.verifyNotificationEnvelope(admitted.signedPayload)
+            _ = try await verifier.verifyNotificationEnvelope(admitted.notification)
         } catch {
             throw AdmissionRejection(status: 403, code: "verification-failed", message: "\(error.kind.rawValue): \(error.detail)")
         }

@@ -5,8 +5,8 @@ import NotificationPipeline
 
 /// What ingest learned from a body that passed the structural checks.
 struct AdmittedNotification: Sendable {
-    /// The body's `signedPayload` (not yet verified).
-    var signedPayload: String
+    /// The body's `signedPayload`, split, with its payload decoded (not yet verified).
+    var notification: UnverifiedNotification
     var environment: Environment
     /// The configured app the notification is for.
     var bundleId: String
@@ -30,7 +30,7 @@ struct NotificationAdmission: Sendable {
 
     /// Checks a body for a route (`nil`: any configured environment).
     func admit(body: [UInt8], route: Environment?) throws(AdmissionRejection) -> AdmittedNotification {
-        guard let signedPayload = EnvelopeReader.signedPayload(in: body) else {
+        guard let signedPayload = EnvelopeReader.signedPayloadBytes(in: body) else {
             let isJSON = (try? JSONSerialization.jsonObject(with: Data(body))) != nil
             throw isJSON
                 ? AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
@@ -41,7 +41,7 @@ struct NotificationAdmission: Sendable {
         }
         let jws: UnverifiedJWS
         do {
-            jws = try UnverifiedJWS(signedPayload)
+            jws = try UnverifiedJWS(bytes: signedPayload)
         } catch {
             throw AdmissionRejection(status: 400, code: "not-a-jws", message: "signedPayload is not a compact JWS: \(error.detail)")
         }
@@ -52,12 +52,13 @@ struct NotificationAdmission: Sendable {
             throw AdmissionRejection(status: 400, code: "bad-certificate-chain",
                                      message: "x5c must hold 3 certificates, found \(jws.certificateCount ?? 0)")
         }
-        let payload: ResponseBodyV2DecodedPayload
+        let notification: UnverifiedNotification
         do {
-            payload = try jws.decodePayload(as: ResponseBodyV2DecodedPayload.self)
+            notification = try jws.decodeNotification()
         } catch {
             throw AdmissionRejection(status: 400, code: "bad-payload", message: "the payload is not a notification")
         }
+        let payload = notification.payload
         guard payload.notificationUUID != nil, payload.signedDate != nil, payload.containerCount == 1 else {
             throw AdmissionRejection(status: 400, code: "bad-payload",
                                      message: "the notification needs notificationUUID, signedDate and exactly one data container")
@@ -65,7 +66,8 @@ struct NotificationAdmission: Sendable {
         try self.checkApp(payload)
         let environment = try self.checkEnvironment(payload, route: route)
         return AdmittedNotification(
-            signedPayload: signedPayload, environment: environment, bundleId: payload.bundleId ?? "", subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
+            notification: notification, environment: environment, bundleId: payload.bundleId ?? "",
+            subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
             notificationUUID: payload.notificationUUID)
     }
 
@@ -92,9 +94,10 @@ struct NotificationAdmission: Sendable {
         return environment
     }
 
-    /// The nested transaction, decoded without verification, for the subject only.
+    /// The nested transaction's payload, decoded without verification (its header not even decoded), for the
+    /// subject only.
     private static func unverifiedTransaction(_ payload: ResponseBodyV2DecodedPayload) -> JWSTransactionDecodedPayload? {
         guard let signed = payload.data?.signedTransactionInfo else { return nil }
-        return try? UnverifiedJWS(signed).decodePayload(as: JWSTransactionDecodedPayload.self)
+        return try? UnverifiedJWS.decodePayload(of: signed, as: JWSTransactionDecodedPayload.self)
     }
 }

@@ -92,7 +92,7 @@ struct NotificationController: Sendable {
     static func json(status: Int, _ object: [String: String]) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
-        let body = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(status: .init(code: status), headers: headers,
+                        body: .init(byteBuffer: ByteBuffer(string: FlatJSONObject.text(object))))
     }
 }

@@ -1,4 +1,4 @@
-import AppStoreModels
+public import AppStoreModels
 import Foundation
 
 /// The structure of a compact JWS, decoded **without any signature or chain check**.
@@ -6,6 +6,8 @@ import Foundation
 /// For cheap admission checks (ingest) and for routing before verification; never act on its contents.
 /// ``SignedDataVerifier`` is the only source of verified data.
 public struct UnverifiedJWS: Sendable {
+    /// The split serialization, kept so a verifier can check exactly these bytes without splitting again.
+    let compact: CompactJWS
     /// The header's `alg`.
     public let algorithm: String?
     /// How many certificates the header's `x5c` holds (nil when it has none).
@@ -15,8 +17,14 @@ public struct UnverifiedJWS: Sendable {
 
     /// Splits and decodes a compact JWS; fails with a ``VerificationError`` of kind `format` when it is not one.
     public init(_ text: String) throws(VerificationError) {
-        let jws = try CompactJWS(text.utf8)
+        try self.init(bytes: text.utf8)
+    }
+
+    /// Splits and decodes a compact JWS given as UTF-8 bytes.
+    public init(bytes: some Collection<UInt8>) throws(VerificationError) {
+        let jws = try CompactJWS(bytes)
         let header = try JWSHeader.decode(segment: jws.header)
+        self.compact = jws
         self.algorithm = header.alg
         self.certificateCount = header.x5c?.count
         self.payload = try jws.decodedPayload()
@@ -24,10 +32,39 @@ public struct UnverifiedJWS: Sendable {
 
     /// Decodes the payload as an App Store type (untrusted).
     public func decodePayload<T: Decodable>(as type: T.Type) throws(VerificationError) -> T {
+        try Self.decode(type, from: self.payload)
+    }
+
+    /// Decodes the payload as a notification, keeping the JWS with it so a verifier can verify the two
+    /// together (`SignedDataVerifier.verifyNotificationEnvelope(_:)`) without
+    /// splitting and decoding a second time.
+    public func decodeNotification() throws(VerificationError) -> UnverifiedNotification {
+        UnverifiedNotification(jws: self.compact, payload: try self.decodePayload(as: ResponseBodyV2DecodedPayload.self))
+    }
+
+    /// Decodes only the payload segment of a compact JWS (the header is not decoded at all): the cheapest
+    /// look inside, for routing (a nested transaction's `originalTransactionId`). Untrusted.
+    public static func decodePayload<T: Decodable>(of text: String, as type: T.Type) throws(VerificationError) -> T {
+        try Self.decode(type, from: CompactJWS(text.utf8).decodedPayload())
+    }
+
+    /// Decodes JSON bytes, failing with a format error.
+    private static func decode<T: Decodable>(_ type: T.Type, from json: [UInt8]) throws(VerificationError) -> T {
         do {
-            return try JSONDecoder().decode(type, from: Data(self.payload))
+            return try JSONDecoder().decode(type, from: Data(json))
         } catch {
             throw VerificationError(.format, "the payload is not a JSON \(type)")
         }
     }
+}
+
+/// A notification's outer JWS with its payload decoded from it, **not verified**: ingest's structural checks
+/// read the payload; `SignedDataVerifier.verifyNotificationEnvelope(_:)` then
+/// verifies the same bytes. Only ``UnverifiedJWS/decodeNotification()`` makes one, so the payload is always
+/// the decoding of the JWS it travels with.
+public struct UnverifiedNotification: Sendable {
+    /// The split JWS the payload was decoded from.
+    let jws: CompactJWS
+    /// The decoded payload (untrusted until verified).
+    public let payload: ResponseBodyV2DecodedPayload
 }

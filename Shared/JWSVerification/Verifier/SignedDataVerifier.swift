@@ -63,21 +63,29 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a notification's outer JWS only (chain, Apple's markers, signature, one container, app and
     /// environment), not the JWS nested in it: what ingest checks at the edge before anything is stored. The
-    /// chain-verifier still verifies everything.
-    public func verifyNotificationEnvelope(_ signedPayload: String) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
-        try await self.verifyEnvelope(signedPayload).payload
+    /// chain-verifier still verifies everything. The JWS was split and its payload decoded by ingest's
+    /// structural checks (``UnverifiedJWS/decodeNotification()``); neither is done a second time.
+    public func verifyNotificationEnvelope(_ notification: UnverifiedNotification) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
+        try self.requireStoreKitTestCertificate()
+        try await self.verify(notification.jws, payload: notification.payload, cached: self.cache.chain(forHeader: notification.jws.header))
+        _ = try self.checkEnvelope(notification.payload)
+        return notification.payload
     }
 
-    /// Whether the chain of this JWS was verified before and is cached (its verification then costs one
-    /// signature check): lets a caller bound the work spent on chains it has not seen.
-    public func knowsChain(of jws: String) -> Bool {
-        guard let header = jws.utf8.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false).first else { return false }
-        return self.cache.chain(forHeader: Array(header)[...]) != nil
+    /// Whether the chain of this notification's JWS was verified before and is cached (its verification then
+    /// costs one signature check): lets a caller bound the work spent on chains it has not seen.
+    public func knowsChain(of notification: UnverifiedNotification) -> Bool {
+        self.cache.chain(forHeader: notification.jws.header) != nil
     }
 
     /// The outer JWS of a notification, verified, with its configured app.
     private func verifyEnvelope(_ signedPayload: String) async throws(VerificationError) -> (payload: ResponseBodyV2DecodedPayload, app: AppIdentity) {
         let payload = try await self.verifySignedData(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
+        return (payload, try self.checkEnvelope(payload))
+    }
+
+    /// The envelope rules after the signature: exactly one container, a configured app and environment.
+    private func checkEnvelope(_ payload: ResponseBodyV2DecodedPayload) throws(VerificationError) -> AppIdentity {
         guard payload.containerCount == 1 else {
             throw VerificationError(
                 .format, "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
@@ -85,7 +93,7 @@ public final class SignedDataVerifier: Sendable {
         }
         let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
         try self.checkEnvironment(payload.rawEnvironment)
-        return (payload, app)
+        return app
     }
 
     /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).
@@ -144,15 +152,29 @@ public final class SignedDataVerifier: Sendable {
     func verifySignedData<Payload: SignedPayload>(
         _ text: some Collection<UInt8>, as type: Payload.Type
     ) async throws(VerificationError) -> Payload {
+        try self.requireStoreKitTestCertificate()
+        let jws = try CompactJWS(text)
+        let cached = self.cache.chain(forHeader: jws.header)
+        let certificates = cached == nil ? try self.parseCertificates(jws) : nil
+        let payload: Payload = try Self.decode(jws.decodedPayload())
+        try await self.verify(jws, payload: payload, cached: cached, certificates: certificates)
+        return payload
+    }
+
+    /// Refuses everything when the configuration is StoreKit testing without a test certificate.
+    private func requireStoreKitTestCertificate() throws(VerificationError) {
         if self.configuration.isStoreKitTesting && self.configuration.storeKitTestCertificates.isEmpty {
             throw VerificationError(
                 .environment, "\(self.configuration.environment.rawValue) data is verified only against a configured "
                     + "StoreKit test certificate, and none is configured")
         }
-        let jws = try CompactJWS(text)
-        let cached = self.cache.chain(forHeader: jws.header)
-        let certificates = cached == nil ? try self.parseCertificates(jws) : nil
-        let payload: Payload = try Self.decode(jws.decodedPayload())
+    }
+
+    /// Validates the chain of `jws` at the payload's validation time (or takes it from the cache) and checks
+    /// the signature over `jws`'s own bytes. `payload` must be the decoding of `jws`'s payload segment.
+    private func verify<Payload: SignedPayload>(
+        _ jws: CompactJWS, payload: Payload, cached: VerifiedChain?, certificates: [X509.Certificate]? = nil
+    ) async throws(VerificationError) {
         let time = self.validationTime(for: payload)
         let chain: VerifiedChain
         if let cached, cached.isValid(at: time) {
@@ -174,7 +196,6 @@ public final class SignedDataVerifier: Sendable {
         guard isValid else {
             throw VerificationError(.signature, "the \(Payload.kindName) signature does not verify with the leaf certificate's key")
         }
-        return payload
     }
 
     /// Decodes the header of a JWS and parses its certificate chain.

@@ -1,0 +1,24 @@
+import Foundation
+@testable import Ingest
+import Testing
+
+/// Ingest's answers are written without `JSONSerialization`; whatever a message holds (a notificationUUID is
+/// the client's text until verified), the answer must parse back to exactly the same strings.
+@Suite struct FlatJSONObjectTests {
+    @Test(arguments: [
+        ["status": "accepted", "notificationUUID": "6b2a6f1e-3c1d-4e55-9f0a-1b2c3d4e5f60"],
+        ["error": "bad-payload", "message": #"quote " backslash \ slash / newline \#n tab \#t"#],
+        ["message": "nul \u{0} bell \u{7} unit separator \u{1F} delete \u{7F}", "b": "", "a": "é 🍎 \u{2028}"],
+        [:],
+    ])
+    func answersParseBackToTheSameStrings(_ object: [String: String]) throws {
+        let text = FlatJSONObject.text(object)
+        let parsed = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
+        #expect(parsed == object)
+    }
+
+    @Test func keysAreSortedAndControlCharactersEscaped() {
+        #expect(FlatJSONObject.text(["status": "accepted", "notificationUUID": "u"]) == #"{"notificationUUID":"u","status":"accepted"}"#)
+        #expect(FlatJSONObject.text(["m": "a\u{1}b\nc"]) == #"{"m":"a\u0001b\nc"}"#)
+    }
+}
