@@ -94,10 +94,19 @@ struct NotificationAdmission: Sendable {
         return environment
     }
 
-    /// The nested transaction's payload, decoded without verification (its header not even decoded), for the
-    /// subject only.
+    /// The nested transaction's `originalTransactionId`, decoded without verification (its header not even
+    /// decoded), for the subject only.
     private static func unverifiedTransaction(_ payload: ResponseBodyV2DecodedPayload) -> JWSTransactionDecodedPayload? {
-        guard let signed = payload.data?.signedTransactionInfo else { return nil }
-        return try? UnverifiedJWS.decodePayload(of: signed, as: JWSTransactionDecodedPayload.self)
+        guard let signed = payload.data?.signedTransactionInfo,
+              let subject = try? UnverifiedJWS.decodePayload(of: signed, as: TransactionSubject.self)
+        else { return nil }
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.originalTransactionId = subject.originalTransactionId
+        return transaction
+    }
+
+    /// The one field of a transaction the subject needs.
+    private struct TransactionSubject: Decodable {
+        var originalTransactionId: String?
     }
 }

@@ -33,7 +33,7 @@ struct NotificationController: Sendable {
     func receive(_ request: Request, route: AppStoreModels.Environment?) async -> Response {
         self.metrics.inFlight.increment(by: 1)
         defer { self.metrics.inFlight.decrement(by: 1) }
-        let requestID = request.headers[.init("x-request-id")!] ?? UUID().uuidString
+        let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
         let tooLarge = AdmissionRejection(status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > self.maximumBodyBytes {
             return self.refuse(tooLarge, requestID: requestID)  // refused before a byte of it is read

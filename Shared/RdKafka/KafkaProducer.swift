@@ -92,12 +92,14 @@ public final class KafkaProducer: Service, Sendable {
         }
     }
 
-    /// Calls `rd_kafka_produceva` with copied key, value and headers; returns its error, if any.
+    /// Calls `rd_kafka_produceva`, which copies key, value and headers itself (`RD_KAFKA_MSG_F_COPY`); the value
+    /// (the large part: a ~19 KB notification) is handed over in place, key and headers through short-lived
+    /// copies. Returns librdkafka's error, if any.
     private static func produce(_ record: ProducerRecord, id: UInt, on handle: OpaquePointer) -> OpaquePointer? {
         var values: [rd_kafka_vu_t] = []
         let strings = ([record.topic] + record.headers.map(\.name)).map { strdup($0)! }
         defer { strings.forEach { free($0) } }
-        let buffers = ([record.key, record.value] + record.headers.map(\.value)).map { bytes -> UnsafeMutableRawBufferPointer? in
+        let buffers = ([record.key] + record.headers.map(\.value)).map { bytes -> UnsafeMutableRawBufferPointer? in
             guard let bytes else { return nil }
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
             buffer.copyBytes(from: bytes)
@@ -109,19 +111,17 @@ public final class KafkaProducer: Service, Sendable {
         topic.vtype = RD_KAFKA_VTYPE_TOPIC
         topic.u.cstr = UnsafePointer(strings[0])
         values.append(topic)
-        for (index, vtype) in [(0, RD_KAFKA_VTYPE_KEY), (1, RD_KAFKA_VTYPE_VALUE)] {
-            var value = rd_kafka_vu_t()
-            value.vtype = vtype
-            value.u.mem.ptr = buffers[index]?.baseAddress
-            value.u.mem.size = buffers[index]?.count ?? 0
-            values.append(value)
-        }
+        var key = rd_kafka_vu_t()
+        key.vtype = RD_KAFKA_VTYPE_KEY
+        key.u.mem.ptr = buffers[0]?.baseAddress
+        key.u.mem.size = buffers[0]?.count ?? 0
+        values.append(key)
         for index in record.headers.indices {
             var header = rd_kafka_vu_t()
             header.vtype = RD_KAFKA_VTYPE_HEADER
             header.u.header.name = UnsafePointer(strings[index + 1])
-            header.u.header.val = UnsafeRawPointer(buffers[index + 2]?.baseAddress)
-            header.u.header.size = buffers[index + 2].map { $0.count } ?? -1
+            header.u.header.val = UnsafeRawPointer(buffers[index + 1]?.baseAddress)
+            header.u.header.size = buffers[index + 1].map { $0.count } ?? -1
             values.append(header)
         }
         var flags = rd_kafka_vu_t()
@@ -132,7 +132,21 @@ public final class KafkaProducer: Service, Sendable {
         opaque.vtype = RD_KAFKA_VTYPE_OPAQUE
         opaque.u.ptr = UnsafeMutableRawPointer(bitPattern: id)
         values.append(opaque)
-        return values.withUnsafeBufferPointer { rd_kafka_produceva(handle, $0.baseAddress, $0.count) }
+        /// Adds the value (in place, valid during the call) and produces.
+        func produce(value: UnsafeRawBufferPointer?) -> OpaquePointer? {
+            var entry = rd_kafka_vu_t()
+            entry.vtype = RD_KAFKA_VTYPE_VALUE
+            entry.u.mem.ptr = value.flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+            entry.u.mem.size = value?.count ?? 0
+            values.append(entry)
+            return values.withUnsafeBufferPointer { rd_kafka_produceva(handle, $0.baseAddress, $0.count) }
+        }
+        guard let value = record.value else { return produce(value: nil) }  // a tombstone
+        guard !value.isEmpty else {  // an empty value still needs an address, or librdkafka writes a tombstone
+            var byte: UInt8 = 0
+            return withUnsafeBytes(of: &byte) { produce(value: UnsafeRawBufferPointer(rebasing: $0[0..<0])) }
+        }
+        return value.withUnsafeBytes { produce(value: $0) }
     }
 
     // MARK: Lifecycle

@@ -22,3 +22,15 @@ import Testing
         #expect(FlatJSONObject.text(["m": "a\u{1}b\nc"]) == #"{"m":"a\u0001b\nc"}"#)
     }
 }
+
+/// Request identifiers made for requests without `x-request-id` are random version-4 UUIDs.
+@Suite struct RequestIdentifierTests {
+    @Test func identifiersAreDistinctVersion4UUIDs() throws {
+        let identifiers = (0..<1000).map { _ in RequestIdentifier.random() }
+        #expect(Set(identifiers).count == 1000)
+        for identifier in identifiers.prefix(50) {
+            let uuid = try #require(UUID(uuidString: identifier)).uuid
+            #expect(uuid.6 >> 4 == 4 && uuid.8 >> 6 == 0b10, "\(identifier)")
+        }
+    }
+}

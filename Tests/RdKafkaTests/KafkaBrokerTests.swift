@@ -38,6 +38,7 @@ import TestSupport
                                headers: [KafkaHeader(name: "environment", text: "Sandbox"), KafkaHeader(name: "empty", value: nil)]),
                 ProducerRecord(topic: topic, key: Array("k1".utf8), value: nil),
                 ProducerRecord(topic: topic, key: nil, value: [0, 1, 2, 255]),
+                ProducerRecord(topic: topic, key: Array("k2".utf8), value: []),
             ]
             var reports: [DeliveryReport] = []
             for record in sent { reports.append(try await producer.send(record)) }
@@ -46,15 +47,16 @@ import TestSupport
             await producer.shutdown()
 
             let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g1", topic: topic), logger: logger)
-            let received = try await consume(consumer, count: 3)
+            let received = try await consume(consumer, count: 4)
             #expect(await consumer.close(), "with the broker up, librdkafka closes (commits and leaves the group)")
-            #expect(received.count == 3)
+            #expect(received.count == 4)
             let first = try #require(received.first { $0.key == Array("k1".utf8) && $0.value != nil })
             #expect(first.value == Array("v1".utf8))
             #expect(first.header("environment")?.text == "Sandbox")
             #expect(first.headers.contains(KafkaHeader(name: "empty", value: nil)))
             #expect(received.contains { $0.key == Array("k1".utf8) && $0.value == nil }, "tombstone")
             #expect(received.contains { $0.key == nil && $0.value == [0, 1, 2, 255] })
+            #expect(received.contains { $0.key == Array("k2".utf8) && $0.value == [] }, "an empty value is not a tombstone")
         }
     }
 
