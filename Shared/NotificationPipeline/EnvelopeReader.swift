@@ -47,7 +47,9 @@ public enum EnvelopeReader {
             index += Self.key.count
             guard take(UInt8(ascii: ":")), take(UInt8(ascii: "\"")) else { return nil }
             let start = index
-            while index < bytes.count, Self.isJWSCharacter(bytes[index]) { index += 1 }
+            Self.jwsCharacters.withUnsafeBufferPointer { isJWS in
+                while index < bytes.count, isJWS[Int(bytes[index])] { index += 1 }
+            }
             let end = index
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
             index += 1
@@ -62,8 +64,9 @@ public enum EnvelopeReader {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
-    /// base64url letters, digits, `-`, `_` and the `.` separators.
-    private static func isJWSCharacter(_ byte: UInt8) -> Bool {
+    /// Whether a byte is a JWS character: base64url letters, digits, `-`, `_` and the `.` separators (a table:
+    /// the scan runs over every byte of a ~19 KB body).
+    private static let jwsCharacters: [Bool] = (0...255).map { byte in
         (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
             || byte == 0x2D || byte == 0x5F || byte == 0x2E
     }

@@ -54,6 +54,8 @@ final class RdKafkaClient: @unchecked Sendable {
 
     /// The version of the librdkafka library loaded at run time.
     static var runtimeVersion: String { String(cString: rd_kafka_version_str()) }
+    /// The loaded librdkafka's version as a number, `0xMMmmrrxx` (2.1.0 is `0x020100ff`).
+    static var runtimeVersionNumber: Int32 { rd_kafka_version() }
 }
 
 /// librdkafka's log callback: syslog levels 0–7 mapped to swift-log, facility as the source.
