@@ -59,28 +59,10 @@ struct CustomerRoutes {
         headers[.contentType] = "application/json"
         self.outcomes.increment("ok")
         // The body is CustomerView's JSON; PostgreSQL built the arrays, so nothing is decoded and encoded again.
-        let body = #"{"bundleId":"# + Self.quoted(bundleId) + #","customer":"# + Self.quoted(customer) + #","asOf":"# + String(asOf)
+        let body = #"{"bundleId":"# + JSONText.quoted(bundleId) + #","customer":"# + JSONText.quoted(customer) + #","asOf":"# + String(asOf)
             + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"# + view.purchases
             + (extra.map { "," + $0 } ?? "") + "}"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    /// A string as a JSON string literal (quotes, backslashes and control characters escaped).
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 
     /// Lower-case hex of bytes.

@@ -62,8 +62,8 @@ struct PurchaseRoutes {
             var headers = HTTPFields()
             headers[.location] = location
             headers[.contentType] = "application/json"
-            let accepted = #"{"status":"accepted","requestId":"# + CustomerRoutes.quoted(purchase.requestId) + #","location":"#
-                + CustomerRoutes.quoted(location) + "}"
+            let accepted = #"{"status":"accepted","requestId":"# + JSONText.quoted(purchase.requestId) + #","location":"#
+                + JSONText.quoted(location) + "}"
             return Response(status: .accepted, headers: headers, body: .init(byteBuffer: ByteBuffer(string: accepted)))
         }
         if outcomes.values.contains(EntitlementUpdate.Outcome.conflict.rawValue) {
@@ -71,7 +71,7 @@ struct PurchaseRoutes {
         }
         self.outcomes.increment("purchase-applied")
         return try await self.views.viewResponse(bundleId: bundleId, customer: appUserId, environment: nil, ifNoneMatch: nil,
-                                                 extra: #""requestId":"# + CustomerRoutes.quoted(purchase.requestId))
+                                                 extra: #""requestId":"# + JSONText.quoted(purchase.requestId))
     }
 
     // MARK: Steps

@@ -93,6 +93,6 @@ struct NotificationController: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         return Response(status: .init(code: status), headers: headers,
-                        body: .init(byteBuffer: ByteBuffer(string: FlatJSONObject.text(object))))
+                        body: .init(byteBuffer: ByteBuffer(string: JSONText.object(object))))
     }
 }

@@ -200,7 +200,7 @@ import TestSupport
 
     @Test func bodyStringsAreValidJSONWhateverTheirCharacters() throws {
         for text in ["plain", "quote \" and backslash \\", "new\nline\ttab\r", "control \u{01}\u{1F}", "é 日本 🎉", ""] {
-            let literal = CustomerRoutes.quoted(text)
+            let literal = JSONText.quoted(text)
             #expect(try JSONDecoder().decode(String.self, from: Data(literal.utf8)) == text, "\(literal)")
         }
         #expect(CustomerRoutes.hex([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")

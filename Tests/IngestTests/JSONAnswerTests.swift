@@ -1,10 +1,11 @@
 import Foundation
 @testable import Ingest
+import ServiceRuntime
 import Testing
 
 /// Ingest's answers are written without `JSONSerialization`; whatever a message holds (a notificationUUID is
 /// the client's text until verified), the answer must parse back to exactly the same strings.
-@Suite struct FlatJSONObjectTests {
+@Suite struct JSONAnswerTests {
     @Test(arguments: [
         ["status": "accepted", "notificationUUID": "6b2a6f1e-3c1d-4e55-9f0a-1b2c3d4e5f60"],
         ["error": "bad-payload", "message": #"quote " backslash \ slash / newline \#n tab \#t"#],
@@ -12,14 +13,14 @@ import Testing
         [:],
     ])
     func answersParseBackToTheSameStrings(_ object: [String: String]) throws {
-        let text = FlatJSONObject.text(object)
+        let text = JSONText.object(object)
         let parsed = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: String]
         #expect(parsed == object)
     }
 
     @Test func keysAreSortedAndControlCharactersEscaped() {
-        #expect(FlatJSONObject.text(["status": "accepted", "notificationUUID": "u"]) == #"{"notificationUUID":"u","status":"accepted"}"#)
-        #expect(FlatJSONObject.text(["m": "a\u{1}b\nc"]) == #"{"m":"a\u0001b\nc"}"#)
+        #expect(JSONText.object(["status": "accepted", "notificationUUID": "u"]) == #"{"notificationUUID":"u","status":"accepted"}"#)
+        #expect(JSONText.object(["m": "a\u{1}b\nc"]) == #"{"m":"a\u0001b\nc"}"#)
     }
 }
 

@@ -1,0 +1,29 @@
+/// Small JSON texts written by hand on hot HTTP paths (ingest's answers, customer-api's bodies), where a
+/// general-purpose serializer cost more than the work it reported on.
+public enum JSONText {
+    /// A string as a JSON string literal: `"` and `\` escaped, control characters as their short forms or
+    /// `\uXXXX`, everything else as is.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// A flat object of strings, keys sorted.
+    public static func object(_ object: [String: String]) -> String {
+        "{" + object.keys.sorted().map { Self.quoted($0) + ":" + Self.quoted(object[$0]!) }.joined(separator: ",") + "}"
+    }
+}
