@@ -387,7 +387,10 @@ let package = Package(
         ),
         .testTarget(
             name: "NotificationPipelineTests",
-            dependencies: ["NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport"],
+            dependencies: [
+                "NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport",
+                .product(name: "X509", package: "swift-certificates"),
+            ],
             path: "Tests/NotificationPipelineTests",
             swiftSettings: testSettings
         ),

@@ -1,6 +1,7 @@
 public import AppStoreModels
 import Foundation
 public import JWSVerification
+import ServiceRuntime
 
 /// The value written to the verified topic: the notification with every JWS verified and decoded, and where
 /// Apple's signed original is kept (the raw message). Canonical JSON (sorted keys), so verifying the same input
@@ -9,6 +10,10 @@ public import JWSVerification
 /// v2 carries each part once. v1 also carried the signed payload (the decoded parts a second time, ~18 KB of
 /// the ~25 KB record); v2 leaves `notification.signedPayload` empty and names the raw topic's message that
 /// holds it in `source`. Readers accept both: a v1 record decodes as a v2 record without `source`.
+///
+/// The chain-verifier writes `transaction`, `renewalInfo` and `appTransaction` as the JSON Apple signed, byte
+/// for byte (``encoded(keeping:)``): their keys come in Apple's order and fields this code does not model are
+/// kept. Everything else is canonical. Decoding gives the same values either way.
 public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
     /// The value's schema name and version.
     public static let schema = "appstore.notification.verified/v2"
@@ -61,5 +66,55 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
     /// Canonical JSON bytes.
     public func encoded() throws -> [UInt8] {
         Array(try AppStoreJSON.makeCanonicalEncoder().encode(self))
+    }
+
+    // MARK: Apple's nested JSON kept
+
+    /// The record's JSON with each nested part present in `nested` written as those bytes instead of encoding
+    /// its decoded value again (encoding them was a tenth of the chain-verifier's CPU). `nested` must hold the
+    /// JSON the parts were decoded from (``SignedDataVerifier/verifyNotificationKeepingJSON(_:)``). A part is
+    /// written when its decoded value is present; with nothing in `nested` the bytes equal ``encoded()``'s
+    /// (strings with control characters may use other, equally valid escapes).
+    public func encoded(keeping nested: VerifiedNestedJSON) throws -> [UInt8] {
+        let encoder = AppStoreJSON.makeCanonicalEncoder()
+        let payload = try encoder.encode(self.notification.payload)
+        var out: [UInt8] = []
+        out.reserveCapacity(payload.count + (nested.transaction?.count ?? 0) + (nested.renewalInfo?.count ?? 0)
+            + (nested.appTransaction?.count ?? 0) + 512)
+        // Keys in sorted order, as the canonical encoder writes them.
+        out.append(contentsOf: #"{"environment":"#.utf8)
+        out.append(contentsOf: JSONText.quoted(self.environment).utf8)
+        out.append(contentsOf: #","notification":{"#.utf8)
+        var separator = ""
+        if let appTransaction = self.notification.appTransaction {
+            out.append(contentsOf: #""appTransaction":"#.utf8)
+            out.append(contentsOf: try nested.appTransaction ?? Array(encoder.encode(appTransaction)))
+            separator = ","
+        }
+        out.append(contentsOf: (separator + #""payload":"#).utf8)
+        out.append(contentsOf: payload)
+        if let renewalInfo = self.notification.renewalInfo {
+            out.append(contentsOf: #","renewalInfo":"#.utf8)
+            out.append(contentsOf: try nested.renewalInfo ?? Array(encoder.encode(renewalInfo)))
+        }
+        out.append(contentsOf: #","signedPayload":"#.utf8)
+        out.append(contentsOf: JSONText.quoted(self.notification.signedPayload).utf8)
+        if let transaction = self.notification.transaction {
+            out.append(contentsOf: #","transaction":"#.utf8)
+            out.append(contentsOf: try nested.transaction ?? Array(encoder.encode(transaction)))
+        }
+        out.append(contentsOf: #"},"schema":"#.utf8)
+        out.append(contentsOf: JSONText.quoted(self.schema).utf8)
+        if let source = self.source {
+            out.append(contentsOf: #","source":{"offset":\#(source.offset),"partition":\#(source.partition),"topic":"#.utf8)
+            out.append(contentsOf: (JSONText.quoted(source.topic) + "}").utf8)
+        }
+        out.append(contentsOf: #","subject":"#.utf8)
+        out.append(contentsOf: JSONText.quoted(self.subject).utf8)
+        if let validatedAt = self.validatedAt {
+            out.append(contentsOf: #","validatedAt":\#(validatedAt.millisecondsSince1970)"#.utf8)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }

@@ -4,6 +4,7 @@ import JWSVerification
 import NotificationPipeline
 import Testing
 import TestSupport
+import X509
 
 /// Subjects, the apps setting, and the records written to the verified and rejected topics.
 @Suite struct NotificationPipelineTests {
@@ -51,5 +52,81 @@ import TestSupport
         #expect(decoded.notification.renewalInfo == verified.renewalInfo)
         #expect(decoded.notification.payload.data?.signedTransactionInfo == nil, "kept once, in the raw message")
         #expect(decoded.notification.payload.notificationUUID == verified.payload.notificationUUID)
+    }
+
+    // MARK: Apple's nested JSON kept
+
+    /// The payload segment of a compact JWS, decoded: the JSON that was signed.
+    static func signedJSON(_ jws: String) throws -> [UInt8] {
+        let segments = jws.split(separator: ".", omittingEmptySubsequences: false)
+        return try #require(segments.count == 3 ? Base64URL.decode(String(segments[1])) : nil)
+    }
+
+    @Test func recordsOfARealAppleNotificationCarryItsNestedJSONByteForByte() async throws {
+        let verifier = SignedDataVerifier(configuration: try VerifierConfiguration(
+            environment: .sandbox, apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)],
+            trustedRoots: [Certificate(derEncoded: Fixtures.bytes("real-sandbox/AppleRootCA-G3.der"))]))
+        let (verified, json) = try await verifier.verifyNotificationKeepingJSON(Fixtures.text("real-sandbox/signedPayload_DID_RENEW"))
+        let appleTransaction = try Self.signedJSON(#require(verified.payload.data?.signedTransactionInfo))
+        let appleRenewalInfo = try Self.signedJSON(#require(verified.payload.data?.signedRenewalInfo))
+        #expect(json.transaction == appleTransaction)
+        #expect(json.renewalInfo == appleRenewalInfo)
+        #expect(json.appTransaction == nil)
+
+        let record = VerifiedNotificationRecord(
+            notification: verified, source: .init(topic: "appstore.notifications.raw", partition: 0, offset: 7))
+        let kept = try record.encoded(keeping: json)
+        let canonical = try record.encoded()
+        #expect(kept != canonical, "Apple's key order is not the canonical one")
+        #expect(kept.count < canonical.count + 64)
+        let text = String(decoding: kept, as: UTF8.self)
+        #expect(text.contains(#""transaction":"# + String(decoding: appleTransaction, as: UTF8.self) + "}"))
+        #expect(text.contains(#""renewalInfo":"# + String(decoding: appleRenewalInfo, as: UTF8.self) + ","))
+        #expect(try JSONSerialization.jsonObject(with: Data(kept)) is [String: Any], "one valid JSON object")
+        let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(kept))
+        #expect(decoded == (try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(canonical))))
+        #expect(decoded == record)
+        #expect(try record.encoded(keeping: json) == kept, "a repeat gives the same bytes")
+    }
+
+    @Test func nestedFieldsThisCodeDoesNotModelReachTheRecord() async throws {
+        let fixtures = try SignedFixtures()
+        // Apple's order, whitespace, and a field no model here knows.
+        let transactionJSON = Array(#"""
+            {"transactionId":"2000000000000002", "originalTransactionId":"2000000000000001","bundleId":"com.example.app",
+             "productId":"com.example.app.pro.monthly","type":"Auto-Renewable Subscription","environment":"Sandbox",
+             "signedDate":1700000000000,"price":9990,"currency":"USD","appliedFutureOffer":{"id":"x","months":2}}
+            """#.utf8)
+        var payload = SignedFixtures.notification()
+        payload.data?.signedTransactionInfo = try fixtures.signer.sign(payloadJSON: transactionJSON)
+        let (verified, json) = try await fixtures.verifier().verifyNotificationKeepingJSON(fixtures.signer.sign(payload))
+        #expect(json.transaction == transactionJSON)
+        let record = VerifiedNotificationRecord(notification: verified)
+        let object = try #require(JSONSerialization.jsonObject(with: Data(record.encoded(keeping: json))) as? [String: Any])
+        let transaction = try #require((object["notification"] as? [String: Any])?["transaction"] as? [String: Any])
+        #expect((transaction["appliedFutureOffer"] as? [String: Any])?["months"] as? Int == 2)
+        #expect(transaction["price"] as? Int == 9990)
+        let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(record.encoded(keeping: json)))
+        #expect(decoded.notification.transaction == verified.transaction)
+        #expect(decoded.subject == "2000000000000001")
+    }
+
+    @Test func withoutNestedJSONTheRecordIsTheCanonicalEncoding() async throws {
+        let fixtures = try SignedFixtures()
+        let verified = try await fixtures.verifier().verifyNotification(fixtures.signedNotification())
+        let withSource = VerifiedNotificationRecord(
+            notification: verified, source: .init(topic: "appstore.notifications.raw", partition: 2, offset: 9))
+        #expect(try withSource.encoded(keeping: VerifiedNestedJSON()) == withSource.encoded())
+        // No source, no validation time, an app transaction and no renewal info: every optional key.
+        var bare = VerifiedNotificationRecord(notification: verified)
+        bare.validatedAt = nil
+        bare.notification.renewalInfo = nil
+        var appTransaction = AppTransaction()
+        appTransaction.bundleId = SignedFixtures.bundleId
+        bare.notification.appTransaction = appTransaction
+        #expect(try bare.encoded(keeping: VerifiedNestedJSON()) == bare.encoded())
+        bare.notification.transaction = nil
+        #expect(try bare.encoded(keeping: VerifiedNestedJSON(transaction: Array("{}".utf8))) == bare.encoded(),
+                "a part is written only where its decoded value is")
     }
 }

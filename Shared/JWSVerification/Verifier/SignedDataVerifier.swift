@@ -38,27 +38,36 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a notification's `signedPayload` and every JWS nested in it.
     public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
+        try await self.verifyNotificationKeepingJSON(signedPayload).notification
+    }
+
+    /// Verifies a notification like ``verifyNotification(_:)`` and also returns the decoded JSON of each nested
+    /// JWS exactly as Apple signed it, so a caller can pass it on without encoding the decoded values again.
+    public func verifyNotificationKeepingJSON(_ signedPayload: String) async throws(VerificationError)
+        -> (notification: VerifiedNotification, json: VerifiedNestedJSON)
+    {
         let (payload, app) = try await self.verifyEnvelope(signedPayload)
         var verified = VerifiedNotification(signedPayload: signedPayload, payload: payload)
+        var json = VerifiedNestedJSON()
         if let signed = payload.data?.signedTransactionInfo {
-            verified.transaction = try await self.verifyNestedTransaction(signed, app: app)
+            (verified.transaction, json.transaction) = try await self.verifyNestedTransaction(signed, app: app)
         }
         if let signed = payload.data?.signedRenewalInfo {
             do {
-                verified.renewalInfo = try await self.verifyRenewalInfo(signed)
+                (verified.renewalInfo, json.renewalInfo) = try await self.checkedRenewalInfo(signed)
             } catch {
                 throw error.nested(in: "data.signedRenewalInfo")
             }
         }
         if let signed = payload.appData?.signedAppTransactionInfo {
             do {
-                verified.appTransaction = try await self.verifyAppTransaction(signed, expecting: app)
+                (verified.appTransaction, json.appTransaction) = try await self.checkedAppTransaction(signed, expecting: app)
             } catch {
                 throw error.nested(in: "appData.signedAppTransactionInfo")
             }
         }
         try Self.checkConsistency(verified)
-        return verified
+        return (verified, json)
     }
 
     /// Verifies a notification's outer JWS only (chain, Apple's markers, signature, one container, app and
@@ -98,49 +107,63 @@ public final class SignedDataVerifier: Sendable {
 
     /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).
     public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
-        let transaction = try await self.verifySignedData(signedTransaction.utf8, as: JWSTransactionDecodedPayload.self)
-        _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil, carriesAppAppleId: false)
-        try self.checkEnvironment(transaction.rawEnvironment)
-        return transaction
+        try await self.checkedTransaction(signedTransaction).value
     }
 
     /// Verifies signed renewal information. It names no app, so only its environment is checked.
     public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError) -> JWSRenewalInfoDecodedPayload {
-        let renewalInfo = try await self.verifySignedData(signedRenewalInfo.utf8, as: JWSRenewalInfoDecodedPayload.self)
-        try self.checkEnvironment(renewalInfo.rawEnvironment)
-        return renewalInfo
+        try await self.checkedRenewalInfo(signedRenewalInfo).value
     }
 
     /// Verifies a signed app transaction.
     public func verifyAppTransaction(_ signedAppTransaction: String) async throws(VerificationError) -> AppTransaction {
-        try await self.verifyAppTransaction(signedAppTransaction, expecting: nil)
+        try await self.checkedAppTransaction(signedAppTransaction, expecting: nil).value
     }
 
-    // MARK: Nested data
+    // MARK: Checked payloads with their JSON
 
-    /// Verifies the transaction nested in a notification, which must belong to the notification's app.
-    private func verifyNestedTransaction(_ signed: String, app: AppIdentity) async throws(VerificationError) -> JWSTransactionDecodedPayload {
+    /// A signed transaction, verified and checked, with its decoded JSON.
+    private func checkedTransaction(_ signed: String) async throws(VerificationError) -> (value: JWSTransactionDecodedPayload, json: [UInt8]) {
+        let (transaction, json) = try await self.verifySignedJSON(signed.utf8, as: JWSTransactionDecodedPayload.self)
+        _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil, carriesAppAppleId: false)
+        try self.checkEnvironment(transaction.rawEnvironment)
+        return (transaction, json)
+    }
+
+    /// Signed renewal information, verified and checked, with its decoded JSON.
+    private func checkedRenewalInfo(_ signed: String) async throws(VerificationError) -> (value: JWSRenewalInfoDecodedPayload, json: [UInt8]) {
+        let (renewalInfo, json) = try await self.verifySignedJSON(signed.utf8, as: JWSRenewalInfoDecodedPayload.self)
+        try self.checkEnvironment(renewalInfo.rawEnvironment)
+        return (renewalInfo, json)
+    }
+
+    /// The transaction nested in a notification, which must belong to the notification's app.
+    private func verifyNestedTransaction(_ signed: String, app: AppIdentity) async throws(VerificationError)
+        -> (value: JWSTransactionDecodedPayload, json: [UInt8])
+    {
         do throws(VerificationError) {
-            let transaction = try await self.verifyTransaction(signed)
-            guard transaction.bundleId == app.bundleId else {
+            let checked = try await self.checkedTransaction(signed)
+            guard checked.value.bundleId == app.bundleId else {
                 throw VerificationError(
-                    .appIdentifier, "bundleId \(transaction.bundleId ?? "(none)") differs from the notification's \(app.bundleId)")
+                    .appIdentifier, "bundleId \(checked.value.bundleId ?? "(none)") differs from the notification's \(app.bundleId)")
             }
-            return transaction
+            return checked
         } catch {
             throw error.nested(in: "data.signedTransactionInfo")
         }
     }
 
-    /// Verifies an app transaction, optionally requiring the app of the notification that carried it.
-    private func verifyAppTransaction(_ signed: String, expecting app: AppIdentity?) async throws(VerificationError) -> AppTransaction {
-        let appTransaction = try await self.verifySignedData(signed.utf8, as: AppTransaction.self)
+    /// An app transaction, verified and checked, optionally required to belong to the notification's app.
+    private func checkedAppTransaction(_ signed: String, expecting app: AppIdentity?) async throws(VerificationError)
+        -> (value: AppTransaction, json: [UInt8])
+    {
+        let (appTransaction, json) = try await self.verifySignedJSON(signed.utf8, as: AppTransaction.self)
         let own = try self.checkApp(bundleId: appTransaction.bundleId, appAppleId: appTransaction.appAppleId)
         if let app, own.bundleId != app.bundleId {
             throw VerificationError(.appIdentifier, "bundleId \(own.bundleId) differs from the notification's \(app.bundleId)")
         }
         try self.checkEnvironment(appTransaction.rawReceiptType)
-        return appTransaction
+        return (appTransaction, json)
     }
 
     // MARK: The JWS itself
@@ -152,13 +175,21 @@ public final class SignedDataVerifier: Sendable {
     func verifySignedData<Payload: SignedPayload>(
         _ text: some Collection<UInt8>, as type: Payload.Type
     ) async throws(VerificationError) -> Payload {
+        try await self.verifySignedJSON(text, as: type).value
+    }
+
+    /// Like ``verifySignedData(_:as:)``, also returning the payload's JSON bytes the value was decoded from.
+    private func verifySignedJSON<Payload: SignedPayload>(
+        _ text: some Collection<UInt8>, as type: Payload.Type
+    ) async throws(VerificationError) -> (value: Payload, json: [UInt8]) {
         try self.requireStoreKitTestCertificate()
         let jws = try CompactJWS(text)
         let cached = self.cache.chain(forHeader: jws.header)
         let certificates = cached == nil ? try self.parseCertificates(jws) : nil
-        let payload: Payload = try Self.decode(jws.decodedPayload())
+        let json = try jws.decodedPayload()
+        let payload: Payload = try Self.decode(json)
         try await self.verify(jws, payload: payload, cached: cached, certificates: certificates)
-        return payload
+        return (payload, json)
     }
 
     /// Refuses everything when the configuration is StoreKit testing without a test certificate.
