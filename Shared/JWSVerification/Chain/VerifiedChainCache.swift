@@ -22,13 +22,13 @@ final class VerifiedChainCache: Sendable {
 
     /// Returns the chain verified for this header, if it is cached.
     func chain(forHeader header: ArraySlice<UInt8>) -> VerifiedChain? {
-        let key = HeaderKey(header)
+        let key = HeaderKey(lookingUp: header)
         return self.state.withLock { $0.entries[key] }
     }
 
     /// Remembers a verified chain, evicting the oldest entry when full.
     func insert(_ chain: VerifiedChain, forHeader header: ArraySlice<UInt8>) {
-        let key = HeaderKey(header)
+        let key = HeaderKey(storing: header)
         self.state.withLock { state in
             if state.entries.updateValue(chain, forKey: key) == nil {
                 state.order.append(key)
