@@ -34,18 +34,16 @@ struct NotificationVerification: Sendable {
                                detail: "no verifier for environment \(environmentName ?? "(none)")", uuid: untrusted()?.notificationUUID)
         }
         do {
-            let (verified, nestedJSON) = try await verifier.verifyNotificationKeepingJSON(signedPayload)
-            let record = VerifiedNotificationRecord(
-                notification: verified, source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
+            let (verified, signedJSON) = try await verifier.verifyNotificationKeepingJSON(signedPayload)
+            // Encoding plain decoded values cannot fail. Apple's JSON goes out as Apple signed it.
+            let (record, value) = try! VerifiedNotificationRecord.encoding(
+                verified, json: signedJSON, source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
             var headers = message.headers.filter { [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name) }
             headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
             headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
             headers.append(KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
             headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
-            // Encoding plain decoded values cannot fail. The nested parts go out as Apple signed them.
-            return .verified(ProducerRecord(
-                topic: self.topics.verified, key: Array(record.subject.utf8), value: try! record.encoded(keeping: nestedJSON),
-                headers: headers))
+            return .verified(ProducerRecord(topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers))
         } catch where error.isRetryable {
             return .retry(error)
         } catch {

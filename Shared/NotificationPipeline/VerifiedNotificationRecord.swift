@@ -11,9 +11,10 @@ import ServiceRuntime
 /// the ~25 KB record); v2 leaves `notification.signedPayload` empty and names the raw topic's message that
 /// holds it in `source`. Readers accept both: a v1 record decodes as a v2 record without `source`.
 ///
-/// The chain-verifier writes `transaction`, `renewalInfo` and `appTransaction` as the JSON Apple signed, byte
-/// for byte (``encoded(keeping:)``): their keys come in Apple's order and fields this code does not model are
-/// kept. Everything else is canonical. Decoding gives the same values either way.
+/// The chain-verifier writes `notification`'s parts as the JSON Apple signed (``encoding(_:json:source:)``):
+/// `transaction`, `renewalInfo` and `appTransaction` byte for byte, `payload` byte for byte but for its nested
+/// JWS strings, which are `null`. Their keys come in Apple's order and fields this code does not model are
+/// kept; the record's own keys are canonical. Decoding gives the same values either way.
 public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
     /// The value's schema name and version.
     public static let schema = "appstore.notification.verified/v2"
@@ -68,16 +69,35 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         Array(try AppStoreJSON.makeCanonicalEncoder().encode(self))
     }
 
-    // MARK: Apple's nested JSON kept
+    // MARK: Apple's JSON kept
 
-    /// The record's JSON with each nested part present in `nested` written as those bytes instead of encoding
-    /// its decoded value again (encoding them was a tenth of the chain-verifier's CPU). `nested` must hold the
-    /// JSON the parts were decoded from (``SignedDataVerifier/verifyNotificationKeepingJSON(_:)``). A part is
-    /// written when its decoded value is present; with nothing in `nested` the bytes equal ``encoded()``'s
-    /// (strings with control characters may use other, equally valid escapes).
-    public func encoded(keeping nested: VerifiedNestedJSON) throws -> [UInt8] {
+    /// The record of a verified notification read from `source`, and its JSON bytes with Apple's signed JSON
+    /// (`json`, from ``SignedDataVerifier/verifyNotificationKeepingJSON(_:)``) written as it is instead of
+    /// encoding the decoded values again (encoding them was a tenth of the chain-verifier's CPU):
+    /// `notification.transaction`, `.renewalInfo` and `.appTransaction` byte for byte, and `notification.payload`
+    /// byte for byte except that its nested JWS strings are `null`. Each part falls back to the canonical
+    /// encoding where its JSON is missing, so with an empty `json` the bytes are ``encoded()``'s (strings with
+    /// control characters may use other, equally valid escapes).
+    public static func encoding(_ notification: VerifiedNotification, json: VerifiedJSON, source: Source? = nil) throws
+        -> (record: VerifiedNotificationRecord, bytes: [UInt8])
+    {
+        let record = VerifiedNotificationRecord(notification: notification, source: source)
+        let signedStrings = [
+            ("signedTransactionInfo", notification.payload.data?.signedTransactionInfo),
+            ("signedRenewalInfo", notification.payload.data?.signedRenewalInfo),
+            ("signedAppTransactionInfo", notification.payload.appData?.signedAppTransactionInfo),
+        ].compactMap { key, value in value.map { (key: key, value: $0) } }
+        var kept = json
+        kept.payload = json.payload.flatMap { SignedStringRemoval.replacingWithNull(signedStrings, in: $0) }
+        return (record, try record.encoded(keeping: kept))
+    }
+
+    /// The record's JSON with each part present in `kept` written as those bytes (`payload` already without its
+    /// signed strings). A part is written when its decoded value is present.
+    private func encoded(keeping kept: VerifiedJSON) throws -> [UInt8] {
         let encoder = AppStoreJSON.makeCanonicalEncoder()
-        let payload = try encoder.encode(self.notification.payload)
+        let payload = try kept.payload ?? Array(encoder.encode(self.notification.payload))
+        let nested = kept
         var out: [UInt8] = []
         out.reserveCapacity(payload.count + (nested.transaction?.count ?? 0) + (nested.renewalInfo?.count ?? 0)
             + (nested.appTransaction?.count ?? 0) + 512)

@@ -41,14 +41,15 @@ public final class SignedDataVerifier: Sendable {
         try await self.verifyNotificationKeepingJSON(signedPayload).notification
     }
 
-    /// Verifies a notification like ``verifyNotification(_:)`` and also returns the decoded JSON of each nested
-    /// JWS exactly as Apple signed it, so a caller can pass it on without encoding the decoded values again.
+    /// Verifies a notification like ``verifyNotification(_:)`` and also returns the JSON of its payload and of
+    /// each nested JWS exactly as Apple signed it, so a caller can pass it on without encoding the decoded values
+    /// again.
     public func verifyNotificationKeepingJSON(_ signedPayload: String) async throws(VerificationError)
-        -> (notification: VerifiedNotification, json: VerifiedNestedJSON)
+        -> (notification: VerifiedNotification, json: VerifiedJSON)
     {
-        let (payload, app) = try await self.verifyEnvelope(signedPayload)
+        let (payload, payloadJSON, app) = try await self.verifyEnvelope(signedPayload)
         var verified = VerifiedNotification(signedPayload: signedPayload, payload: payload)
-        var json = VerifiedNestedJSON()
+        var json = VerifiedJSON(payload: payloadJSON)
         if let signed = payload.data?.signedTransactionInfo {
             (verified.transaction, json.transaction) = try await self.verifyNestedTransaction(signed, app: app)
         }
@@ -87,10 +88,12 @@ public final class SignedDataVerifier: Sendable {
         self.cache.chain(forHeader: notification.jws.header) != nil
     }
 
-    /// The outer JWS of a notification, verified, with its configured app.
-    private func verifyEnvelope(_ signedPayload: String) async throws(VerificationError) -> (payload: ResponseBodyV2DecodedPayload, app: AppIdentity) {
-        let payload = try await self.verifySignedData(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
-        return (payload, try self.checkEnvelope(payload))
+    /// The outer JWS of a notification, verified, with its JSON and its configured app.
+    private func verifyEnvelope(_ signedPayload: String) async throws(VerificationError)
+        -> (payload: ResponseBodyV2DecodedPayload, json: [UInt8], app: AppIdentity)
+    {
+        let (payload, json) = try await self.verifySignedJSON(signedPayload.utf8, as: ResponseBodyV2DecodedPayload.self)
+        return (payload, json, try self.checkEnvelope(payload))
     }
 
     /// The envelope rules after the signature: exactly one container, a configured app and environment.

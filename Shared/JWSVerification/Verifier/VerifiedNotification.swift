@@ -29,10 +29,12 @@ public struct VerifiedNotification: Codable, Hashable, Sendable {
     }
 }
 
-/// The decoded JSON of each JWS nested in a verified notification, byte for byte as Apple signed it (the
-/// base64url payload segment, decoded). Each is the JSON the matching value of ``VerifiedNotification`` was
-/// decoded from, so decoding it again gives that value; nil where the notification has no such part.
-public struct VerifiedNestedJSON: Hashable, Sendable {
+/// The JSON Apple signed, byte for byte, of each part of a verified notification (each JWS's base64url payload
+/// segment, decoded). Each is the JSON the matching value of ``VerifiedNotification`` was decoded from, so
+/// decoding it again gives that value; nil where the notification has no such part.
+public struct VerifiedJSON: Hashable, Sendable {
+    /// The JSON of the notification's own payload (`signedPayload`), nested JWS strings included.
+    public var payload: [UInt8]?
     /// The JSON of `data.signedTransactionInfo`.
     public var transaction: [UInt8]?
     /// The JSON of `data.signedRenewalInfo`.
@@ -40,8 +42,9 @@ public struct VerifiedNestedJSON: Hashable, Sendable {
     /// The JSON of `appData.signedAppTransactionInfo`.
     public var appTransaction: [UInt8]?
 
-    /// Creates a set of nested JSON texts.
-    public init(transaction: [UInt8]? = nil, renewalInfo: [UInt8]? = nil, appTransaction: [UInt8]? = nil) {
+    /// Creates a set of JSON texts.
+    public init(payload: [UInt8]? = nil, transaction: [UInt8]? = nil, renewalInfo: [UInt8]? = nil, appTransaction: [UInt8]? = nil) {
+        self.payload = payload
         self.transaction = transaction
         self.renewalInfo = renewalInfo
         self.appTransaction = appTransaction
