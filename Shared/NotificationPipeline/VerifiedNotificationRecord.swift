@@ -4,8 +4,9 @@ public import JWSVerification
 import ServiceRuntime
 
 /// The value written to the verified topic: the notification with every JWS verified and decoded, and where
-/// Apple's signed original is kept (the raw message). Canonical JSON (sorted keys), so verifying the same input
-/// twice gives the same bytes: a redelivered message is an exact repeat.
+/// Apple's signed original is kept (the raw message). Its own keys are sorted and its parts are either Apple's
+/// JSON or canonical JSON, so verifying the same input twice gives the same bytes: a redelivered message is an
+/// exact repeat.
 ///
 /// v2 carries each part once. v1 also carried the signed payload (the decoded parts a second time, ~18 KB of
 /// the ~25 KB record); v2 leaves `notification.signedPayload` empty and names the raw topic's message that
@@ -97,10 +98,9 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
     private func encoded(keeping kept: VerifiedJSON) throws -> [UInt8] {
         let encoder = AppStoreJSON.makeCanonicalEncoder()
         let payload = try kept.payload ?? Array(encoder.encode(self.notification.payload))
-        let nested = kept
         var out: [UInt8] = []
-        out.reserveCapacity(payload.count + (nested.transaction?.count ?? 0) + (nested.renewalInfo?.count ?? 0)
-            + (nested.appTransaction?.count ?? 0) + 512)
+        out.reserveCapacity(payload.count + (kept.transaction?.count ?? 0) + (kept.renewalInfo?.count ?? 0)
+            + (kept.appTransaction?.count ?? 0) + 512)
         // Keys in sorted order, as the canonical encoder writes them.
         out.append(contentsOf: #"{"environment":"#.utf8)
         out.append(contentsOf: JSONText.quoted(self.environment).utf8)
@@ -108,20 +108,20 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         var separator = ""
         if let appTransaction = self.notification.appTransaction {
             out.append(contentsOf: #""appTransaction":"#.utf8)
-            out.append(contentsOf: try nested.appTransaction ?? Array(encoder.encode(appTransaction)))
+            out.append(contentsOf: try kept.appTransaction ?? Array(encoder.encode(appTransaction)))
             separator = ","
         }
         out.append(contentsOf: (separator + #""payload":"#).utf8)
         out.append(contentsOf: payload)
         if let renewalInfo = self.notification.renewalInfo {
             out.append(contentsOf: #","renewalInfo":"#.utf8)
-            out.append(contentsOf: try nested.renewalInfo ?? Array(encoder.encode(renewalInfo)))
+            out.append(contentsOf: try kept.renewalInfo ?? Array(encoder.encode(renewalInfo)))
         }
         out.append(contentsOf: #","signedPayload":"#.utf8)
         out.append(contentsOf: JSONText.quoted(self.notification.signedPayload).utf8)
         if let transaction = self.notification.transaction {
             out.append(contentsOf: #","transaction":"#.utf8)
-            out.append(contentsOf: try nested.transaction ?? Array(encoder.encode(transaction)))
+            out.append(contentsOf: try kept.transaction ?? Array(encoder.encode(transaction)))
         }
         out.append(contentsOf: #"},"schema":"#.utf8)
         out.append(contentsOf: JSONText.quoted(self.schema).utf8)
