@@ -3,6 +3,7 @@ import AppStoreSigning
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JWSVerification
 @testable import Ingest
 import NotificationPipeline
 import Prometheus
@@ -42,6 +43,23 @@ import TestSupport
             ("/notifications/production", IngestTestSupport.body(valid), 400, "wrong-environment"),
             ("/notifications", ByteBuffer(repeating: UInt8(ascii: "a"), count: 70_000), 413, "body-too-large"),
         ]
+    }
+
+    @Test func aHeaderSeenBeforeDoesNotAdmitADifferentOne() throws {
+        let admission = NotificationAdmission(apps: [AppIdentity(bundleId: SignedFixtures.bundleId)], environments: [.sandbox])
+        let valid = Array(buffer: IngestTestSupport.body(try self.fixtures.signedNotification()))
+        let refused = try self.refusedBodies().filter { ["bad-algorithm", "bad-certificate-chain"].contains($0.3) }
+        #expect(refused.count == 2)
+        for _ in 0..<2 {
+            #expect(try admission.admit(body: valid, route: nil).environment == .sandbox)
+            for (_, body, _, code) in refused {
+                do throws(AdmissionRejection) {
+                    _ = try admission.admit(body: Array(buffer: body), route: nil)
+                    Issue.record("\(code) was admitted")
+                } catch { #expect(error.code == code) }
+            }
+        }
+        #expect(admission.headers.count == 3, "each header decoded once")
     }
 
     @Test func acceptedNotificationsAreOnTheRawTopicExactlyAsPostedAndRefusedOnesAreNot() async throws {

@@ -1,12 +1,12 @@
 import Foundation
 
-/// The cache key of a verified chain: the exact bytes of a JWS protected header.
+/// The key of a ``HeaderCache``: the exact bytes of a JWS protected header.
 ///
 /// Equality compares every byte (`memcmp`); the hash covers the length and the first and last bytes only
 /// (``hashedPrefix``, ``hashedSuffix``): the leaf certificate, which tells chains apart, starts within the first
 /// hundred bytes of the ~4 KB header, and hashing all of it three times per notification cost 2 % of the
 /// chain-verifier. Keys that share those bytes only share a bucket; the cache holds a few dozen chains, and only
-/// chains that verified get in.
+/// chains that verified get in (ingest's header facts: a few dozen too).
 struct HeaderKey: Hashable, Sendable {
     /// How many leading bytes the hash covers.
     static let hashedPrefix = 512

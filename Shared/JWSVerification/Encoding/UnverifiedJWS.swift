@@ -20,13 +20,22 @@ public struct UnverifiedJWS: Sendable {
         try self.init(bytes: text.utf8)
     }
 
-    /// Splits and decodes a compact JWS given as UTF-8 bytes.
-    public init(bytes: some Collection<UInt8>) throws(VerificationError) {
+    /// Splits and decodes a compact JWS given as UTF-8 bytes. With `headers`, a header seen before is not
+    /// decoded again: its facts come from the cache (the same bytes say the same), and a new header's facts
+    /// are added once it decoded.
+    public init(bytes: some Collection<UInt8>, headers: HeaderCache<JWSHeaderFacts>? = nil) throws(VerificationError) {
         let jws = try CompactJWS(bytes)
-        let header = try JWSHeader.decode(segment: jws.header)
+        let facts: JWSHeaderFacts
+        if let known = headers?.value(forHeader: jws.header) {
+            facts = known
+        } else {
+            let header = try JWSHeader.decode(segment: jws.header)
+            facts = JWSHeaderFacts(algorithm: header.alg, certificateCount: header.x5c?.count)
+            headers?.insert(facts, forHeader: jws.header)
+        }
         self.compact = jws
-        self.algorithm = header.alg
-        self.certificateCount = header.x5c?.count
+        self.algorithm = facts.algorithm
+        self.certificateCount = facts.certificateCount
         self.payload = try jws.decodedPayload()
     }
 
@@ -56,6 +65,16 @@ public struct UnverifiedJWS: Sendable {
             throw VerificationError(.format, "the payload is not a JSON \(type)")
         }
     }
+}
+
+/// What structural checks read from a JWS protected header, without verifying anything: its `alg` and how
+/// many certificates its `x5c` holds. Kept per header in a ``HeaderCache`` by ingest, which sees the same
+/// few headers (one per Apple signing certificate) on every notification.
+public struct JWSHeaderFacts: Hashable, Sendable {
+    /// The header's `alg`.
+    public let algorithm: String?
+    /// How many certificates the header's `x5c` holds (nil when it has none).
+    public let certificateCount: Int?
 }
 
 /// A notification's outer JWS with its payload decoded from it, **not verified**: ingest's structural checks

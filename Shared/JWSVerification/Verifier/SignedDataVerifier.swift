@@ -14,7 +14,7 @@ public final class SignedDataVerifier: Sendable {
     /// What this verifier accepts.
     public let configuration: VerifierConfiguration
     private let validator: ChainValidator
-    private let cache: VerifiedChainCache
+    private let cache: HeaderCache<VerifiedChain>
     /// The configured apps by bundle identifier (the first wins if one is listed twice).
     private let apps: [String: AppIdentity]
 
@@ -22,7 +22,7 @@ public final class SignedDataVerifier: Sendable {
     public init(configuration: VerifierConfiguration) {
         self.configuration = configuration
         self.validator = ChainValidator(configuration: configuration)
-        self.cache = VerifiedChainCache(capacity: configuration.chainCacheCapacity)
+        self.cache = HeaderCache(capacity: configuration.chainCacheCapacity)
         self.apps = Dictionary(configuration.apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -77,7 +77,7 @@ public final class SignedDataVerifier: Sendable {
     /// structural checks (``UnverifiedJWS/decodeNotification()``); neither is done a second time.
     public func verifyNotificationEnvelope(_ notification: UnverifiedNotification) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
         try self.requireStoreKitTestCertificate()
-        try await self.verify(notification.jws, payload: notification.payload, cached: self.cache.chain(forHeader: notification.jws.header))
+        try await self.verify(notification.jws, payload: notification.payload, cached: self.cache.value(forHeader: notification.jws.header))
         _ = try self.checkEnvelope(notification.payload)
         return notification.payload
     }
@@ -85,7 +85,7 @@ public final class SignedDataVerifier: Sendable {
     /// Whether the chain of this notification's JWS was verified before and is cached (its verification then
     /// costs one signature check): lets a caller bound the work spent on chains it has not seen.
     public func knowsChain(of notification: UnverifiedNotification) -> Bool {
-        self.cache.chain(forHeader: notification.jws.header) != nil
+        self.cache.value(forHeader: notification.jws.header) != nil
     }
 
     /// The outer JWS of a notification, verified, with its JSON and its configured app.
@@ -187,7 +187,7 @@ public final class SignedDataVerifier: Sendable {
     ) async throws(VerificationError) -> (value: Payload, json: [UInt8]) {
         try self.requireStoreKitTestCertificate()
         let jws = try CompactJWS(text)
-        let cached = self.cache.chain(forHeader: jws.header)
+        let cached = self.cache.value(forHeader: jws.header)
         let certificates = cached == nil ? try self.parseCertificates(jws) : nil
         let json = try jws.decodedPayload()
         let payload: Payload = try Self.decode(json)
