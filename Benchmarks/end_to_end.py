@@ -1,6 +1,6 @@
 """Figures of one end-to-end benchmark phase, read from what the pipeline itself recorded.
 
-Usage: end_to_end.py --database-url URL --expected expected.json --pids name=PID ... [--wait S]
+Usage: end_to_end.py --database-url URL --expected expected.json --pids name=PID ... [--wait S] [--since-ms MS]
 Waits until the database holds the sim's expected state and the outbox is drained, then prints one JSON
 object: notifications committed, the sustained rate (first HTTP accept → last commit), latency percentiles
 from HTTP accept (ingest's received-at) to entitlement committed (the updater's transaction) and to
@@ -22,13 +22,20 @@ COMMITTED = f"""
     SELECT count(*), (max({COMMITTED_AT}) - min(received_at)) / 1000.0,
            percentile_cont(0.5) WITHIN GROUP (ORDER BY {COMMITTED_AT} - received_at) FILTER (WHERE duplicates = 0),
            percentile_cont(0.99) WITHIN GROUP (ORDER BY {COMMITTED_AT} - received_at) FILTER (WHERE duplicates = 0)
-    FROM notification_log WHERE received_at IS NOT NULL AND notification_type <> 'STATUS_SNAPSHOT'"""
+    FROM notification_log WHERE received_at >= {{since}} AND notification_type <> 'STATUS_SNAPSHOT'"""
 PUBLISHED = """
     SELECT count(*),
            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at),
            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at)
     FROM outbox o JOIN notification_log n ON n.notification_uuid = o.payload -> 'cause' ->> 'notificationUUID'
-    WHERE o.topic LIKE 'entitlements.%' AND n.received_at IS NOT NULL AND n.notification_type <> 'STATUS_SNAPSHOT'"""
+    WHERE o.topic LIKE 'entitlements.%' AND n.received_at >= {since} AND n.notification_type <> 'STATUS_SNAPSHOT'"""
+# Accept → committed over the phase, second by second (stderr): shows whether a tail is a stall or a start-up.
+BY_SECOND = f"""
+    WITH l AS (SELECT received_at, {COMMITTED_AT} - received_at AS ms FROM notification_log
+               WHERE received_at >= {{since}} AND notification_type <> 'STATUS_SNAPSHOT' AND duplicates = 0)
+    SELECT floor((received_at - (SELECT min(received_at) FROM l)) / 1000)::int AS second, count(*),
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric), round(max(ms)::numeric)
+    FROM l GROUP BY 1 ORDER BY 1"""
 
 
 def memory(pid):
@@ -48,11 +55,15 @@ def main():
     parser.add_argument("--expected", required=True)
     parser.add_argument("--pids", nargs="*", default=[])
     parser.add_argument("--wait", type=float, default=600)
+    parser.add_argument("--since-ms", type=int, default=0,
+                        help="count only notifications accepted from then on (epoch ms): not the warm-up notification")
     args = parser.parse_args()
     expected = json.load(open(args.expected))
     missing, extra = wait_until_converged(args.database_url, expected, args.wait)
-    count, seconds, p50, p99 = sql(args.database_url, COMMITTED)[0]
-    events, e50, e99 = sql(args.database_url, PUBLISHED)[0]
+    count, seconds, p50, p99 = sql(args.database_url, COMMITTED.format(since=args.since_ms))[0]
+    events, e50, e99 = sql(args.database_url, PUBLISHED.format(since=args.since_ms))[0]
+    for second, n, median, worst in sql(args.database_url, BY_SECOND.format(since=args.since_ms)):
+        print(f"second {second}: {n} accepted, committed p50 {median} ms, max {worst} ms", file=sys.stderr)
     result = {
         "converged": not missing and not extra,
         "notifications": int(count), "seconds": float(seconds), "rate": int(count) / float(seconds),

@@ -26,7 +26,7 @@ struct ChainVerifierSettings: Sendable {
     /// `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS` and `CHAIN_VERIFIER_BATCH`.
     init(_ settings: EnvironmentSettings) throws {
         self.accepted = try AcceptedApps(settings)
-        self.kafka = KafkaClientSettings(settings, clientID: "chain-verifier")
+        self.kafka = try KafkaClientSettings(settings, clientID: "chain-verifier")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8081)
         self.trust = try TrustSettings(settings)

@@ -45,7 +45,7 @@ struct CustomerAPISettings: Sendable {
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
         let accepted = try AcceptedApps(settings)
-        var purchases = PurchaseSettings(accepted: accepted, kafka: KafkaClientSettings(settings, clientID: "customer-api"))
+        var purchases = PurchaseSettings(accepted: accepted, kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
         purchases.trust = try TrustSettings(settings)
         purchases.topics = PipelineTopics(settings)
         if !settings.string("APPSTORE_API_KEY_FILE", default: "").isEmpty {

@@ -42,7 +42,7 @@ struct EntitlementUpdaterSettings: Sendable {
     /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
-        self.kafka = KafkaClientSettings(settings, clientID: "entitlement-updater")
+        self.kafka = try KafkaClientSettings(settings, clientID: "entitlement-updater")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8082)
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)

@@ -32,7 +32,7 @@ struct IngestSettings: Sendable {
     /// `INGEST_VERIFY` and `INGEST_NEW_CHAINS_PER_SECOND`.
     init(_ settings: EnvironmentSettings) throws {
         self.accepted = try AcceptedApps(settings)
-        self.kafka = KafkaClientSettings(settings, clientID: "ingest")
+        self.kafka = try KafkaClientSettings(settings, clientID: "ingest")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8080)
         self.maximumBodyBytes = try settings.int("INGEST_MAX_BODY_BYTES", default: self.maximumBodyBytes)

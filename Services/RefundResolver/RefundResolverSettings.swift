@@ -43,7 +43,7 @@ struct RefundResolverSettings: Sendable {
         self.accepted = try AcceptedApps(settings)
         self.trust = try TrustSettings(settings)
         self.api = try AppStoreAPISettings(settings, accepted: self.accepted)
-        self.kafka = KafkaClientSettings(settings, clientID: "refund-resolver")
+        self.kafka = try KafkaClientSettings(settings, clientID: "refund-resolver")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8084)
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)

@@ -28,8 +28,19 @@ public struct HTTPSettings: Sendable, Hashable {
 }
 
 extension KafkaClientSettings {
-    /// Reads `KAFKA_BOOTSTRAP_SERVERS` (default `127.0.0.1:9092`); the client id names the service.
-    public init(_ settings: EnvironmentSettings, clientID: String) {
-        self.init(bootstrapServers: settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"]), clientID: clientID)
+    /// Reads `KAFKA_BOOTSTRAP_SERVERS` (default `127.0.0.1:9092`) and `KAFKA_PROPERTIES`, librdkafka properties
+    /// applied last (`name=value`, comma-separated, e.g. `linger.ms=1,socket.nagle.disable=true`); the client id
+    /// names the service.
+    public init(_ settings: EnvironmentSettings, clientID: String) throws(SettingsError) {
+        var additional: [String: String] = [:]
+        for entry in settings.list("KAFKA_PROPERTIES") {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty else {
+                throw SettingsError("KAFKA_PROPERTIES must be name=value pairs separated by commas, not \(entry)")
+            }
+            additional[parts[0]] = parts[1]
+        }
+        self.init(bootstrapServers: settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"]), clientID: clientID,
+                  additional: additional)
     }
 }
