@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Where the time goes end to end: runs the end-to-end benchmark's throughput phase (run-end-to-end.sh), samples
+# every CPU with `perf record -a` for SECONDS while appstore-sim delivers, and prints each process's share of the
+# machine and its CPU per notification (share × cores ÷ the sustained rate of the same run).
+# Usage: Benchmarks/run-profile.sh [SECONDS] [CUSTOMERS]   (default 8 s of 2000 customers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-8}
+customers=${2:-2000}
+command -v perf >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-perf >/dev/null; }
+out=$(mktemp -d)
+e2e=""
+trap '[[ -n "$e2e" ]] && kill "$e2e" 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+Benchmarks/run-end-to-end.sh "$customers" 500 > "$out/e2e.txt" 2> "$out/e2e.log" &
+e2e=$!
+# The second progress line of the throughput phase: the sim has been posting for about a second.
+for _ in $(seq 1 1200); do
+    sed -n '/== phase throughput/,$p' "$out/e2e.log" | grep -c "delivering [0-9]*/" | grep -qE '^([2-9]|[1-9][0-9]+)$' && break
+    kill -0 "$e2e" 2>/dev/null || { cat "$out/e2e.log" >&2; exit 1; }
+    sleep 0.5
+done
+ps -eo pid=,comm= > "$out/processes.txt"
+perf record -a -F 499 -o "$out/perf.data" -- sleep "$seconds" > /dev/null 2>&1
+ps -eo pid=,comm= >> "$out/processes.txt"
+perf script -i "$out/perf.data" -F pid 2>/dev/null > "$out/samples.txt"
+wait "$e2e"; e2e=""
+rate=$(grep -v '^{' "$out/e2e.txt" | awk '/end to end sustained/ { gsub(",", "", $(NF-7)); print $(NF-7) }')
+python3 - "$out/processes.txt" "$out/samples.txt" "$rate" "$(nproc)" "$seconds" <<'PY'
+import collections, sys
+processes, samples, rate, cores, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+names = {0: "idle"}
+for line in open(processes):
+    pid, _, comm = line.strip().partition(" ")
+    names[int(pid)] = comm.strip()
+group = {"entitlement-upd": "entitlement-updater", "postgres": "PostgreSQL (all connections)", "tansu": "Tansu broker"}
+counts = collections.Counter()
+for line in open(samples):
+    line = line.strip()
+    if line:
+        name = names.get(int(line), "other (short-lived)")
+        counts[group.get(name, name)] += 1
+total = sum(counts.values())
+print(f"\nperf record -a, {seconds} s of the throughput phase; sustained {rate:,.0f} notifications/s in the same run\n")
+print(f"{'process':<32} {'share of the machine':>22} {'CPU per notification':>22}")
+for name, count in counts.most_common():
+    share = count / total
+    per = "" if name == "idle" else f"{share * cores / rate * 1000:.3f} ms"
+    print(f"{name:<32} {share * 100:>21.1f}% {per:>22}")
+busy = 1 - counts["idle"] / total
+print(f"{'all busy CPU':<32} {busy * 100:>21.1f}% {busy * cores / rate * 1000:>19.3f} ms")
+PY
+echo
+grep -v '^{' "$out/e2e.txt" | grep -E "sustained|committed at"
