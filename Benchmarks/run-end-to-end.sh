@@ -7,6 +7,8 @@
 #   2. latency, once per offered rate: 500 customers at RATE posts/s; p50/p99 from HTTP accept (ingest's
 #      received-at) to entitlement committed (its transaction's commit time, track_commit_timestamp) and to
 #      downstream event published (the publisher's relay).
+# Before each phase's posts, one warm-up notification goes through (every consumer group has joined); only what the sim
+# posts after it is counted. Accept → committed second by second goes to stderr.
 # Memory: each process's RSS after phase 1 (now / peak). Prints a table; the last line is JSON for scripts.
 # Usage: Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES]   (default 2000, 100,250,500)
 set -euo pipefail
