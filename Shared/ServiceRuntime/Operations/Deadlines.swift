@@ -1,19 +1,45 @@
+import NIOCore
+import NIOPosix
 import Synchronization
 
 // MARK: - A deadline that waits for the cancelled work
 
-/// Runs `body`, or throws ``DeadlineExceeded`` when it takes longer than `timeout` (the body is cancelled and
-/// awaited: use it for work that honours cancellation, such as reading a request body).
-public func withDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw DeadlineExceeded()
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
+/// Runs `body`, or throws ``DeadlineExceeded`` when it takes longer than `timeout`: the body is cancelled and
+/// awaited, so use it for work that honours cancellation, such as reading a request body. A body that finishes
+/// gives its value, even if the timer fired meanwhile; one that fails after the timer fired is the deadline.
+///
+/// The body runs in one child task; the timer is one of NIO's scheduled tasks on an event loop (an entry in
+/// that loop's timer heap, cancelled when the body finishes), not a sleeping task. A sleeping task per request
+/// was a task group with two children and a Dispatch timer each: on ingest's hot path that timer alone took
+/// ~3 % of its CPU and woke a Dispatch thread for every request, ten seconds later.
+public func withDeadline<T: Sendable>(
+    _ timeout: Duration, on eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let work = Task { try await body() }
+    let expired = DeadlineFlag()
+    let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+        expired.set()
+        work.cancel()
     }
+    defer { timer.cancel() }
+    do {
+        return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+    } catch {
+        if expired.isSet { throw DeadlineExceeded() }
+        throw error
+    }
+}
+
+/// Whether a deadline's timer fired.
+private final class DeadlineFlag: Sendable {
+    private let fired = Atomic<Bool>(false)
+
+    /// Marks the deadline as passed.
+    func set() { self.fired.store(true, ordering: .releasing) }
+
+    /// Whether the deadline passed.
+    var isSet: Bool { self.fired.load(ordering: .acquiring) }
 }
 
 /// A deadline passed before the work finished.

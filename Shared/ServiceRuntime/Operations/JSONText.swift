@@ -4,6 +4,9 @@ public enum JSONText {
     /// A string as a JSON string literal: `"` and `\` escaped, control characters as their short forms or
     /// `\uXXXX`, everything else as is.
     public static func quoted(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            return "\"" + text + "\""  // nothing to escape: ids, codes, most messages
+        }
         var out = "\""
         out.reserveCapacity(text.utf8.count + 2)
         for scalar in text.unicodeScalars {

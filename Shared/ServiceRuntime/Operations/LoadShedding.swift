@@ -19,7 +19,10 @@ public struct LoadSheddingMiddleware<Context: RequestContext>: RouterMiddleware 
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if ["/health", "/ready", "/metrics"].contains(request.uri.path) { return try await next(request, context) }
+        switch request.uri.path {
+        case "/health", "/ready", "/metrics": return try await next(request, context)
+        default: break
+        }
         guard self.inFlight.enter(limit: self.limit) else {
             self.onShed()
             var headers = HTTPFields()
