@@ -29,7 +29,9 @@ trap cleanup EXIT
 
 wait_ready() { for _ in $(seq 1 200); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "not ready: $1" >&2; exit 1; }
 metric() { curl -fs "$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }
-wrk_rate() { wrk -t1 -c32 -d"${seconds}s" -s "$work/post.lua" "$1/notifications" | tee "$work/wrk.txt" | awk '/Requests\/sec/ { print $2 }'; }
+# wrk_rate URL [CONNECTIONS]: POSTs the notification to URL/notifications for $seconds (32 connections unless given);
+# prints requests/s and leaves wrk's report in $work/wrk.txt.
+wrk_rate() { wrk -t1 -c"${2:-32}" -d"${seconds}s" -s "$work/post.lua" "$1/notifications" | tee "$work/wrk.txt" | awk '/Requests\/sec/ { print $2 }'; }
 
 # fresh_broker: stops the broker of the previous figure and starts an empty one with the pipeline's topics. Tansu keeps
 # what it stores in memory and slows as it fills (hundreds of thousands of 18.6 KB messages here), so every figure
@@ -79,8 +81,7 @@ ingest_run() {
     wait_ready "http://127.0.0.1:$port/ready"
     local pid=${pids[-1]} cpu0 cpu1 requests
     cpu0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
-    run_rate=$(wrk -t1 -c"$in_flight" -d"${seconds}s" -s "$work/post.lua" "http://127.0.0.1:$port/notifications" \
-        | tee "$work/wrk.txt" | awk '/Requests\/sec/ { print $2 }')
+    run_rate=$(wrk_rate "http://127.0.0.1:$port" "$in_flight")
     cpu1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
     requests=$(awk '/requests in/ { print $1 }' "$work/wrk.txt")
     non2xx=$((non2xx + $(awk '/Non-2xx/ { print $5 }' "$work/wrk.txt" | grep . || echo 0)))
