@@ -401,13 +401,14 @@ let package = Package(
                 "Storage", "TestSupport", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/StorageTests",
             swiftSettings: testSettings
         ),
         .testTarget(
             name: "EntitlementsTests",
-            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification", "TestSupport"],
+            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
             path: "Tests/EntitlementsTests",
             swiftSettings: testSettings
         ),

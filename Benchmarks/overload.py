@@ -11,6 +11,7 @@ plus 3 s, or the connection closed), and a body announced above the limit (413 b
 import argparse
 import asyncio
 import json
+import multiprocessing
 import time
 import urllib.parse
 
@@ -60,20 +61,27 @@ async def client(host, port, path, body, deadline, result):
             writer.close()
 
 
-async def watch_ready(host, port, deadline, result):
+def watch_ready(host, port, seconds, counts):
+    """Asks /ready every 0.5 s for `seconds`, in a process of its own so the load generator's busy event loop
+    never delays the probe (which would count the client's own stall against the server). counts: shared
+    [ready, asked, slowest answer in ms]."""
+    import socket
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
+        asked = time.monotonic()
+        ready = False
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 2)
-            writer.write(f"GET /ready HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
-            await writer.drain()
-            line = await asyncio.wait_for(reader.readline(), 2)
-            result["ready"][1] += 1
-            if line.split()[1] == b"200":
-                result["ready"][0] += 1
-            writer.close()
-        except Exception:
-            result["ready"][1] += 1
-        await asyncio.sleep(0.5)
+            with socket.create_connection((host, port), timeout=2) as sock:
+                sock.settimeout(2)
+                sock.sendall(f"GET /ready HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                line = sock.makefile("rb").readline()
+                ready = len(line.split()) > 1 and line.split()[1] == b"200"
+        except OSError:
+            pass
+        counts[1] += 1
+        counts[0] += 1 if ready else 0
+        counts[2] = max(counts[2], int((time.monotonic() - asked) * 1000))
+        time.sleep(0.5)
 
 
 async def stalled_body(host, port, path, body_timeout):
@@ -134,9 +142,15 @@ async def main():
     result = {"requests": 0, "statuses": {}, "hangs": 0, "errors": 0, "ready": [0, 0]}
     started = time.monotonic()
     deadline = started + args.seconds
+    processes = multiprocessing.get_context("fork")  # the watcher uses no asyncio: forking the running loop is safe
+    counts = processes.Array("i", [0, 0, 0])
+    watcher = processes.Process(target=watch_ready, args=(url.hostname, url.port, args.seconds, counts))
+    watcher.start()
     tasks = [client(url.hostname, url.port, url.path, body, deadline, result) for _ in range(args.connections)]
-    tasks.append(watch_ready(url.hostname, url.port, deadline, result))
     await asyncio.gather(*tasks)
+    await asyncio.get_running_loop().run_in_executor(None, watcher.join)
+    result["ready"] = [counts[0], counts[1]]
+    result["slowestReadyMs"] = counts[2]
     result["seconds"] = round(time.monotonic() - started, 1)
     result["requestsPerSecond"] = round(result["requests"] / result["seconds"])
     result["stalledBody"] = await stalled_body(url.hostname, url.port, url.path, args.body_timeout_s)
@@ -149,7 +163,7 @@ async def main():
     r = result
     print(f"overload: {r['requests']} requests in {r['seconds']} s ({r['requestsPerSecond']}/s) from {args.connections} connections")
     print(f"  answers by status: {r['statuses']}  (anything but 200 and 503 is a failure)")
-    print(f"  unanswered (hangs): {r['hangs']}; connection errors: {r['errors']}; /ready said ready {r['ready'][0]} of {r['ready'][1]} times")
+    print(f"  unanswered (hangs): {r['hangs']}; connection errors: {r['errors']}; /ready said ready {r['ready'][0]} of {r['ready'][1]} times (slowest {r['slowestReadyMs']} ms)")
     print(f"  peak memory: {r.get('peakMemoryMiB')} MiB; stalled body: {r['stalledBody']}; body announced above the limit: {r['oversizedBody']}")
     ok = set(r["statuses"]) <= {"200", "503"} and r["hangs"] == 0 and r["ready"][0] == r["ready"][1] and (r.get("peakMemoryMiB") or 0) < 300
     return 0 if ok else 1

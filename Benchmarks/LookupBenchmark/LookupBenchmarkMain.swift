@@ -42,7 +42,7 @@ enum LookupBenchmarkMain {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)" }
+        let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)?idType=originalTransactionId" }
         let baseline = try await Self.offer(http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds)
         let api = try await Self.offer(http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
         try await http.shutdown()

@@ -7,11 +7,18 @@ struct APIErrorResponse: Encodable {
     var error: String
     var message: String
 
+    /// Keys in a fixed order: the same refusal is the same bytes every time.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
     /// A response with this body and status (and extra headers such as `Retry-After`).
     static func response(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "application/json"
-        let body = (try? JSONEncoder().encode(APIErrorResponse(error: error, message: message))) ?? Data("{}".utf8)
+        let body = (try? Self.encoder.encode(APIErrorResponse(error: error, message: message))) ?? Data("{}".utf8)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

@@ -9,31 +9,52 @@ import Storage
 /// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403), and an app key on
 /// the support routes `/v1/admin/…` (403 `admin-only`). Keys that
 /// authenticated a moment ago come from ``AuthenticatedKeyCache``.
+///
+/// Every key failure (none, malformed, unknown, wrong secret, revoked, expired) gets the same 401 message, so an
+/// answer tells a prober nothing about which keys exist. Database look-ups of well-formed tokens that are not
+/// cached share one budget (`lookupsPerSecond`, taken before the query so concurrent requests cannot overrun it):
+/// past it such a token gets 429 without a query, so made-up tokens cannot turn into unlimited queries, while keys
+/// that authenticated recently are cached and keep working.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CustomerAPIContext
+    /// The one 401 message.
+    static let refusal = "a valid API key is required: Authorization: Bearer ck_…"
+    /// The limiter bucket key look-ups share.
+    static let lookupBucket = "\u{0}key-lookups"
     let store: APIKeyStore
     let cache: AuthenticatedKeyCache
     let limiter: KeyedRateLimiter
     let outcomes: LabelledCounter
+    var lookupsPerSecond = 200
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let header = request.headers[.authorization] ?? ""
         guard header.hasPrefix("Bearer ") else {
             self.outcomes.increment("unauthorized")
-            return Self.unauthorized("an API key is required: Authorization: Bearer ck_…")
+            return Self.unauthorized()
         }
         let token = String(header.dropFirst(7))
         let key: APIKey
         if let cached = self.cache.key(for: token) {
             key = cached
         } else {
+            guard APIKeyStore.isWellFormed(token) else {  // costs no query
+                self.outcomes.increment("unauthorized-malformed")
+                return Self.unauthorized()
+            }
+            if let wait = self.limiter.take(keyId: Self.lookupBucket, ratePerSecond: self.lookupsPerSecond) {
+                self.outcomes.increment("unauthorized-throttled")
+                var headers = HTTPFields()
+                headers[.retryAfter] = String(Int(wait.rounded(.up)))
+                return APIErrorResponse.response(.tooManyRequests, "rate-limited", "too many key look-ups; retry later", headers: headers)
+            }
             switch try await self.store.authenticate(token) {
             case .success(let found):
                 key = found
                 self.cache.remember(found, for: token)
             case .failure(let refusal):
-                self.outcomes.increment("unauthorized")
-                return Self.unauthorized("the API key is \(refusal)")
+                self.outcomes.increment("unauthorized-\(refusal)")
+                return Self.unauthorized()
             }
         }
         if let wait = self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
@@ -60,10 +81,10 @@ struct APIKeyMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// 401 with the JSON error and the bearer challenge.
-    static func unauthorized(_ message: String) -> Response {
+    /// 401 with the JSON error and the bearer challenge: one message whatever was wrong with the key.
+    static func unauthorized() -> Response {
         var headers = HTTPFields()
         headers[.wwwAuthenticate] = "Bearer"
-        return APIErrorResponse.response(.unauthorized, "unauthorized", message, headers: headers)
+        return APIErrorResponse.response(.unauthorized, "unauthorized", Self.refusal, headers: headers)
     }
 }

@@ -17,6 +17,8 @@ struct ConsumptionFactsRoute: Sendable {
     let topics: PipelineTopics
     let database: PostgresClient
     let applyWait: Duration
+    /// How long the body may take to arrive (then 408).
+    let bodyTimeout: Duration
     let outcomes: LabelledCounter
     let logger: Logger
 
@@ -38,7 +40,13 @@ struct ConsumptionFactsRoute: Sendable {
     func put(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
         let customer = try context.parameters.require("customer")
-        let bytes = try await request.body.collect(upTo: 1 << 16)
+        let bytes: ByteBuffer
+        do {
+            bytes = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
+        } catch {
+            self.outcomes.increment("bad-request")
+            return error.response
+        }
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) else {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(.badRequest, "bad-body", "expected {\"customerConsented\": true|false, …}")

@@ -27,10 +27,12 @@ func buildApplication(
     }
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-        limiter: KeyedRateLimiter(), outcomes: outcomes))
+        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond))
     let lookup = CustomerLookup(client: database, logger: logger)
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)
+    AccountTokenRoute(owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes)
+        .add(to: v1)
     var services: [any Service] = [database]
     var checks: [DependencyProbe.Check] = [.database(database, logger: logger)]
     if let purchases = settings.purchases {
@@ -42,11 +44,13 @@ func buildApplication(
             settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
-        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, database: database, applyWait: purchases.applyWait, outcomes: outcomes,
+        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, database: database, applyWait: purchases.applyWait,
+                              bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
                               logger: logger).add(to: v1)
         SupportRoutes(
             client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics, lookup: lookup,
-            support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes
+            support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
+            bodyTimeout: settings.http.bodyTimeout
         ).add(to: v1)
         services += [http, producer]
         checks.append(.broker(producer))

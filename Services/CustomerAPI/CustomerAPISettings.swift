@@ -11,6 +11,8 @@ struct CustomerAPISettings: Sendable {
     var database: DatabaseSettings
     /// How long an authenticated key is trusted without reading it again (a revocation takes effect within it).
     var keyCacheLifetime: Duration = .seconds(5)
+    /// How many database look-ups of uncached keys a second all callers share; past it such tokens get 429.
+    var keyLookupsPerSecond = 200
     /// What the POST of purchases needs; nil: the POST answers 503 `not-configured`.
     var purchases: PurchaseSettings?
 
@@ -36,13 +38,16 @@ struct CustomerAPISettings: Sendable {
         self.purchases = purchases
     }
 
-    /// Reads `DATABASE_URL`, the shared HTTP settings and `CUSTOMER_API_KEY_CACHE_MS`; with `APPSTORE_APPS`
+    /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_KEY_CACHE_MS` and
+    /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`; with `APPSTORE_APPS`
     /// set, the purchase settings: `KAFKA_BROKERS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
+        self.keyLookupsPerSecond = try settings.int("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
+        guard self.keyLookupsPerSecond >= 1 else { throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1") }
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
         let accepted = try AcceptedApps(settings)
         var purchases = PurchaseSettings(accepted: accepted, kafka: try KafkaClientSettings(settings, clientID: "customer-api"))

@@ -7,8 +7,9 @@ import ServiceRuntime
 import Storage
 
 /// The read routes: `GET /v1/apps/{bundleId}/customers/{customer}` answers the customer's entitlements as
-/// of the request time (the customer is an appAccountToken or an originalTransactionId of one of its
-/// purchases), with an ETag; `?environment=Production|Sandbox` narrows it.
+/// of the request time, with an ETag; `?environment=Production|Sandbox` narrows it. The id is an app user id
+/// unless `?idType=appAccountToken` or `?idType=originalTransactionId` says otherwise; one kind never matches
+/// another.
 struct CustomerRoutes {
     let lookup: CustomerLookup
     let outcomes: LabelledCounter
@@ -33,15 +34,21 @@ struct CustomerRoutes {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(.badRequest, "bad-customer", "a customer id is at most 128 characters")
         }
-        return try await self.viewResponse(bundleId: bundleId, customer: customer, environment: environment,
+        let kindName = request.uri.queryParameters.get("idType") ?? CustomerIDKind.appUserId.rawValue
+        guard let kind = CustomerIDKind(rawValue: kindName) else {
+            self.outcomes.increment("bad-request")
+            return APIErrorResponse.response(.badRequest, "bad-id-type", "idType must be appUserId, appAccountToken or originalTransactionId")
+        }
+        return try await self.viewResponse(bundleId: bundleId, customer: customer, kind: kind, environment: environment,
                                            ifNoneMatch: request.headers[.ifNoneMatch])
     }
 
     /// The customer's view as of now with its ETag (304 when `ifNoneMatch` still matches, 404 when nothing is
     /// known); `extra` is more JSON members for the object (the POST adds its request id).
-    func viewResponse(bundleId: String, customer: String, environment: String?, ifNoneMatch: String?, extra: String? = nil) async throws -> Response {
+    func viewResponse(bundleId: String, customer: String, kind: CustomerIDKind, environment: String?, ifNoneMatch: String?,
+                      extra: String? = nil) async throws -> Response {
         let asOf = Int64(Date().timeIntervalSince1970 * 1000)
-        let view = try await self.lookup.view(bundleId: bundleId, customer: customer, environment: environment, asOf: asOf)
+        let view = try await self.lookup.view(bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
         guard !view.isEmpty else {
             self.outcomes.increment("not-found")
             return APIErrorResponse.response(.notFound, "unknown-customer", "nothing is stored for \(customer) in \(bundleId)")

@@ -16,6 +16,9 @@ struct PurchaseBody: Decodable {
     var appReceipt: String?
     /// Production or Sandbox for ids and receipts (default: Production, then Sandbox when Apple does not know the id).
     var environment: String?
+    /// With `signedTransaction` only: the device's `AppStore.deviceVerificationID`, the proof that moves a purchase
+    /// from another customer under `CUSTOMER_TRANSFER_POLICY=transfer`.
+    var deviceVerificationId: String?
 }
 
 /// Why a POST is refused: an HTTP status, a stable code and a message (the JSON error body).

@@ -1,3 +1,4 @@
+import AppStoreAPI
 import Entitlements
 import Foundation
 import HTTPTypes
@@ -30,10 +31,8 @@ struct PurchaseRoutes {
             do {
                 return try await self.post(request, context: context)
             } catch let refusal as PurchaseRefusal {
-                self.outcomes.increment(refusal.status.code >= 500 ? "unavailable" : "bad-request")
-                var headers = HTTPFields()
-                if let wait = refusal.retryAfter { headers[.retryAfter] = String(wait) }
-                return APIErrorResponse.response(refusal.status, refusal.code, refusal.message, headers: headers)
+                self.outcomes.increment(refusal.status.code >= 500 ? "unavailable" : refusal.code == Self.ownedByAnother.code ? "conflict" : "bad-request")
+                return refusal.response
             }
         }
     }
@@ -47,7 +46,8 @@ struct PurchaseRoutes {
         }
         let body = try await self.body(request)
         let (source, transactions) = try await self.intake.transactions(body, bundleId: bundleId)
-        let purchase = PurchaseImport.Request(appUserId: appUserId, onConflict: self.settings.onConflict, source: source)
+        let proof = try Self.deviceProof(body, transactions: transactions)
+        let purchase = PurchaseImport.Request(appUserId: appUserId, onConflict: self.settings.onConflict, transferProof: proof, source: source)
         let records = PurchaseImport.records(transactions, request: purchase)
         try await self.refuseIfOwnedByAnother(records, bundleId: bundleId, appUserId: appUserId)
         do {
@@ -67,10 +67,10 @@ struct PurchaseRoutes {
             return Response(status: .accepted, headers: headers, body: .init(byteBuffer: ByteBuffer(string: accepted)))
         }
         if outcomes.values.contains(EntitlementUpdate.Outcome.conflict.rawValue) {
-            throw PurchaseRefusal(status: .conflict, code: "owned-by-another-user", message: "this purchase belongs to another app user")
+            throw Self.ownedByAnother
         }
         self.outcomes.increment("purchase-applied")
-        return try await self.views.viewResponse(bundleId: bundleId, customer: appUserId, environment: nil, ifNoneMatch: nil,
+        return try await self.views.viewResponse(bundleId: bundleId, customer: appUserId, kind: .appUserId, environment: nil, ifNoneMatch: nil,
                                                  extra: #""requestId":"# + JSONText.quoted(purchase.requestId))
     }
 
@@ -78,18 +78,7 @@ struct PurchaseRoutes {
 
     /// The JSON body, refused above the size limit before it is read in full.
     private func body(_ request: Request) async throws(PurchaseRefusal) -> PurchaseBody {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > self.settings.maximumBodyBytes {
-            throw Self.tooLarge(self.settings.maximumBodyBytes)
-        }
-        let buffer: ByteBuffer
-        let limit = self.settings.maximumBodyBytes
-        do {
-            buffer = try await withDeadline(self.bodyTimeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
-            throw PurchaseRefusal(status: .requestTimeout, code: "body-timeout", message: "the body did not arrive in time")
-        } catch {
-            throw Self.tooLarge(limit)
-        }
+        let buffer = try await BoundedBody.read(request, limit: self.settings.maximumBodyBytes, timeout: self.bodyTimeout)
         do {
             return try JSONDecoder().decode(PurchaseBody.self, from: Data(buffer.readableBytesView))
         } catch {
@@ -97,18 +86,37 @@ struct PurchaseRoutes {
         }
     }
 
-    /// 413 with the limit.
-    private static func tooLarge(_ limit: Int) -> PurchaseRefusal {
-        PurchaseRefusal(status: .contentTooLarge, code: "body-too-large", message: "the body is larger than \(limit) bytes")
+    /// The 409 of a purchase that belongs to another customer.
+    static let ownedByAnother = PurchaseRefusal(
+        status: .conflict, code: "owned-by-another-customer",
+        message: "this purchase belongs to another customer (bound to another app user, or bought under an appAccountToken not declared "
+            + "for this app user); a transaction id, receipt or signed transaction is not proof of ownership")
+
+    /// 409 before anything is written when a purchase belongs to another customer and the post has no proof that
+    /// moves it (``PurchaseOwnership``; the updater decides again under the subject's lock).
+    private func refuseIfOwnedByAnother(_ records: [AppPurchaseRecord], bundleId: String, appUserId: String) async throws {
+        var seen = Set<String>()
+        for record in records where seen.insert(record.environment + "/" + record.subject).inserted {
+            let owner = try await self.lookup.owner(environment: record.environment, bundleId: bundleId, subject: record.subject,
+                                                    claimedToken: PurchaseOwnership.accountToken(of: record.transaction))
+            if case .refuse = PurchaseOwnership.decide(claimant: appUserId, owner: owner, policy: record.onConflict, proof: record.transferProof) {
+                throw Self.ownedByAnother
+            }
+        }
     }
 
-    /// Under the `refuse` policy, 409 before anything is written when a purchase is bound to another user.
-    private func refuseIfOwnedByAnother(_ records: [AppPurchaseRecord], bundleId: String, appUserId: String) async throws {
-        guard self.settings.onConflict == .refuse else { return }
-        let owners = try await self.lookup.bindings(bundleId: bundleId, subjects: records.map { ($0.environment, $0.subject) })
-        if owners.contains(where: { $0.appUserId != appUserId }) {
-            throw PurchaseRefusal(status: .conflict, code: "owned-by-another-user", message: "this purchase belongs to another app user")
+    /// The device's proof of a signed transaction, when the body carries `deviceVerificationId`: 400 beside an id
+    /// or receipt (which no device signed for), 403 when its hash does not match the transaction's.
+    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction]) throws(PurchaseRefusal) -> TransferProof? {
+        guard let id = body.deviceVerificationId else { return nil }
+        guard body.signedTransaction != nil, let transaction = transactions.first?.transaction else {
+            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "deviceVerificationId goes with signedTransaction only")
         }
+        guard TransferProof.deviceVerifies(transaction, verificationId: id) else {
+            throw PurchaseRefusal(status: .forbidden, code: "device-verification-failed",
+                                  message: "the device verification id does not match the transaction's deviceVerification")
+        }
+        return .device(verificationId: id)
     }
 
     /// Polls the notification log until every record is committed (its outcomes) or the wait bound passes (nil).

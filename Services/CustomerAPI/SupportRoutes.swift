@@ -23,6 +23,8 @@ struct SupportRoutes: Sendable {
     let support: SupportLookup
     let deadLetters: DeadLetters
     let outcomes: LabelledCounter
+    /// How long a body may take to arrive (then 408).
+    let bodyTimeout: Duration
 
     func add(to group: RouterGroup<CustomerAPIContext>) {
         let admin = group.group("admin/apps/:bundleId")
@@ -48,7 +50,7 @@ struct SupportRoutes: Sendable {
             }
         }
         admin.post("subscriptions/:originalTransactionId/extend") { request, context in
-            let body = try await Self.decode(ExtensionBody.self, request)
+            let body = try await self.decode(ExtensionBody.self, request)
             return try await self.asking(request, context) { client, _ in
                 let answer = try await client.extendRenewalDate(
                     try context.parameters.require("originalTransactionId"),
@@ -58,7 +60,7 @@ struct SupportRoutes: Sendable {
             }
         }
         admin.post("extensions") { request, context in
-            let body = try await Self.decode(MassExtensionBody.self, request)
+            let body = try await self.decode(MassExtensionBody.self, request)
             return try await self.asking(request, context) { client, _ in
                 let answer = try await client.extendRenewalDatesForAllActiveSubscribers(MassExtendRenewalDateRequest(
                     extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
@@ -100,9 +102,9 @@ struct SupportRoutes: Sendable {
                 notes.append("order look-up failed: \(error)")
             }
         }
-        let customer = try await self.support.customer(for: key, bundleId: bundleId)
+        let (customer, kind) = try await self.support.customer(for: key, bundleId: bundleId)
         let asOf = Int64(Date().timeIntervalSince1970 * 1000)
-        let json = try await self.lookup.view(bundleId: bundleId, customer: customer, asOf: asOf)
+        let json = try await self.lookup.view(bundleId: bundleId, customer: customer, kind: kind, asOf: asOf)
         let decoder = JSONDecoder()
         var view = SupportView(
             query: query, customer: customer, asOf: asOf, notes: notes,
@@ -113,7 +115,7 @@ struct SupportRoutes: Sendable {
         let subjects = Array(Set(view.purchases.map(\.originalTransactionId) + view.subscriptions.map(\.originalTransactionId)
             + view.entitlements.map(\.originalTransactionId))).sorted()
         view.timeline = try await self.support.timeline(bundleId: bundleId, subjects: subjects)
-        view.deadLetters = try await self.deadLetters.rows(subjects: subjects)
+        view.deadLetters = try await self.deadLetters.rows(bundleId: bundleId, subjects: subjects)
         view.consumptionRequests = try await self.support.consumptionRequests(bundleId: bundleId, customer: customer, subjects: subjects)
         let anyTransaction = view.purchases.first?.transactionId ?? subjects.first
         if request.uri.queryParameters.get("refunds") == "1", let any = anyTransaction {
@@ -137,11 +139,11 @@ struct SupportRoutes: Sendable {
     /// Resyncs every purchase of the customer (their history and statuses, through the verified topic).
     func resync(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
-        let customer = try await self.support.customer(for: try context.parameters.require("customer"), bundleId: bundleId)
+        let (customer, kind) = try await self.support.customer(for: try context.parameters.require("customer"), bundleId: bundleId)
         guard let purchaseImport = self.purchaseImport else {
             return APIErrorResponse.response(.serviceUnavailable, "not-configured", "resync needs the App Store Server API settings")
         }
-        let json = try await self.lookup.view(bundleId: bundleId, customer: customer, asOf: Int64(Date().timeIntervalSince1970 * 1000))
+        let json = try await self.lookup.view(bundleId: bundleId, customer: customer, kind: kind, asOf: Int64(Date().timeIntervalSince1970 * 1000))
         let purchases = try JSONDecoder().decode([CustomerView.Purchase].self, from: Data(json.purchases.utf8))
         let originals = Array(Set(purchases.map(\.originalTransactionId))).sorted()
         guard !originals.isEmpty else { return APIErrorResponse.response(.notFound, "unknown-customer", "no purchase is stored for \(customer)") }
@@ -149,10 +151,9 @@ struct SupportRoutes: Sendable {
         do {
             for original in originals {
                 let environment = purchases.first { $0.originalTransactionId == original }.flatMap { Environment(rawValue: $0.environment) }
-                let appUserId = customer == original ? nil : customer
                 let resynced = try await purchaseImport.resync(
                     [original], bundleId: bundleId, environment: environment,
-                    request: PurchaseImport.Request(appUserId: appUserId.flatMap { UUID(uuidString: $0) == nil ? $0 : nil }, onConflict: .refuse, source: .resync),
+                    request: PurchaseImport.Request(appUserId: kind == .appUserId ? customer : nil, onConflict: .refuse, source: .resync),
                     producer: self.producer, topics: self.topics)
                 total.transactions += resynced.transactions
                 total.statuses += resynced.statuses
@@ -166,13 +167,14 @@ struct SupportRoutes: Sendable {
 
     /// Sends a DLQ record (by position) back to the topic it came from.
     func replay(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
-        let body = try await Self.decode(ReplayBody.self, request)
+        let body = try await self.decode(ReplayBody.self, request)
         guard let rejected = try await self.deadLetters.rejected(at: body.position) else {
             return APIErrorResponse.response(.notFound, "unknown-dead-letter", "no DLQ record at \(body.position)")
         }
         let bundleId = try context.parameters.require("bundleId")
-        if let app = rejected.original.headers[PipelineHeaders.bundleId], app != bundleId {
-            return APIErrorResponse.response(.forbidden, "wrong-app", "the DLQ record belongs to \(app)")
+        // Always checked: a record whose app neither its headers nor its value name belongs to no app.
+        guard let app = rejected.bundleId, app == bundleId else {
+            return APIErrorResponse.response(.forbidden, "wrong-app", "the DLQ record does not belong to \(bundleId)")
         }
         guard let record = rejected.replayRecord(from: body.position) else {
             return APIErrorResponse.response(.unprocessableContent, "not-replayable", "the DLQ record kept no original value")
@@ -240,9 +242,14 @@ struct SupportRoutes: Sendable {
         text.count == 10 && text.hasPrefix("M") && text.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
     }
 
-    /// Decodes a JSON body (at most 64 KiB) or answers 400.
-    static func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        let body = try await request.body.collect(upTo: 1 << 16)
+    /// Decodes a JSON body (at most 64 KiB, within the body deadline) or answers 400 (413, 408).
+    func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
+        let body: ByteBuffer
+        do {
+            body = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
+        } catch {
+            throw HTTPError(error.status, message: "\(error.code): \(error.message)")
+        }
         do {
             return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
         } catch {

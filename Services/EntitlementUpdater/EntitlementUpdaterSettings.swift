@@ -56,7 +56,7 @@ struct EntitlementUpdaterSettings: Sendable {
         } catch {
             throw SettingsError("ENTITLEMENT_MAP: \(error)")
         }
-        self.migrateOnStart = settings.string("MIGRATE_ON_START", default: "true") == "true"
+        self.migrateOnStart = try settings.bool("MIGRATE_ON_START", default: true)
         let interval = try settings.milliseconds("RENEWAL_SWEEP_INTERVAL_MS", default: self.sweepInterval ?? .zero)
         self.sweepInterval = interval > .zero ? interval : nil
         self.sweepMargin = try settings.milliseconds("RENEWAL_SWEEP_MARGIN_MS", default: self.sweepMargin)

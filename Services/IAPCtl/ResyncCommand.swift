@@ -31,7 +31,10 @@ struct ResyncCommand: AsyncParsableCommand {
     @Option(help: "A transaction id of the purchase to resync.") var transactionId: String?
     @Option(help: "The app user to bind --transaction-id to.") var appUserId: String?
     @Option(help: "A file of entries (see above).") var file: String?
-    @Option(help: "A purchase bound to another app user: transfer or refuse (default refuse).") var policy: String = "refuse"
+    @Option(help: "A purchase that belongs to another customer: transfer (needs --operator) or refuse (default refuse).")
+    var policy: String = "refuse"
+    @Option(help: "Who moves purchases with --policy transfer; recorded with each binding it moves (admin:NAME).")
+    var `operator`: String?
     @Option(name: .customLong("bootstrap-servers"), help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
 
@@ -55,6 +58,10 @@ struct ResyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard let onConflict = AppPurchaseRecord.ConflictPolicy(rawValue: self.policy) else { throw ValidationError("--policy must be transfer or refuse") }
+        let proof = self.operator.map { TransferProof.admin(operator: $0) }
+        if onConflict == .transfer && (self.operator ?? "").isEmpty {
+            throw ValidationError("--policy transfer moves purchases from their owners: name who does it with --operator NAME")
+        }
         let environment = try self.environment.map { name -> Environment in
             guard let environment = Environment(rawValue: name), environment.isAppStoreServer else {
                 throw ValidationError("--environment must be Production or Sandbox")
@@ -69,7 +76,7 @@ struct ResyncCommand: AsyncParsableCommand {
             let tally = try await APIAccess.with(logger: logger) { access in
                 let bundleId = try self.app ?? (access.configured.first?.bundleId).orThrow(ValidationError("APPSTORE_APPS names no app"))
                 return try await APIAccess.withProducer(self.bootstrapServers, clientID: "iapctl-resync", logger: logger) { producer in
-                    await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict,
+                    await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict, proof: proof,
                                       importer: PurchaseImport(client: access.client), producer: producer, topics: topics)
                 }
             }
@@ -86,12 +93,12 @@ struct ResyncCommand: AsyncParsableCommand {
 
     /// Imports every entry; a failed entry is recorded and the others go on.
     func resync(_ entries: [Entry], bundleId: String, environment: Environment?, onConflict: AppPurchaseRecord.ConflictPolicy,
-                importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics) async -> Tally {
+                proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics) async -> Tally {
         var tally = Tally()
         for entry in entries {
             tally.entries += 1
             do {
-                let request = PurchaseImport.Request(appUserId: entry.appUserId, onConflict: onConflict, source: .resync)
+                let request = PurchaseImport.Request(appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof, source: .resync)
                 let resynced = try await importer.resync(entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
                                                          producer: producer, topics: topics)
                 tally.transactions += resynced.transactions

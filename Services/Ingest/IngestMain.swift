@@ -7,7 +7,7 @@ import ServiceRuntime
 enum IngestMain {
     static func main() async throws {
         let environment = EnvironmentSettings.process
-        EventLoopConcurrency.install(environment)
+        try EventLoopConcurrency.install(environment)
         let logger = LoggingSetup.bootstrap(service: "ingest", settings: environment)
         let settings = try IngestSettings(environment)
         let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)

@@ -38,7 +38,7 @@ struct IngestSettings: Sendable {
         self.maximumBodyBytes = try settings.int("INGEST_MAX_BODY_BYTES", default: self.maximumBodyBytes)
         self.produceTimeout = try settings.milliseconds("INGEST_PRODUCE_TIMEOUT_MS", default: self.produceTimeout)
         self.trust = try TrustSettings(settings)
-        self.verifyAtEdge = settings.string("INGEST_VERIFY", default: "true") == "true"
+        self.verifyAtEdge = try settings.bool("INGEST_VERIFY", default: true)
         self.newChainsPerSecond = max(1, try settings.int("INGEST_NEW_CHAINS_PER_SECOND", default: self.newChainsPerSecond))
     }
 }

@@ -21,9 +21,10 @@ public struct AppPurchaseRecord: Codable, Hashable, Sendable {
         case resync
     }
 
-    /// What to do when the purchase is already bound to another app user.
+    /// What to do when the purchase already belongs to another customer (see ``PurchaseOwnership``).
     public enum ConflictPolicy: String, Codable, Hashable, Sendable {
-        /// Move it to the new user (an `entitlement.customer-changed` event says from whom to whom).
+        /// Move it to the new user when the record carries a ``TransferProof`` (an `entitlement.customer-changed`
+        /// event says from whom to whom); without one it is refused like `refuse`.
         case transfer
         /// Leave it where it is; the request is refused (409).
         case refuse
@@ -35,6 +36,8 @@ public struct AppPurchaseRecord: Codable, Hashable, Sendable {
     /// The app's own user id to bind the purchase to; nil when the caller only imports facts (resync without a user).
     public var appUserId: String?
     public var onConflict: ConflictPolicy
+    /// Why the purchase may move from another customer (checked by customer-api, checked again by the updater).
+    public var transferProof: TransferProof?
     public var source: Source
     public var environment: String
     /// The subscription's (or purchase's) `originalTransactionId`: the Kafka key.
@@ -43,11 +46,12 @@ public struct AppPurchaseRecord: Codable, Hashable, Sendable {
     public var transaction: JWSTransactionDecodedPayload
     public var signedTransactionInfo: String
 
-    public init(requestId: String, appUserId: String?, onConflict: ConflictPolicy, source: Source, environment: String,
-                transaction: JWSTransactionDecodedPayload, signedTransactionInfo: String) {
+    public init(requestId: String, appUserId: String?, onConflict: ConflictPolicy, transferProof: TransferProof? = nil, source: Source,
+                environment: String, transaction: JWSTransactionDecodedPayload, signedTransactionInfo: String) {
         self.requestId = requestId
         self.appUserId = appUserId
         self.onConflict = onConflict
+        self.transferProof = transferProof
         self.source = source
         self.environment = environment
         self.subject = transaction.originalTransactionId ?? transaction.transactionId ?? "unknown"

@@ -46,10 +46,10 @@ extension EntitlementRules {
         return update
     }
 
-    /// The update of a posted purchase refused because its subject is bound to another app user (policy
-    /// `refuse`): nothing moves; the log says `conflict`.
-    public static func refusedAppPurchase(boundTo owner: String) -> EntitlementUpdate {
-        EntitlementUpdate(outcome: .conflict, detail: "bound to another app user (\(owner)); policy refuse", advancesSubject: false)
+    /// The update of a posted purchase refused because it belongs to another customer (``PurchaseOwnership``):
+    /// nothing moves; the log says `conflict`.
+    public static func refusedAppPurchase(owner: String) -> EntitlementUpdate {
+        EntitlementUpdate(outcome: .conflict, detail: "owned by another customer (\(owner)); no transfer proof", advancesSubject: false)
     }
 
     /// The posted purchase in the shape the rules and rows read: a notification without a type whose UUID is

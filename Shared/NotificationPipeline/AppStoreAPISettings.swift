@@ -54,7 +54,7 @@ public struct AppStoreAPISettings: Sendable {
             environment: environment,
             productionURL: try Self.url(settings, "APPSTORE_API_URL_PRODUCTION", default: AppStoreAPIConfiguration.appleProductionURL),
             sandboxURL: try Self.url(settings, "APPSTORE_API_URL_SANDBOX", default: AppStoreAPIConfiguration.appleSandboxURL),
-            sandboxFallback: settings.string("APPSTORE_API_SANDBOX_FALLBACK", default: "false") == "true",
+            sandboxFallback: try settings.bool("APPSTORE_API_SANDBOX_FALLBACK", default: false),
             requestTimeout: try settings.milliseconds("APPSTORE_API_TIMEOUT_MS", default: .seconds(30)))
     }
 

@@ -67,13 +67,16 @@ public struct PurchaseImport: Sendable {
         public var requestId: String
         public var appUserId: String?
         public var onConflict: AppPurchaseRecord.ConflictPolicy
+        /// Why the purchases may move from another customer (a device's verification, or an operator).
+        public var transferProof: TransferProof?
         public var source: AppPurchaseRecord.Source
 
         public init(requestId: String = UUID().uuidString.lowercased(), appUserId: String?, onConflict: AppPurchaseRecord.ConflictPolicy,
-                    source: AppPurchaseRecord.Source) {
+                    transferProof: TransferProof? = nil, source: AppPurchaseRecord.Source) {
             self.requestId = requestId
             self.appUserId = appUserId
             self.onConflict = onConflict
+            self.transferProof = transferProof
             self.source = source
         }
     }
@@ -87,7 +90,8 @@ public struct PurchaseImport: Sendable {
             }
             .map {
                 AppPurchaseRecord(
-                    requestId: request.requestId, appUserId: request.appUserId, onConflict: request.onConflict, source: request.source,
+                    requestId: request.requestId, appUserId: request.appUserId, onConflict: request.onConflict,
+                    transferProof: request.transferProof, source: request.source,
                     environment: $0.transaction.rawEnvironment ?? "unknown", transaction: $0.transaction, signedTransactionInfo: $0.signed)
             }
     }

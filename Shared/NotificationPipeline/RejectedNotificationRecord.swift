@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import JWSVerification
 public import RdKafka
 
 /// The value written to the rejected topic (the DLQ): why a raw message was refused, and the message itself,
@@ -54,6 +55,29 @@ public struct RejectedNotificationRecord: Codable, Hashable, Sendable {
         self.detail = detail
         self.notificationUUID = notificationUUID
         self.original = original
+    }
+
+    /// The app the original message is about: its `bundle-id` header, else what its value says (a raw
+    /// `{"signedPayload": …}` body's payload, read without verification since it only scopes who may see or
+    /// replay it; or the first `bundleId` of a verified-topic record's JSON, nearest the top). nil when neither
+    /// says: such a record belongs to no app.
+    public var bundleId: String? {
+        if let app = self.original.headers[PipelineHeaders.bundleId], !app.isEmpty { return app }
+        guard let value = self.original.value else { return nil }
+        let bytes = Array(value.utf8)
+        if let signed = EnvelopeReader.signedPayload(in: bytes) {
+            return (try? UnverifiedJWS(signed).decodePayload(as: ResponseBodyV2DecodedPayload.self))?.bundleId
+        }
+        var level: [Any] = [(try? JSONSerialization.jsonObject(with: Data(bytes))) as Any]
+        while !level.isEmpty {
+            var next: [Any] = []
+            for case let object as [String: Any] in level {
+                if let app = object["bundleId"] as? String, !app.isEmpty { return app }
+                next += object.keys.sorted().compactMap { object[$0] }
+            }
+            level = next
+        }
+        return nil
     }
 
     /// Canonical JSON bytes.

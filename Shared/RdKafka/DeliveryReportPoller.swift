@@ -22,6 +22,14 @@ final class DeliveryReportPoller: Sendable {
     /// message fails the same way, so the producer is as good as dead (see ``KafkaProducer/fatalError``).
     let fenced = Mutex<String?>(nil)
     private let finished = DispatchSemaphore(value: 0)
+    /// When the broker last acknowledged a message (uptime nanoseconds; 0: never): proof it is up.
+    private let lastAcknowledged = Atomic<UInt64>(0)
+
+    /// Whether the broker acknowledged a message within `window` of now.
+    func acknowledged(within window: Duration) -> Bool {
+        let last = self.lastAcknowledged.load(ordering: .relaxed)
+        return last > 0 && DispatchTime.now().uptimeNanoseconds - last <= UInt64(window.milliseconds) * 1_000_000
+    }
 
     /// Starts polling the client's main queue.
     init(client: RdKafkaClient, logger: Logger) {
@@ -67,6 +75,7 @@ final class DeliveryReportPoller: Sendable {
             guard let promise = self.pending.withLock({ $0.waiting.removeValue(forKey: id) }) else { continue }
             let topic = String(cString: rd_kafka_topic_name(message.pointee.rkt))
             if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                self.lastAcknowledged.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
                 promise.resolve(.success(DeliveryReport(
                     topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
             } else {

@@ -31,10 +31,14 @@ public final class KafkaProducer: Service, Sendable {
 
     // MARK: Health
 
-    /// Whether a broker answers a metadata request within `timeout` (librdkafka's blocking call runs on a
-    /// thread of its own, never on the cooperative pool): the readiness probe of the services.
-    public func isBrokerReachable(timeout: Duration = .seconds(1)) async -> Bool {
+    /// Whether the broker is up: it acknowledged a message within `acknowledgedWithin`, or it answers a
+    /// metadata request within `timeout` (librdkafka's blocking call runs on a thread of its own, never on the
+    /// cooperative pool). The readiness probe of the services: under load a metadata request can queue behind
+    /// thousands of messages and miss its timeout, while the acknowledgements keep coming, so a busy broker
+    /// is never reported down (a pod shown not-ready for being busy pushes its load onto the others).
+    public func isBrokerReachable(timeout: Duration = .seconds(1), acknowledgedWithin: Duration = .seconds(3)) async -> Bool {
         guard self.fatalError == nil else { return false }
+        if self.poller.acknowledged(within: acknowledgedWithin) { return true }
         let milliseconds = Int32(clamping: timeout.milliseconds)
         let client = self.client
         return await withCheckedContinuation { continuation in

@@ -27,5 +27,5 @@ extension SQLStatementsMigration {
 /// Every migration of the product, in order.
 public enum Migrations {
     public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
-                                                     CustomerBindingsMigration(), SupportMigration()]
+                                                     CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration()]
 }

@@ -48,9 +48,16 @@ import TestSupport
     /// A database with: an active subscription, one that expired after its last notification, a lifetime
     /// purchase, and a Sandbox subscription of the same customer; and two keys (this app, rate 3; another app).
     func withAPI(_ body: @Sendable (TestClientProtocol, String, String) async throws -> Void) async throws {
+        try await self.withAPIAndDeadKeys { client, key, otherKey, _ in try await body(client, key, otherKey) }
+    }
+
+    /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
+    /// past its rotation grace.
+    func withAPIAndDeadKeys(keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
+                            _ body: @Sendable (TestClientProtocol, String, String, [String]) async throws -> Void) async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
-            let (key, otherKey) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+            let (key, otherKey, deadKeys) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
                 try await MigrationRunner().migrate(client: client, logger: logger)
                 let repository = EntitlementRepository(client: client, logger: logger)
                 let day = Self.day
@@ -65,12 +72,18 @@ import TestSupport
                     _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
                 }
                 let store = APIKeyStore(client: client, logger: logger)
-                return (try await store.create(bundleId: Self.app, ratePerSecond: 3).token, try await store.create(bundleId: "com.example.other").token)
+                let revoked = try await store.create(bundleId: Self.app)
+                try await store.revoke(revoked.key.keyId)
+                let expired = try await store.create(bundleId: Self.app)
+                _ = try await store.rotate(expired.key.keyId, grace: .zero)
+                return (try await store.create(bundleId: Self.app, ratePerSecond: keyRate).token, try await store.create(bundleId: "com.example.other").token,
+                        [revoked.token, expired.token])
             }
             var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
+            settings.keyLookupsPerSecond = keyLookupsPerSecond
             let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-            try await app.test(.live) { client in try await body(client, key, otherKey) }
+            try await app.test(.live) { client in try await body(client, key, otherKey, deadKeys) }
         }
     }
 
@@ -87,8 +100,8 @@ import TestSupport
 
     @Test func entitlementsAreEvaluatedAtTheRequestTimePerEnvironment() async throws {
         try await withAPI { client, key, _ in
-            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
-            let response = try await Self.get(client, path + "?environment=Production", key: key)
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
+            let response = try await Self.get(client, path + "&environment=Production", key: key)
             #expect(response.status == .ok)
             let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: response.body))
             let active = Dictionary(view.entitlements.map { ($0.originalTransactionId, $0.active) }, uniquingKeysWith: { a, _ in a })
@@ -99,9 +112,36 @@ import TestSupport
             #expect(view.entitlements.allSatisfy { $0.environment == "Production" })
             let everywhere = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: try await Self.get(client, path, key: key).body))
             #expect(everywhere.entitlements.contains { $0.environment == "Sandbox" && $0.originalTransactionId == "sandbox-1" && $0.active })
-            let byPurchase = try await Self.get(client, "/v1/apps/\(Self.app)/customers/life-1?environment=Production", key: key)
+            let byPurchase = try await Self.get(client, "/v1/apps/\(Self.app)/customers/life-1?environment=Production&idType=originalTransactionId", key: key)
             let byPurchaseView = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: byPurchase.body))
             #expect(byPurchaseView.entitlements.map(\.originalTransactionId) == ["life-1"], "an originalTransactionId names the customer too")
+        }
+    }
+
+    /// An id of one kind never matches another kind: an app user id chosen to equal someone's appAccountToken or
+    /// originalTransactionId reads nothing of theirs; the same ids with their own kind do; an unknown kind is 400.
+    @Test func lookUpsNameTheKindOfId() async throws {
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, _ in
+            let base = "/v1/apps/\(Self.app)/customers/"
+            for colliding in [Self.token, "sub-active", "life-1"] {
+                let asUser = try await Self.get(client, base + colliding, key: key)
+                #expect(asUser.status == .notFound, "app user id \(colliding) reads nothing of another kind")
+                let explicit = try await Self.get(client, base + colliding + "?idType=appUserId", key: key)
+                #expect(explicit.status == .notFound)
+            }
+            let byToken = try await Self.get(client, base + Self.token + "?idType=appAccountToken", key: key)
+            #expect(byToken.status == .ok)
+            let upperCase = try await Self.get(client, base + Self.token.uppercased() + "?idType=appAccountToken", key: key)
+            #expect(upperCase.status == .ok, "a token is compared lowercased")
+            let byOriginal = try await Self.get(client, base + "sub-active?idType=originalTransactionId", key: key)
+            let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: byOriginal.body))
+            #expect(view.subscriptions.map(\.originalTransactionId) == ["sub-active"], "one purchase, nothing else of its customer")
+            #expect(try await Self.get(client, base + Self.token + "?idType=originalTransactionId", key: key).status == .notFound,
+                    "a token is not an originalTransactionId")
+            #expect(try await Self.get(client, base + "sub-active?idType=appAccountToken", key: key).status == .notFound)
+            let bad = try await Self.get(client, base + "x?idType=email", key: key)
+            let badError = try Self.json(bad)["error"] as? String
+            #expect(bad.status == .badRequest && badError == "bad-id-type")
         }
     }
 
@@ -119,7 +159,7 @@ import TestSupport
 
     @Test func theETagLetsAClientSkipAnUnchangedAnswer() async throws {
         try await withAPI { client, key, _ in
-            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
             let first = try await Self.get(client, path, key: key)
             let tag = try #require(first.headers[.eTag])
             let again = try await Self.get(client, path, key: key, etag: tag)
@@ -130,7 +170,7 @@ import TestSupport
 
     @Test func refusalsAreJSONErrors() async throws {
         try await withAPI { client, key, otherKey in
-            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)"
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
             let missing = try await Self.get(client, path, key: nil)
             #expect(missing.status == .unauthorized && missing.headers[.wwwAuthenticate] == "Bearer")
             let missingError = try Self.json(missing)["error"] as? String
@@ -142,9 +182,52 @@ import TestSupport
             let unknown = try await Self.get(client, "/v1/apps/\(Self.app)/customers/nobody", key: key)
             let unknownError = try Self.json(unknown)["error"] as? String
             #expect(unknown.status == .notFound && unknownError == "unknown-customer")
-            let badEnvironment = try await Self.get(client, path + "?environment=Staging", key: key)
+            let badEnvironment = try await Self.get(client, path + "&environment=Staging", key: key)
             let badError = try Self.json(badEnvironment)["error"] as? String
             #expect(badEnvironment.status == .badRequest && badError == "bad-environment")
+        }
+    }
+
+    /// No key, a malformed one, an unknown key id, a wrong secret, a revoked key and one past its rotation grace
+    /// all get the same 401 body: an answer tells a prober nothing about which keys exist.
+    @Test func everyKeyFailureGetsTheSameAnswer() async throws {
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, deadKeys in
+            let path = "/v1/apps/\(Self.app)/customers/nobody"
+            let keyId = key.split(separator: "_")[1]
+            let tokens: [String?] = [nil, "nonsense", "ck_0123456789abcdef_unknown", "ck_\(keyId)_wrongsecret"] + deadKeys
+            var bodies: Set<String> = []
+            for token in tokens {
+                let response = try await Self.get(client, path, key: token)
+                #expect(response.status == .unauthorized, "\(token ?? "no key")")
+                bodies.insert(String(buffer: response.body))
+            }
+            #expect(bodies.count == 1, "one answer for every failure: \(bodies)")
+            #expect(try await Self.get(client, path, key: key).status == .notFound, "the live key still works")
+            #expect(bodies.first?.contains(APIKeyMiddleware.refusal) == true)
+        }
+    }
+
+    /// Past the budget of key look-ups (here 2 a second), a well-formed token that is not cached gets 429 without a
+    /// database query, even when 20 arrive at once (the budget is taken before the query), while a key that
+    /// authenticated before keeps working from its cache.
+    @Test func madeUpTokensCannotTurnIntoUnlimitedQueries() async throws {
+        try await withAPIAndDeadKeys(keyLookupsPerSecond: 2, keyRate: 1000) { client, key, _, _ in
+            let path = "/v1/apps/\(Self.app)/customers/nobody"
+            #expect(try await Self.get(client, path, key: key).status == .notFound, "the real key authenticates (and is cached)")
+            let started = ContinuousClock.now
+            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for index in 0..<20 {
+                    group.addTask { try await Self.get(client, path, key: "ck_\(String(format: "%016x", index + 1))_madeup").status }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let elapsed = ContinuousClock.now - started
+            let lookedUp = statuses.filter { $0 == .unauthorized }.count
+            #expect(lookedUp + statuses.filter { $0 == .tooManyRequests }.count == 20, "only 401 and 429: \(statuses)")
+            #expect(Double(lookedUp) <= 2 + 2 * (Double(elapsed.components.seconds) + 1), "\(lookedUp) looked up in \(elapsed)")
+            #expect(statuses.contains(.tooManyRequests), "the rest wait: \(statuses)")
+            #expect(try await Self.get(client, path, key: key).status == .notFound, "the cached key is not locked out")
+            #expect(try await Self.get(client, path, key: "not-even-a-key").status == .unauthorized, "a malformed token costs nothing, 401")
         }
     }
 

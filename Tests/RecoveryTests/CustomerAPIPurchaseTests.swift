@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 @testable import AppStoreSim
 import AsyncHTTPClient
+import Crypto
 @testable import CustomerAPI
 import Entitlements
 @testable import EntitlementUpdater
@@ -52,6 +53,17 @@ import TestSupport
             let bytes = try await response.body.collect(upTo: 1 << 22)
             let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
             return (Int(response.status.code), json)
+        }
+
+        /// Declares the appAccountToken of `purchase` (if it has one) as `user`'s; the HTTP status (0: no token).
+        @discardableResult
+        func declareToken(of purchase: SimPurchase, for user: String) async throws -> Int {
+            guard let token = purchase.transactions.last?.appAccountToken else { return 0 }
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)/account-tokens")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(self.key)")
+            request.body = .bytes(ByteBuffer(string: #"{"appAccountToken":""# + token + #"","environment":""# + purchase.environment.rawValue + #""}"#))
+            return Int(try await self.sim.http.execute(request, timeout: .seconds(30)).status.code)
         }
 
         /// The app user's active entitlements through GET (product ids).
@@ -155,6 +167,7 @@ import TestSupport
             try #require(subscriptions.count >= 3, "the scenario has active subscriptions")
             // 1. StoreKit 2's signed transaction, verified like a notification's nested JWS.
             let first = subscriptions[0]
+            for (purchase, user) in zip(subscriptions, ["user-a", "user-b", "user-c"]) { try await stack.declareToken(of: purchase, for: user) }
             let signed = try stack.sim.simulator.signer.signTransaction(first.transactions.last!)
             let (status, body) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
             #expect(status == 200, "\(body)")
@@ -182,33 +195,86 @@ import TestSupport
 
             // Another user claims user-a's purchase: 409 under `refuse`, nothing moves.
             let (conflict, conflictBody) = try await stack.post("user-z", #"{"signedTransaction":""# + signed + #""}"#)
-            #expect(conflict == 409 && conflictBody["error"] as? String == "owned-by-another-user", "\(conflictBody)")
+            #expect(conflict == 409 && conflictBody["error"] as? String == "owned-by-another-customer", "\(conflictBody)")
             #expect(try await stack.activeProducts("user-a") == [first.productId])
             #expect(try await stack.activeProducts("user-z") == [])
             #expect(try await stack.written().bindings[first.originalTransactionId] == "user-a")
         }
     }
 
-    @Test func transferPolicyMovesThePurchaseAndSaysFromWhomToWhom() async throws {
+    /// The attack of the trust-boundaries issue: a stranger with the app's key and ids read off the owner's receipt.
+    /// A purchase owned through its appAccountToken (never posted by its owner, so with no binding row), and one its
+    /// owner claimed after the app team declared the token, are refused with 409 by id, by receipt and by an old
+    /// signed transaction; the owners keep their access and nothing is bound to the stranger.
+    @Test func strangersCannotClaimPurchasesOwnedThroughATokenOrABinding() async throws {
+        try await Self.withStack { stack in
+            let owned = Self.activePurchases(stack.sim, .autoRenewableSubscription).filter { $0.transactions.last?.appAccountToken != nil }
+            try #require(owned.count >= 2, "the scenario has subscriptions bought with an appAccountToken")
+            let (claimed, unclaimed) = (owned[0], owned[1])
+            #expect(try await stack.declareToken(of: claimed, for: "owner") == 201)
+            #expect(try await stack.declareToken(of: claimed, for: "owner") == 200, "declaring again is harmless")
+            #expect(try await stack.declareToken(of: claimed, for: "stranger") == 409, "a token belongs to one app user")
+            let newest = try stack.sim.simulator.signer.signTransaction(claimed.transactions.last!)
+            #expect(try await stack.post("owner", #"{"signedTransaction":""# + newest + #""}"#).0 == 200)
+            #expect(try await stack.activeProducts("owner") == [claimed.productId])
+
+            for purchase in [claimed, unclaimed] {
+                let oldest = try stack.sim.simulator.signer.signTransaction(purchase.transactions.first!)
+                let id = purchase.transactions.first!.transactionId!
+                for body in [#"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + Self.legacyReceipt(id) + #""}"#,
+                             #"{"signedTransaction":""# + oldest + #""}"#] {
+                    let (status, answer) = try await stack.post("stranger", body)
+                    #expect(status == 409 && answer["error"] as? String == "owned-by-another-customer", "\(body.prefix(40)): \(status) \(answer)")
+                }
+            }
+            #expect(try await stack.activeProducts("owner") == [claimed.productId], "the owner keeps access")
+            #expect(try await stack.activeProducts("stranger") == [])
+            let bindings = try await stack.written().bindings
+            #expect(bindings == [claimed.originalTransactionId: "owner"], "nothing is bound to the stranger: \(bindings)")
+        }
+    }
+
+    /// Under `CUSTOMER_TRANSFER_POLICY=transfer` a purchase moves only on the device's proof: StoreKit 2's signed
+    /// transaction with the device's verification id. Without one it is 409, with a wrong one 403; with the right
+    /// one it moves and an `entitlement.customer-changed` event says from whom to whom.
+    @Test func aTransferNeedsTheDevicesVerification() async throws {
         try await Self.withStack(policy: .transfer) { stack in
-            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
-            let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
-            #expect(try await stack.post("old-owner", #"{"signedTransaction":""# + signed + #""}"#).0 == 200)
-            #expect(try await stack.post("new-owner", #"{"signedTransaction":""# + signed + #""}"#).0 == 200)
+            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first { $0.transactions.last?.appAccountToken == nil })
+            let device = UUID().uuidString, nonce = UUID().uuidString.lowercased()
+            var handed = purchase.transactions.last!
+            handed.deviceVerificationNonce = nonce
+            handed.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8))).base64EncodedString()
+            let signed = try stack.sim.simulator.signer.signTransaction(handed)
+            let body = #"{"signedTransaction":""# + signed + #"""#
+            #expect(try await stack.post("old-owner", body + "}").0 == 200)
+            let (missing, missingBody) = try await stack.post("new-owner", body + "}")
+            #expect(missing == 409 && missingBody["error"] as? String == "owned-by-another-customer", "\(missingBody)")
+            let (wrong, wrongBody) = try await stack.post("new-owner", body + #","deviceVerificationId":""# + UUID().uuidString + #""}"#)
+            #expect(wrong == 403 && wrongBody["error"] as? String == "device-verification-failed", "\(wrongBody)")
+            let id = purchase.transactions.last!.transactionId!
+            let (idWithProof, _) = try await stack.post("new-owner", #"{"transactionId":""# + id + #"","deviceVerificationId":""# + device + #""}"#)
+            #expect(idWithProof == 400, "no device signed an API answer")
+            #expect(try await stack.activeProducts("old-owner") == [purchase.productId], "refused claims moved nothing")
+
+            let (moved, movedBody) = try await stack.post("new-owner", body + #","deviceVerificationId":""# + device + #""}"#)
+            #expect(moved == 200, "\(movedBody)")
             #expect(try await stack.activeProducts("new-owner") == [purchase.productId])
             #expect(try await stack.activeProducts("old-owner") == [], "nothing stays active twice")
             let logger = Self.logger
-            let moved = try await DatabaseClient.with(try DatabaseSettings(url: stack.databaseURL), logger: logger) { client in
-                var found: [String] = []
+            let (events, proofs) = try await DatabaseClient.with(try DatabaseSettings(url: stack.databaseURL), logger: logger) { client in
+                var events: [String] = [], proofs: [String?] = []
                 for try await payload in try await client.query(
                     "SELECT payload::text FROM outbox WHERE payload->>'eventType' = 'entitlement.customer-changed'", logger: logger).decode(String.self) {
-                    found.append(payload)
+                    events.append(payload)
                 }
-                return found
+                for try await proof in try await client.query("SELECT transfer_proof FROM customer_bindings", logger: logger).decode(String?.self) {
+                    proofs.append(proof)
+                }
+                return (events, proofs)
             }
-            #expect(moved.count == 1)
-            #expect(moved.first?.contains(#""previousCustomer": "old-owner""#) == true, "\(moved)")
-            #expect(moved.first?.contains("new-owner") == true)
+            #expect(events.count == 1 && events.first?.contains(#""previousCustomer": "old-owner""#) == true, "\(events)")
+            #expect(events.first?.contains("new-owner") == true)
+            #expect(proofs == ["device"])
         }
     }
 
@@ -257,6 +323,7 @@ import TestSupport
     @Test func answers202WithWhereToLookWhenTheUpdaterIsSlowerThanTheBound() async throws {
         try await Self.withStack(wait: .milliseconds(300), runUpdater: false) { stack in
             let purchase = try #require(Self.activePurchases(stack.sim, .nonConsumable).first ?? Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
+            try await stack.declareToken(of: purchase, for: "late-user")
             let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
             let (status, body) = try await stack.post("late-user", #"{"signedTransaction":""# + signed + #""}"#)
             #expect(status == 202, "\(body)")

@@ -128,7 +128,11 @@ import TestSupport
         var wrong: [String] = []
         let base = await fleet.customerAPIURL
         for expected in checked {
-            var request = HTTPClientRequest(url: "\(base)/v1/apps/\(sim.app.bundleId)/customers/\(expected.customer)?environment=\(expected.environment)")
+            // The sim names its app users `app-user-…`; every other customer is an appAccountToken or an originalTransactionId.
+            let kind: CustomerIDKind = expected.customer.hasPrefix("app-user-") ? .appUserId
+                : UUID(uuidString: expected.customer) != nil ? .appAccountToken : .originalTransactionId
+            var request = HTTPClientRequest(
+                url: "\(base)/v1/apps/\(sim.app.bundleId)/customers/\(expected.customer)?environment=\(expected.environment)&idType=\(kind.rawValue)")
             request.headers.add(name: "Authorization", value: "Bearer \(key)")
             let response = try await sim.http.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 22)

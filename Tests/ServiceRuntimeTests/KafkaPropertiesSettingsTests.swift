@@ -33,9 +33,24 @@ import Testing
         }
     }
 
-    @Test func tasksRunOnTheEventLoopsUnlessTurnedOff() {
-        #expect(EventLoopConcurrency.isRequested(EnvironmentSettings([:])))
-        #expect(EventLoopConcurrency.isRequested(EnvironmentSettings(["SWIFT_TASKS_ON_EVENT_LOOPS": "true"])))
-        #expect(!EventLoopConcurrency.isRequested(EnvironmentSettings(["SWIFT_TASKS_ON_EVENT_LOOPS": "false"])))
+    @Test func tasksRunOnTheEventLoopsUnlessTurnedOff() throws {
+        #expect(try EventLoopConcurrency.isRequested(EnvironmentSettings([:])))
+        #expect(try EventLoopConcurrency.isRequested(EnvironmentSettings(["SWIFT_TASKS_ON_EVENT_LOOPS": "true"])))
+        #expect(try !EventLoopConcurrency.isRequested(EnvironmentSettings(["SWIFT_TASKS_ON_EVENT_LOOPS": "false"])))
+    }
+
+    /// A boolean setting is `true` or `false`: `1`, `yes` or `TRUE` stop the service at start with the
+    /// variable's name (`INGEST_VERIFY=1` once turned edge verification off without a word).
+    @Test(arguments: ["1", "0", "yes", "TRUE", "False", " true"])
+    func malformedBooleansStopTheService(value: String) throws {
+        let settings = EnvironmentSettings(["INGEST_VERIFY": value, "SWIFT_TASKS_ON_EVENT_LOOPS": value])
+        #expect(throws: SettingsError.self) { try settings.bool("INGEST_VERIFY", default: true) }
+        #expect(throws: SettingsError.self) { try EventLoopConcurrency.isRequested(settings) }
+        do {
+            _ = try settings.bool("INGEST_VERIFY", default: true)
+        } catch {
+            #expect(error.description == "INGEST_VERIFY must be true or false, not \(value)")
+        }
+        #expect(try settings.bool("UNSET_FLAG", default: false) == false)
     }
 }

@@ -1,4 +1,6 @@
 import AppStoreModels
+import Crypto
+import Foundation
 import Entitlements
 import JWSVerification
 import Logging
@@ -20,9 +22,15 @@ import TestSupport
 
     /// A purchase the app posted for `user`: the transaction of `record`, signed at its notification's time.
     static func posted(_ record: VerifiedNotificationRecord, user: String, policy: AppPurchaseRecord.ConflictPolicy = .refuse,
-                       request: String = "req-1") -> AppPurchaseRecord {
-        AppPurchaseRecord(requestId: request, appUserId: user, onConflict: policy, source: .signedTransaction, environment: record.environment,
-                          transaction: record.notification.transaction!, signedTransactionInfo: "signed")
+                       proof: TransferProof? = nil, request: String = "req-1") -> AppPurchaseRecord {
+        AppPurchaseRecord(requestId: request, appUserId: user, onConflict: policy, transferProof: proof, source: .signedTransaction,
+                          environment: record.environment, transaction: record.notification.transaction!, signedTransactionInfo: "signed")
+    }
+
+    /// Declares `token` as `user`'s, as customer-api's account-tokens route does.
+    static func declare(_ token: String, for user: String, client: PostgresClient, logger: Logger) async throws -> AccountTokenOwners.Declared {
+        try await AccountTokenOwners(client: client, logger: logger).declare(token: token, appUserId: user, environment: "Sandbox",
+                                                                             bundleId: "com.example.app", keyId: "test-key")
     }
 
     /// (customer, active) of every entitlement row of `original`, and the binding.
@@ -77,10 +85,17 @@ import TestSupport
                 #expect(try await repository.apply(refused, receivedAt: nil, topics: topics) == .recorded(.conflict))
                 #expect(try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"), "a refused claim changes nothing")
 
-                let transferred = Self.posted(subscribed, user: "user-2", policy: .transfer, request: "req-3")
+                let unproved = Self.posted(subscribed, user: "user-2", policy: .transfer, request: "req-3")
+                #expect(try await repository.apply(unproved, receivedAt: nil, topics: topics) == .recorded(.conflict),
+                        "the transfer policy alone moves nothing: a transfer needs proof")
+                let transferred = Self.posted(subscribed, user: "user-2", policy: .transfer, proof: .admin(operator: "agent-7"), request: "req-4")
                 #expect(try await repository.apply(transferred, receivedAt: nil, topics: topics) == .recorded(.applied))
                 #expect(try await self.rows("sub-1", client: client) == (["user-2": false], "user-2"))
                 #expect(try await self.moves(client: client) == ["sub-1 → user-1", "user-1 → user-2"])
+                var proofs: [String?] = []
+                for try await proof in try await client.query("SELECT transfer_proof FROM customer_bindings WHERE original_transaction_id = 'sub-1'",
+                                                              logger: logger).decode(String?.self) { proofs.append(proof) }
+                #expect(proofs == ["admin:agent-7"], "who moved it is recorded")
             }
         }
     }
@@ -105,6 +120,75 @@ import TestSupport
                 #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
                 #expect(try await self.rows("sub-2", client: client).rows == [token: true])
                 #expect(try await self.moves(client: client) == ["sub-2 → \(token)"])
+            }
+        }
+    }
+
+    /// A purchase Apple signed with an appAccountToken belongs to that token: a claim by any app user is refused
+    /// (whatever the policy, without proof) and the owner keeps access; once the app team declares the token for an
+    /// app user, that user's claim binds it, and a second, conflicting declaration is refused.
+    @Test func aTokenOwnedPurchaseIsClaimedOnlyByTheUserTheTokenWasDeclaredFor() async throws {
+        let logger = self.logger
+        try await withLocalPostgres { url in
+            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                let repository = EntitlementRepository(client: client, logger: logger)
+                let topics = PipelineTopics()
+                let token = "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20"
+                var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-3", day: 0, expiresDay: 30)
+                subscribed.notification.transaction?.appAccountToken = token
+                _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+                #expect(try await self.rows("sub-3", client: client) == ([token: true], nil))
+
+                // The stranger posts the owner's transaction (its token in it), and the same transaction with the token
+                // stripped (as an id look-up of an older period might come back): both refused, under either policy.
+                var stripped = subscribed
+                stripped.notification.transaction?.appAccountToken = nil
+                for (index, (record, policy)) in [(subscribed, AppPurchaseRecord.ConflictPolicy.refuse), (stripped, .transfer)].enumerated() {
+                    let claim = Self.posted(record, user: "stranger", policy: policy, request: "steal-\(index)")
+                    #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.conflict))
+                    #expect(try await self.rows("sub-3", client: client) == ([token: true], nil), "the owner keeps access")
+                }
+                // The owner before the declaration: refused too (nobody may claim a token nobody declared).
+                #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "early"), receivedAt: nil, topics: topics)
+                        == .recorded(.conflict))
+
+                #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .created)
+                #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .unchanged)
+                #expect(try await Self.declare(token, for: "stranger", client: client, logger: logger) == .conflict)
+                #expect(try await repository.apply(Self.posted(subscribed, user: "stranger", request: "steal-2"), receivedAt: nil, topics: topics)
+                        == .recorded(.conflict), "declared for another user")
+                #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "claim"), receivedAt: nil, topics: topics)
+                        == .recorded(.applied))
+                #expect(try await self.rows("sub-3", client: client) == (["owner": true], "owner"))
+                #expect(try await self.moves(client: client) == ["\(token) → owner"])
+            }
+        }
+    }
+
+    /// A device's proof moves a purchase only when its hash matches the transaction: the updater checks it again,
+    /// so a record whose proof does not hold is refused even under the transfer policy.
+    @Test func aDeviceProofMovesAPurchaseOnlyWhenItsHashMatches() async throws {
+        let logger = self.logger
+        try await withLocalPostgres { url in
+            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                let repository = EntitlementRepository(client: client, logger: logger)
+                let topics = PipelineTopics()
+                var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-4", day: 0, expiresDay: 30)
+                let device = "9e2d7c1a-5b3f-4e8d-a6c2-1f0b8d4e3a57", nonce = "3c8e1f6a-7d2b-4a9e-b5c1-8e0f2d6a4b93"
+                subscribed.notification.transaction?.deviceVerificationNonce = nonce
+                subscribed.notification.transaction?.deviceVerification = Data(SHA384.hash(data: Data((nonce + device).utf8))).base64EncodedString()
+                _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+                #expect(try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil, topics: topics) == .recorded(.applied))
+                let wrong = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: nonce), request: "wrong")
+                #expect(try await repository.apply(wrong, receivedAt: nil, topics: topics) == .recorded(.conflict))
+                #expect(try await self.rows("sub-4", client: client).boundTo == "first")
+                let right = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: device.uppercased()),
+                                        request: "right")
+                #expect(try await repository.apply(right, receivedAt: nil, topics: topics) == .recorded(.applied))
+                #expect(try await self.rows("sub-4", client: client) == (["second": true], "second"))
+                #expect(try await self.moves(client: client).last == "first → second")
             }
         }
     }

@@ -101,6 +101,19 @@ def wait_until_converged(database_url, expected, seconds):
 
 # MARK: customer-api
 
+def id_type(customer):
+    """The kind of a sim customer's id, as customer-api's idType names it: the sim's app users are `app-user-…`,
+    the other customers an appAccountToken (a UUID) or an originalTransactionId."""
+    import uuid
+    if customer.startswith("app-user-"):
+        return "appUserId"
+    try:
+        uuid.UUID(customer)
+        return "appAccountToken"
+    except ValueError:
+        return "originalTransactionId"
+
+
 def print_customer_api(url, api_key, expected):
     """Asks customer-api about every expected entitlement's customer and compares what it answers as of now with
     the sim's expectation, per environment."""
@@ -113,7 +126,7 @@ def print_customer_api(url, api_key, expected):
     for e in expected:
         environment = e.get("environment", "Production")
         totals[environment] = totals.get(environment, 0) + 1
-        path = f"/v1/apps/com.example.subscriptions/customers/{e['customer']}?environment={environment}"
+        path = f"/v1/apps/com.example.subscriptions/customers/{e['customer']}?environment={environment}&idType={id_type(e['customer'])}"
         request = urllib.request.Request(url + path, headers={"Authorization": f"Bearer {api_key}"})
         try:
             with urllib.request.urlopen(request, timeout=5) as response:
@@ -133,7 +146,8 @@ def print_customer_api(url, api_key, expected):
     app_users = sum(1 for e in expected if e["customer"].startswith("app-user-"))
     print(f"  of them {app_users} belong to app user ids (purchases the app posted, no appAccountToken)")
     print(f"  customer-api: {url}")
-    print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<customer>'")
+    print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>'"
+          " (or <token>?idType=appAccountToken, <id>?idType=originalTransactionId)")
     print(f"       curl -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' "
           f"-d '{{\"transactionId\": \"<id>\"}}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>/transactions'")
     return not failures

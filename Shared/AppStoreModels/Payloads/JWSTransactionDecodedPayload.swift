@@ -149,6 +149,14 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
     /// The original transaction this one continues (since 2025-03-24).
     public var previousOriginalTransactionId: String?
 
+    /// StoreKit 2 on the device: base64 of SHA-384 over the lowercased ``deviceVerificationNonce`` followed by the
+    /// lowercased `AppStore.deviceVerificationID` of the device the transaction was handed to. The server API's
+    /// answers do not carry it.
+    public var deviceVerification: String?
+
+    /// The UUID the ``deviceVerification`` hash starts with.
+    public var deviceVerificationNonce: String?
+
     /// Creates an empty value; set the fields you need.
     public init() {}
 
@@ -187,5 +195,7 @@ public struct JWSTransactionDecodedPayload: Codable, Hashable, Sendable {
         case rawBillingPlanType = "billingPlanType"
         case commitmentInfo
         case previousOriginalTransactionId
+        case deviceVerification
+        case deviceVerificationNonce
     }
 }

@@ -10,15 +10,16 @@ import NIOPosix
 /// run on threads of their own.
 public enum EventLoopConcurrency {
     /// Makes NIO's singleton event loops Swift's global executor unless `SWIFT_TASKS_ON_EVENT_LOOPS` is `false`.
-    /// Call it first in `main`, before any task is started; returns whether the event loops took over.
+    /// Call it first in `main`, before any task is started; returns whether the event loops took over. A value
+    /// other than `true` or `false` stops the service.
     @discardableResult
-    public static func install(_ settings: EnvironmentSettings) -> Bool {
-        guard self.isRequested(settings) else { return false }
+    public static func install(_ settings: EnvironmentSettings) throws(SettingsError) -> Bool {
+        guard try self.isRequested(settings) else { return false }
         return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
-    /// Whether the settings ask for tasks on the event loops (anything but `SWIFT_TASKS_ON_EVENT_LOOPS=false`).
-    public static func isRequested(_ settings: EnvironmentSettings) -> Bool {
-        settings.string("SWIFT_TASKS_ON_EVENT_LOOPS", default: "true") != "false"
+    /// Whether the settings ask for tasks on the event loops (`SWIFT_TASKS_ON_EVENT_LOOPS`, default `true`).
+    public static func isRequested(_ settings: EnvironmentSettings) throws(SettingsError) -> Bool {
+        try settings.bool("SWIFT_TASKS_ON_EVENT_LOOPS", default: true)
     }
 }

@@ -41,6 +41,17 @@ public struct EnvironmentSettings: Sendable {
         return .milliseconds(value)
     }
 
+    /// A boolean, exactly `true` or `false`, or the default when unset or empty. Anything else (`1`, `yes`,
+    /// `TRUE`) stops the service at start: a setting that silently read as `false` once turned verification off.
+    public func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {
+        guard let text = self.values[name], !text.isEmpty else { return defaultValue }
+        switch text {
+        case "true": return true
+        case "false": return false
+        default: throw SettingsError("\(name) must be true or false, not \(text)")
+        }
+    }
+
     /// A comma-separated list, or the default.
     public func list(_ name: String, default defaultValue: [String] = []) -> [String] {
         guard let text = self.values[name], !text.isEmpty else { return defaultValue }

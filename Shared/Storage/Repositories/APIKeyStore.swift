@@ -117,15 +117,21 @@ public struct APIKeyStore: Sendable {
 
     /// The key a token names, if its secret matches and the key is usable now.
     public func authenticate(_ token: String, now: Date = Date()) async throws -> Result<APIKey, APIKeyRefusal> {
-        guard token.hasPrefix(Self.prefix) else { return .failure(.malformed) }
+        guard Self.isWellFormed(token) else { return .failure(.malformed) }
         let parts = token.dropFirst(Self.prefix.count).split(separator: "_", maxSplits: 1).map(String.init)
-        guard parts.count == 2, parts[0].count == 16, parts[0].allSatisfy(\.isHexDigit) else { return .failure(.malformed) }
         // The key id is 16 hex digits (checked above), so it is safe inside the SQL text.
         guard let (key, hash) = try await self.rows(where: "WHERE key_id = '\(parts[0])'").first else { return .failure(.unknown) }
         guard Self.constantTimeEqual(hash, Array(buffer: Self.hash(parts[1]))) else { return .failure(.wrongSecret) }
         if key.revokedAt != nil { return .failure(.revoked) }
         if !key.isUsable(at: now) { return .failure(.expired) }
         return .success(key)
+    }
+
+    /// Whether a token has a key's shape (`ck_` + 16 hex digits + `_` + secret), so it is worth a look-up.
+    public static func isWellFormed(_ token: String) -> Bool {
+        guard token.hasPrefix(Self.prefix) else { return false }
+        let parts = token.dropFirst(Self.prefix.count).split(separator: "_", maxSplits: 1)
+        return parts.count == 2 && parts[0].count == 16 && parts[0].allSatisfy(\.isHexDigit)
     }
 
     /// Compares two byte strings in time that depends only on their lengths.

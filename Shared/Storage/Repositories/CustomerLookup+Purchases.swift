@@ -1,32 +1,17 @@
-public import Foundation
+public import Entitlements
+import Foundation
 import Logging
 import PostgresNIO
 
 // MARK: - CustomerLookup + what customer-api's POST reads
 
 extension CustomerLookup {
-    /// A purchase's current owner: who its subject is bound to.
-    public struct Binding: Hashable, Sendable {
-        public var environment: String
-        public var originalTransactionId: String
-        public var appUserId: String
-    }
-
-    /// The bindings of these subjects (environment, originalTransactionId) in one app.
-    public func bindings(bundleId: String, subjects: [(environment: String, originalTransactionId: String)]) async throws -> [Binding] {
-        guard !subjects.isEmpty else { return [] }
-        let rows = try await self.client.query("""
-            SELECT b.environment, b.original_transaction_id, b.app_user_id
-            FROM customer_bindings b
-            JOIN unnest(\(subjects.map(\.environment))::text[], \(subjects.map(\.originalTransactionId))::text[]) AS s(environment, original)
-              ON b.environment = s.environment AND b.original_transaction_id = s.original
-            WHERE b.bundle_id = \(bundleId)
-            """, logger: self.logger)
-        var result: [Binding] = []
-        for try await (environment, original, user) in rows.decode((String, String, String).self) {
-            result.append(Binding(environment: environment, originalTransactionId: original, appUserId: user))
+    /// Who owns purchase `subject` now (see ``PurchaseOwners``).
+    public func owner(environment: String, bundleId: String, subject: String, claimedToken: String?) async throws -> PurchaseOwnership.Owner {
+        try await self.client.withConnection { connection in
+            try await PurchaseOwners.owner(environment: environment, bundleId: bundleId, subject: subject, claimedToken: claimedToken,
+                                           on: connection, logger: self.logger)
         }
-        return result
     }
 
     /// The notification log's outcome of each id that is committed and no longer pending (absent: not yet).

@@ -66,9 +66,19 @@ public struct CustomerViewJSON: Sendable {
     public var isEmpty: Bool { self.entitlements == "[]" && self.subscriptions == "[]" && self.purchases == "[]" }
 }
 
+/// The kind of id a look-up names. Kinds never match each other: an app user id chosen to equal someone's
+/// originalTransactionId or appAccountToken reads only the purchases bound to that app user.
+public enum CustomerIDKind: String, CaseIterable, Sendable {
+    /// The app's own user id: the purchases bound to it (`customer_bindings`).
+    case appUserId
+    /// The appAccountToken Apple signed into the purchases (compared lowercased).
+    case appAccountToken
+    /// One purchase, by its originalTransactionId.
+    case originalTransactionId
+}
+
 /// Reads a customer's view from PostgreSQL in one statement (read-only: the entitlement-updater stays the
-/// only writer). A customer is named by the app user id its purchases are bound to, its appAccountToken, or
-/// an originalTransactionId of one of its purchases.
+/// only writer). A customer is named by an id of one ``CustomerIDKind``.
 public struct CustomerLookup: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -80,8 +90,10 @@ public struct CustomerLookup: Sendable {
 
     /// The customer's view in one app (one environment, or all when nil) as of `asOf` (epoch milliseconds),
     /// as the JSON arrays of ``CustomerView``.
-    public func view(bundleId: String, customer: String, environment: String? = nil, asOf: Int64) async throws -> CustomerViewJSON {
-        let statement = CustomerViewStatement(bundleId: bundleId, customer: customer, environment: environment, asOf: asOf)
+    public func view(bundleId: String, customer: String, kind: CustomerIDKind, environment: String? = nil, asOf: Int64) async throws
+        -> CustomerViewJSON
+    {
+        let statement = CustomerViewStatement(bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
         var view = CustomerViewJSON(entitlements: "[]", subscriptions: "[]", purchases: "[]")
         for try await row in try await self.client.execute(statement, logger: self.logger) { view = row }
         return view
@@ -89,22 +101,32 @@ public struct CustomerLookup: Sendable {
 }
 
 /// The look-up as a prepared statement: parsed and planned once per connection (planning alone cost more than
-/// running it). Every table is reached through an index: the purchases' ids are collected first and matched
-/// with `= ANY(ARRAY(…))`, which an index serves, where `IN (subquery)` beside an `OR` made PostgreSQL scan
-/// the whole table.
+/// running it). The purchases the id names (`o`: environment and originalTransactionId, by the id's kind only)
+/// are collected first; every table is then reached through its (bundle_id, original_transaction_id) index with
+/// `= ANY(ARRAY(…))`, and each row must match a purchase of `o` in its own environment.
 struct CustomerViewStatement: PostgresPreparedStatement {
     typealias Row = CustomerViewJSON
 
     static let sql = """
-        WITH e AS (
+        WITH o AS (
+            SELECT environment, original_transaction_id FROM customer_bindings
+            WHERE $6 = 'appUserId' AND bundle_id = $1 AND ($3 OR environment = $4) AND app_user_id = $2
+            UNION
+            SELECT DISTINCT environment, original_transaction_id FROM transactions
+            WHERE $6 = 'appAccountToken' AND bundle_id = $1 AND ($3 OR environment = $4) AND lower(app_account_token) = lower($2)
+            UNION
+            SELECT DISTINCT environment, original_transaction_id FROM entitlements
+            WHERE $6 = 'appAccountToken' AND bundle_id = $1 AND ($3 OR environment = $4) AND customer = lower($2)
+            UNION
+            SELECT NULL, $2 WHERE $6 = 'originalTransactionId'
+        ), e AS (
             SELECT environment, entitlement_id, product_id,
                    active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > $5) AS active_now,
                    valid_from, valid_until, revoked_at, original_transaction_id, ownership_type
-            FROM entitlements
-            WHERE bundle_id = $1 AND ($3 OR environment = $4) AND (customer = $2 OR original_transaction_id = $2)
-        ), o AS (
-            SELECT original_transaction_id FROM e UNION SELECT $2
-            UNION SELECT original_transaction_id FROM customer_bindings WHERE bundle_id = $1 AND ($3 OR environment = $4) AND app_user_id = $2
+            FROM entitlements x
+            WHERE bundle_id = $1 AND ($3 OR environment = $4) AND original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
+              AND EXISTS (SELECT 1 FROM o WHERE o.original_transaction_id = x.original_transaction_id
+                                              AND (o.environment IS NULL OR o.environment = x.environment))
         )
         SELECT
             COALESCE((SELECT json_agg(json_build_object(
@@ -117,34 +139,39 @@ struct CustomerViewStatement: PostgresPreparedStatement {
                 'expiresDate', expires_date, 'gracePeriodExpiresDate', grace_period_expires_date, 'isInBillingRetry', is_in_billing_retry,
                 'autoRenewStatus', auto_renew_status, 'autoRenewProductId', auto_renew_product_id)
                 ORDER BY environment, original_transaction_id)
-                FROM subscriptions
-                WHERE bundle_id = $1 AND ($3 OR environment = $4)
-                  AND (customer = $2 OR original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o)))), '[]')::text,
+                FROM subscriptions x
+                WHERE bundle_id = $1 AND ($3 OR environment = $4) AND original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
+                  AND EXISTS (SELECT 1 FROM o WHERE o.original_transaction_id = x.original_transaction_id
+                                                  AND (o.environment IS NULL OR o.environment = x.environment))), '[]')::text,
             COALESCE((SELECT json_agg(json_build_object(
                 'environment', environment, 'transactionId', transaction_id, 'originalTransactionId', original_transaction_id,
                 'productId', product_id, 'productType', product_type, 'purchaseDate', purchase_date, 'revocationDate', revocation_date,
                 'quantity', quantity)
                 ORDER BY environment, purchase_date, transaction_id)
-                FROM transactions
+                FROM transactions x
                 WHERE bundle_id = $1 AND ($3 OR environment = $4)
                   AND product_type IS DISTINCT FROM 'Auto-Renewable Subscription'
-                  AND (lower(app_account_token) = lower($2) OR original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o)))),
+                  AND original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
+                  AND EXISTS (SELECT 1 FROM o WHERE o.original_transaction_id = x.original_transaction_id
+                                                  AND (o.environment IS NULL OR o.environment = x.environment))),
                 '[]')::text
         """
 
     var bundleId: String
     var customer: String
+    var kind: CustomerIDKind
     /// nil: every environment.
     var environment: String?
     var asOf: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
+        var bindings = PostgresBindings(capacity: 6)
         bindings.append(self.bundleId)
         bindings.append(self.customer)
         bindings.append(self.environment == nil)
         bindings.append(self.environment ?? "")
         bindings.append(self.asOf)
+        bindings.append(self.kind.rawValue)
         return bindings
     }
 

@@ -38,19 +38,20 @@ public struct DeadLetters: Sendable {
             try await self.client.query("""
                 INSERT INTO dead_letters (topic, partition, "offset", subject, environment, bundle_id, reason, detail, notification_uuid, record)
                 VALUES (\(record.topic), \(record.partition), \(record.offset), \(subject), \(rejected?.original.headers[PipelineHeaders.environment]),
-                        \(rejected?.original.headers[PipelineHeaders.bundleId]), \(rejected?.reason ?? "unreadable"), \(rejected?.detail),
+                        \(rejected?.bundleId), \(rejected?.reason ?? "unreadable"), \(rejected?.detail),
                         \(rejected?.notificationUUID), \(json)::jsonb)
                 ON CONFLICT (topic, partition, "offset") DO NOTHING
                 """, logger: self.logger)
         }
     }
 
-    /// The DLQ records about any of `subjects` (newest first, at most `limit`).
-    public func rows(subjects: [String], limit: Int = 100) async throws -> [Row] {
+    /// The DLQ records of app `bundleId` about any of `subjects` (newest first, at most `limit`); a record of
+    /// another app, or of none, is never listed.
+    public func rows(bundleId: String, subjects: [String], limit: Int = 100) async throws -> [Row] {
         var rows: [Row] = []
         let query = try await self.client.query("""
             SELECT topic || '/' || partition || '/' || "offset", subject, environment, reason, detail, notification_uuid, recorded_at, replayed_at
-            FROM dead_letters WHERE subject = ANY(\(subjects)) ORDER BY recorded_at DESC LIMIT \(limit)
+            FROM dead_letters WHERE subject = ANY(\(subjects)) AND bundle_id = \(bundleId) ORDER BY recorded_at DESC LIMIT \(limit)
             """, logger: self.logger)
         for try await (position, subject, environment, reason, detail, uuid, recordedAt, replayedAt) in query.decode(
             (String, String?, String?, String, String?, String?, Date, Date?).self) {

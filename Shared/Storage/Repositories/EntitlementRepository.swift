@@ -168,12 +168,10 @@ public struct EntitlementRepository: Sendable {
             guard var current = states[index] else { continue }
             let entry = input.entry, notification = input.notification
             if let binding = input.binding, let appUserId = binding.appUserId {
-                let bound = try await CustomerBindings.bind(
-                    appUserId, entry: entry, source: binding.source.rawValue, policy: binding.onConflict, current: current.boundCustomer,
-                    on: connection, logger: logger)
-                guard bound else {
-                    let refused = EntitlementRules.refusedAppPurchase(boundTo: current.boundCustomer ?? "")
-                    rows.append(.init(entry: entry, update: refused, notification: notification, customer: current.boundCustomer ?? ""))
+                let decision = try await CustomerBindings.claim(binding, appUserId: appUserId, entry: entry, on: connection, logger: logger)
+                if case .refuse(let owner) = decision {
+                    let refused = EntitlementRules.refusedAppPurchase(owner: owner)
+                    rows.append(.init(entry: entry, update: refused, notification: notification, customer: current.boundCustomer ?? owner))
                     results[index] = .recorded(.conflict)
                     continue
                 }

@@ -1,3 +1,4 @@
+import Entitlements
 import Foundation
 public import Logging
 public import PostgresNIO
@@ -47,24 +48,31 @@ public struct SupportLookup: Sendable {
         public var answer: String?
     }
 
-    /// The customer a search names: an app user id or appAccountToken as it is, or the customer a transaction id
-    /// or original transaction id belongs to (its bound app user, else its entitlement's or subscription's
-    /// customer, else the original transaction id itself).
-    public func customer(for query: String, bundleId: String) async throws -> String {
+    /// The customer a search names, with the kind of its id: the customer a transaction id or original
+    /// transaction id belongs to (its bound app user, else its entitlement's or subscription's customer, an
+    /// appAccountToken or the original transaction id itself); else the search itself, as an appAccountToken
+    /// when it is a UUID and as an app user id otherwise.
+    public func customer(for query: String, bundleId: String) async throws -> (customer: String, kind: CustomerIDKind) {
         let rows = try await self.client.query("""
-            SELECT COALESCE(
-                (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
-                   AND b.original_transaction_id = t.original_transaction_id),
-                (SELECT customer FROM entitlements e WHERE e.bundle_id = t.bundle_id AND e.environment = t.environment
-                   AND e.original_transaction_id = t.original_transaction_id ORDER BY updated_at DESC LIMIT 1),
-                (SELECT customer FROM subscriptions s WHERE s.bundle_id = t.bundle_id AND s.environment = t.environment
-                   AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
-                t.original_transaction_id)
+            SELECT (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
+                      AND b.original_transaction_id = t.original_transaction_id),
+                   COALESCE(
+                       (SELECT customer FROM entitlements e WHERE e.bundle_id = t.bundle_id AND e.environment = t.environment
+                          AND e.original_transaction_id = t.original_transaction_id ORDER BY updated_at DESC LIMIT 1),
+                       (SELECT customer FROM subscriptions s WHERE s.bundle_id = t.bundle_id AND s.environment = t.environment
+                          AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
+                       t.original_transaction_id),
+                   t.original_transaction_id
             FROM transactions t WHERE t.bundle_id = \(bundleId) AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
             LIMIT 1
             """, logger: self.logger)
-        for try await customer in rows.decode(String.self) { return customer }
-        return query
+        for try await (bound, customer, original) in rows.decode((String?, String, String).self) {
+            if let bound { return (bound, .appUserId) }
+            if let token = CustomerKey.validToken(customer), token == customer { return (token, .appAccountToken) }
+            return (original, .originalTransactionId)
+        }
+        if let token = CustomerKey.validToken(query) { return (token, .appAccountToken) }
+        return (query, .appUserId)
     }
 
     /// The notification log about `subjects` in this app, newest first.
