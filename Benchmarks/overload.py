@@ -61,11 +61,13 @@ async def client(host, port, path, body, deadline, result):
             writer.close()
 
 
-def watch_ready(host, port, seconds, counts):
+def watch_ready(ready_url, seconds, counts):
     """Asks /ready every 0.5 s for `seconds`, in a process of its own so the load generator's busy event loop
     never delays the probe (which would count the client's own stall against the server). counts: shared
-    [ready, asked, slowest answer in ms]."""
+    [ready, asked, slowest answer in ms, answered not ready, no answer within 2 s]."""
     import socket
+    target = urllib.parse.urlparse(ready_url)
+    host, port, path = target.hostname, target.port, target.path or "/ready"
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         asked = time.monotonic()
@@ -73,11 +75,13 @@ def watch_ready(host, port, seconds, counts):
         try:
             with socket.create_connection((host, port), timeout=2) as sock:
                 sock.settimeout(2)
-                sock.sendall(f"GET /ready HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+                sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
                 line = sock.makefile("rb").readline()
                 ready = len(line.split()) > 1 and line.split()[1] == b"200"
+                if not ready:
+                    counts[3] += 1
         except OSError:
-            pass
+            counts[4] += 1
         counts[1] += 1
         counts[0] += 1 if ready else 0
         counts[2] = max(counts[2], int((time.monotonic() - asked) * 1000))
@@ -134,6 +138,8 @@ async def main():
     parser.add_argument("--pid", type=int)
     parser.add_argument("--max-body", type=int, default=262144)
     parser.add_argument("--body-timeout-s", type=float, default=10)
+    parser.add_argument("--ready-url", help="where to ask /ready (default: the POST URL's host and port; ingest's operations port "
+                                            "when OPERATIONS_PORT is set)")
     parser.add_argument("--report", action="store_true", help="print lines for people and exit 1 unless only 200/503, no hang, "
                                                                "always ready and under 300 MiB")
     args = parser.parse_args()
@@ -143,14 +149,16 @@ async def main():
     started = time.monotonic()
     deadline = started + args.seconds
     processes = multiprocessing.get_context("fork")  # the watcher uses no asyncio: forking the running loop is safe
-    counts = processes.Array("i", [0, 0, 0])
-    watcher = processes.Process(target=watch_ready, args=(url.hostname, url.port, args.seconds, counts))
+    counts = processes.Array("i", [0, 0, 0, 0, 0])
+    ready_url = args.ready_url or f"http://{url.hostname}:{url.port}/ready"
+    watcher = processes.Process(target=watch_ready, args=(ready_url, args.seconds, counts))
     watcher.start()
     tasks = [client(url.hostname, url.port, url.path, body, deadline, result) for _ in range(args.connections)]
     await asyncio.gather(*tasks)
     await asyncio.get_running_loop().run_in_executor(None, watcher.join)
     result["ready"] = [counts[0], counts[1]]
     result["slowestReadyMs"] = counts[2]
+    result["notReady"] = {"answered": counts[3], "timedOut": counts[4]}
     result["seconds"] = round(time.monotonic() - started, 1)
     result["requestsPerSecond"] = round(result["requests"] / result["seconds"])
     result["stalledBody"] = await stalled_body(url.hostname, url.port, url.path, args.body_timeout_s)

@@ -24,9 +24,11 @@ bootstrap=$(deploy/local/broker.sh start "$work/kafka")
     (swift build -c release --product iapctl 2>&1 | grep -E "error" || true; "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 >/dev/null)
 python3 -c 'import json; print(json.dumps({"signedPayload": open("Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW").read().strip()}))' > "$work/body.json"
 port=$(deploy/local/free-port.sh)
+operations_port=$(deploy/local/free-port.sh)
 ulimit -n 65536 2>/dev/null || true
 APPSTORE_APPS="com.loki-project.loki-messenger:1470168868" APPSTORE_ENVIRONMENTS=Sandbox LOG_LEVEL=error \
-    KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 HTTP_PORT=$port "$bin/ingest" 2>"$work/ingest.log" & pids+=($!)
+    KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 HTTP_PORT=$port OPERATIONS_PORT=$operations_port "$bin/ingest" 2>"$work/ingest.log" & pids+=($!)
 for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/ready" >/dev/null && break; sleep 0.1; done
 "$APPSTORE_TOOLS_PYTHON" Benchmarks/overload.py "http://127.0.0.1:$port/notifications" "$work/body.json" \
-    --connections "${1:-1000}" --seconds "${2:-15}" --pid "${pids[-1]}" --report
+    --connections "${1:-1000}" --seconds "${2:-15}" --pid "${pids[-1]}" --report \
+    --ready-url "http://127.0.0.1:$operations_port/ready"

@@ -21,7 +21,7 @@ func buildApplication(
                                    help: "customer-api requests by outcome")
     let router = Router(context: CustomerAPIContext.self)
     router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
-    OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+    OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     router.get("console") { _, _ in
         Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: SupportPage.shell)))
     }
@@ -63,6 +63,7 @@ func buildApplication(
         }
     }
     services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))
+    services += OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger)
     return Application(
         router: router,
         server: settings.http.server,

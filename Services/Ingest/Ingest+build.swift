@@ -22,7 +22,7 @@ func buildApplication(
     let metrics = IngestMetrics(registry: registry)
     let router = Router()
     router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { metrics.count(outcome: "overloaded") })
-    OperationsRoutes.add(to: router, readiness: readiness, registry: registry)
+    OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     let edge = settings.verifyAtEdge
         ? EdgeVerification(verifiers: try settings.trust.makeVerifiers(for: settings.accepted), newChainsPerSecond: settings.newChainsPerSecond)
         : nil
@@ -35,6 +35,7 @@ func buildApplication(
         router: router,
         server: settings.http.server,
         configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
-        services: [producer, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)],
+        services: [producer, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)]
+            + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
         logger: logger)
 }

@@ -8,7 +8,8 @@ import Testing
 import TestSupport
 
 /// The ingest binary under more concurrent posters than it takes at once, against a real broker: it answers
-/// only 200 or 503 (never a hang, never a 500), stays ready, stays small, every 200 is on the raw topic, a
+/// only 200 or 503 (never a hang, never a 500), stays ready (its operations port answers `/ready` within 2 s
+/// throughout, from a process of its own, as a kubelet would), stays small, every 200 is on the raw topic, a
 /// stalled body gets 408 within the body timeout and a body announced above the limit gets 413 before it is
 /// sent. (`Benchmarks/run-overload.sh` runs the same with 1,000 connections for 15 s.)
 @Suite(.serialized, .timeLimit(.minutes(3))) struct IngestOverloadTests {
@@ -22,17 +23,22 @@ import TestSupport
             let directory = try LocalComponents.temporaryDirectory("overload")
             let body = directory.appendingPathComponent("body.json")
             try Data(IngestTestSupport.body(try fixtures.signedNotification()).readableBytesView).write(to: body)
+            let operationsPort = try LocalComponents.freePortBelowEphemeralRange()
             let (environment, base) = try IngestTestSupport.binaryEnvironment(
                 bootstrap: bootstrap, fixtures: fixtures, directory: directory,
-                extra: ["HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500"])
+                extra: ["HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500", "OPERATIONS_PORT": String(operationsPort)])
+            let operations = "http://127.0.0.1:\(operationsPort)"
             let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
             defer { ingest.terminate() }
-            for _ in 0..<100 where (try? Data(contentsOf: URL(string: base + "/ready")!)) == nil {
+            for _ in 0..<100 where (try? Data(contentsOf: URL(string: operations + "/ready")!)) == nil {
                 try await Task.sleep(for: .milliseconds(100))
             }
+            #expect((try? Data(contentsOf: URL(string: operations + "/metrics")!)).map { String(decoding: $0, as: UTF8.self) }?
+                .contains("ingest_") == true, "metrics on the operations port")
+            #expect((try? Data(contentsOf: URL(string: base + "/metrics")!)) == nil, "not on the public port")
             let (status, output) = try LocalComponents.python("Benchmarks/overload.py", [
                 base + "/notifications", body.path, "--connections", "300", "--seconds", "6",
-                "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5",
+                "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5", "--ready-url", operations + "/ready",
             ])
             try #require(status == 0, "\(output)")
             let result = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
@@ -41,7 +47,8 @@ import TestSupport
             #expect((statuses["200"] ?? 0) > 100 && (statuses["503"] ?? 0) > 0, "work done and load shed: \(statuses)")
             #expect(result["hangs"] as? Int == 0, "no request went unanswered: \(result)")
             let ready = result["ready"] as? [Int] ?? []
-            #expect(ready.count == 2 && ready[1] > 0 && ready[0] == ready[1], "ready throughout: \(ready)")
+            #expect(ready.count == 2 && ready[1] > 0 && ready[0] == ready[1],
+                    "ready throughout: \(ready), not ready \(result["notReady"] ?? "?"), slowest \(result["slowestReadyMs"] ?? "?") ms")
             let stalled = result["stalledBody"] as? [String: Any] ?? [:]
             #expect(stalled["answer"] as? Int == 408 && (stalled["seconds"] as? Double ?? 99) < 4, "a stalled body is cut off: \(stalled)")
             #expect(result["oversizedBody"] as? Int == 413, "refused before the body is sent")
@@ -49,7 +56,8 @@ import TestSupport
             #expect(memory > 0 && memory < 300, "peak memory \(memory) MiB")
             let stored = try await kafka.readAll(topics.raw, atLeast: statuses["200"] ?? 0, quiet: .seconds(2), timeout: .seconds(60))
             #expect(stored.count == statuses["200"], "every 200 is on the raw topic, nothing else")
-            print("ingest overload: \(result["requestsPerSecond"] ?? 0) requests/s, \(statuses), peak \(memory) MiB, stalled body \(stalled)")
+            print("ingest overload: \(result["requestsPerSecond"] ?? 0) requests/s, \(statuses), peak \(memory) MiB, stalled body \(stalled), "
+                  + "ready \(ready), slowest /ready \(result["slowestReadyMs"] ?? "?") ms")
         }
     }
 }

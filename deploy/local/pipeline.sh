@@ -1,7 +1,8 @@
 # Source this file: functions that start the local stack the way run.sh and the benchmarks need it.
 #   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, topics created; sets $bootstrap, exports DATABASE_URL
 #   pipeline_start BIN DIR SIM_PORT  configures the six services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
-#                                    starts them with logs in DIR; fills service_port[NAME] and service_pid[NAME]; appends to pids
+#                                    starts them with logs in DIR; fills service_port[NAME], operations_port[NAME] (/health,
+#                                    /ready, /metrics) and service_pid[NAME]; appends to pids
 #   stack_stop DIR                   stops the broker and PostgreSQL of DIR
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
 #   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
@@ -10,7 +11,7 @@ pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver eve
 # The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
 sim_app="com.example.subscriptions:1234567890"
 real_app="com.loki-project.loki-messenger:1470168868"
-declare -A service_port service_pid
+declare -A service_port service_pid operations_port
 
 pids_stop() {
     local pid
@@ -48,13 +49,17 @@ pipeline_start() {
     local service
     for service in "${pipeline_services[@]}"; do
         service_port[$service]=$(deploy/local/free-port.sh)
-        HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
+        operations_port[$service]=${service_port[$service]}
+        # The two services with a public port serve /health, /ready and /metrics on an operations port of their own.
+        case $service in ingest|customer-api) operations_port[$service]=$(deploy/local/free-port.sh) ;; esac
+        OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
+            HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
         service_pid[$service]=$!
         pids+=($!)
     done
     for service in "${pipeline_services[@]}"; do
-        for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:${service_port[$service]}/ready" >/dev/null && break; sleep 0.1; done
-        curl -fs "http://127.0.0.1:${service_port[$service]}/ready" >/dev/null \
+        for _ in $(seq 1 300); do curl -fs "http://127.0.0.1:${operations_port[$service]}/ready" >/dev/null && break; sleep 0.1; done
+        curl -fs "http://127.0.0.1:${operations_port[$service]}/ready" >/dev/null \
             || { echo "$service did not become ready:" >&2; tail "$dir/$service.log" >&2; return 1; }
     done
 }

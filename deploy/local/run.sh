@@ -101,7 +101,7 @@ sim_follow "$work/appstore-sim.log" "${pids[-1]}"
 
 echo "== waiting until the pipeline has applied and published everything (at most 180 s)"
 services=()
-for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${service_port[$service]}"); done
+for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${operations_port[$service]}"); done
 status=0
 "$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "$customer_api" --api-key "$api_key" --admin-key "$admin_key" \
     --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \

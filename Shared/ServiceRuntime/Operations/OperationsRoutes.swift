@@ -6,19 +6,28 @@ public import ServiceLifecycle
 /// The endpoints every service serves: `/health` (alive), `/ready` (ready for work) and `/metrics`
 /// (Prometheus text format).
 public enum OperationsRoutes {
-    /// Adds the three routes to a router.
+    /// Adds the routes to a router; `metrics: false` leaves `/metrics` to the operations port.
     public static func add<Context: RequestContext>(
-        to router: Router<Context>, readiness: Readiness, registry: PrometheusCollectorRegistry
+        to router: Router<Context>, readiness: Readiness, registry: PrometheusCollectorRegistry, metrics: Bool = true
     ) {
         router.get("/health") { _, _ in Self.text("ok\n") }
         router.get("/ready") { _, _ in
             readiness.isReady ? Self.text("ready\n") : Self.text("not ready\n", status: .serviceUnavailable)
         }
+        guard metrics else { return }
         router.get("/metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
+    }
+
+    /// The operations listener of a service with a public port, when its settings name an operations port.
+    public static func listener(_ http: HTTPSettings, readiness: Readiness, registry: PrometheusCollectorRegistry, logger: Logger)
+        -> [any Service]
+    {
+        guard let port = http.operationsPort else { return [] }
+        return [OperationsListener(host: http.host, port: port, readiness: readiness, registry: registry, logger: logger)]
     }
 
     /// A plain-text response.
