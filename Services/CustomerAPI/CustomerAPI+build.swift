@@ -22,8 +22,14 @@ func buildApplication(
     let router = Router(context: CustomerAPIContext.self)
     router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
-    router.get("console") { _, _ in
-        Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: SupportPage.shell)))
+    for (path, type, text) in [("console", "text/html; charset=utf-8", SupportPage.shell),
+                               ("console.js", "text/javascript; charset=utf-8", SupportPage.script),
+                               ("console.css", "text/css; charset=utf-8", SupportPage.stylesheet)] {
+        router.get(RouterPath(path)) { _, _ in
+            var headers = SupportPage.securityHeaders
+            headers[.contentType] = type
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
     }
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),

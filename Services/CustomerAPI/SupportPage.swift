@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import Foundation
+import HTTPTypes
 import Storage
 
 /// The support console: a plain page served without a build step. The shell (`/console`) asks for the app, an
@@ -120,16 +121,13 @@ enum SupportPage {
 
     // MARK: The shell
 
-    /// `/console`: the form, the place for the customer, and the script.
+    /// `/console`: the form and the place for the customer. No inline script or style: the page's
+    /// Content-Security-Policy (``securityHeaders``) allows only `/console.js` and `/console.css` of this origin.
     static let shell = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><title>Support console · customer-api</title>
-        <style>
-        body{font:14px system-ui,sans-serif;margin:1.5em;color:#222} table{border-collapse:collapse;margin:.3em 0 1em}
-        th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top} th{background:#f3f3f3}
-        .yes{color:#070}.no{color:#a00}.outcome.stale,.outcome.duplicate{color:#777}.outcome.conflict{color:#a00}
-        .note{background:#fff6d5;padding:4px} .meta{color:#666} #status{min-height:1.4em;font-weight:bold} input{margin-right:.6em}
-        </style></head>
+        <link rel="stylesheet" href="/console.css">
+        </head>
         <body>
         <h1>Support console</h1>
         <form id="search">
@@ -140,7 +138,21 @@ enum SupportPage {
         </form>
         <p id="status"></p>
         <div id="result"></div>
-        <script>
+        <script src="/console.js"></script>
+        </body></html>
+        """
+
+    /// `/console.css`.
+    static let stylesheet = """
+        body{font:14px system-ui,sans-serif;margin:1.5em;color:#222} table{border-collapse:collapse;margin:.3em 0 1em}
+        th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top} th{background:#f3f3f3}
+        .yes{color:#070}.no{color:#a00}.outcome.stale,.outcome.duplicate{color:#777}.outcome.conflict{color:#a00}
+        .note{background:#fff6d5;padding:4px} .meta{color:#666} #status{min-height:1.4em;font-weight:bold} input{margin-right:.6em}
+        """
+
+    /// `/console.js`: reads app, key and search from the fragment (never sent to the server) or the form, drops
+    /// the key from the address bar, fetches the customer's fragment and runs the actions.
+    static let script = """
         const $ = (id) => document.getElementById(id);
         const state = {};
         function say(text) { $("status").textContent = text; }
@@ -189,8 +201,19 @@ enum SupportPage {
         const saved = JSON.parse(sessionStorage.getItem("console") || "{}");
         const linked = new URLSearchParams(location.hash.slice(1));
         $("app").value = linked.get("app") || saved.app || ""; $("key").value = linked.get("key") || saved.key || ""; $("q").value = linked.get("q") || "";
+        // The key leaves the address bar (and so the history) as soon as it is read.
+        if (linked.has("key")) { linked.delete("key"); history.replaceState(null, "", location.pathname + location.search + (linked.toString() ? "#" + linked.toString() : "")); }
         if ($("app").value && $("key").value && $("q").value) { state.app = $("app").value; state.key = $("key").value; state.q = $("q").value; search(); }
-        </script>
-        </body></html>
         """
+
+    /// The headers every console response carries: a Content-Security-Policy without inline script (same-origin
+    /// scripts, styles and fetches only, no framing, no form posts elsewhere), nosniff, no referrer, no caching.
+    static let securityHeaders: HTTPFields = [
+        HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+            + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("Referrer-Policy")!: "no-referrer",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        .cacheControl: "no-store",
+    ]
 }

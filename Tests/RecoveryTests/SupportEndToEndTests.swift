@@ -274,6 +274,30 @@ import TestSupport
         let (missingStatus, _) = try await api.post("/dead-letters/replay", ["position": "appstore.notifications.rejected/0/999999"])
         #expect(missingStatus == 404)
 
+        // A rejected record of another app without the app header, under the same subject: its payload names its app,
+        // so the console does not list it for this app and its replay is refused.
+        let foreign = #"{"signedPayload":""# + (try SignedFixtures().signedNotification()) + #""}"#
+        try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([ProducerRecord(
+            topic: topics.raw, key: Array(purchase.originalTransactionId.utf8), value: Array(foreign.utf8))])
+        let foreignPosition = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
+            try await DatabaseClient.with(database, logger: logger) { client in
+                var found: (String, String?)?
+                for try await (position, app) in try await client.query("""
+                    SELECT topic || '/' || partition || '/' || "offset", bundle_id FROM dead_letters
+                    WHERE subject = \(purchase.originalTransactionId) AND record->'original'->>'value' = \(foreign)
+                    """, logger: logger).decode((String, String?).self) { found = (position, app) }
+                return found
+            }
+        }
+        let (otherPosition, otherApp) = try #require(foreignPosition, "the other app's record is recorded")
+        #expect(otherApp == SignedFixtures.bundleId, "its app read from its payload")
+        let (_, viewAfter) = try await api.get("/support/\(purchase.customer)")
+        let listed = (viewAfter["deadLetters"] as? [[String: Any]] ?? []).compactMap { $0["position"] as? String }
+        // (The replayed record was rejected again: it is listed too, as this app's.)
+        #expect(listed.contains(dlq) && !listed.contains(otherPosition), "the console lists this app's DLQ records only: \(listed)")
+        let (foreignReplay, foreignBody) = try await api.post("/dead-letters/replay", ["position": otherPosition])
+        #expect(foreignReplay == 403 && foreignBody["error"] as? String == "wrong-app", "\(foreignBody)")
+
         // The console in a real browser: the key and the search travel in the fragment, the page's script fetches.
         let fragment = "app=\(sim.app.bundleId)&key=\(api.key)&q=\(purchase.customer)"
         let dom = try await HeadlessBrowser.dom(of: api.base + "/console#" + fragment)
@@ -288,6 +312,19 @@ import TestSupport
         #expect(byOrder.contains("data-customer=\"\(purchase.customer)\""), "an order id finds the same customer")
         let wrongKey = try await HeadlessBrowser.dom(of: api.base + "/console#app=\(sim.app.bundleId)&key=ck_0000000000000000_x&q=\(purchase.customer)")
         #expect(wrongKey.contains("data-loaded=\"error\"") && wrongKey.contains("401"), "a bad key is told, nothing shown")
+        // Driven by Playwright: the key leaves the address bar once read, the page runs under its CSP without a violation.
+        let (browserStatus, browserOutput) = try LocalComponents.python("Tests/BrowserChecks/console_address_bar.py", [api.base + "/console#" + fragment])
+        try #require(browserStatus == 0, "\(browserOutput)")
+        let browser = try #require(try JSONSerialization.jsonObject(with: Data(browserOutput.utf8)) as? [String: Any])
+        let address = browser["address"] as? String ?? ""
+        #expect(browser["loaded"] as? String == "true" && !address.contains("key=") && !address.contains(api.key) && address.contains("q="),
+                "the key is gone from the address bar, the search stays: \(address)")
+        #expect((browser["violations"] as? [String])?.isEmpty == true, "no CSP violation: \(browser)")
+        let headers = browser["headers"] as? [String: String] ?? [:]
+        #expect(headers["content-security-policy"]?.contains("script-src 'self'") == true
+                    && headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true
+                    && headers["content-security-policy"]?.contains("unsafe-inline") == false, "\(headers)")
+        #expect(headers["x-content-type-options"] == "nosniff" && headers["referrer-policy"] == "no-referrer", "\(headers)")
         let shot = FileManager.default.temporaryDirectory.appendingPathComponent("support-console.png")
         try await HeadlessBrowser.screenshot(of: api.base + "/console#" + fragment, to: shot)
         print("support: console screenshot \(shot.path) for customer \(purchase.customer)")
