@@ -6,7 +6,7 @@ import ServiceRuntime
 import Storage
 
 /// Authenticates `/v1` requests with a bearer API key (401 without a usable one), keeps each key within its
-/// rate (429 with `Retry-After`), and refuses a key of another app than the path names (403), and an app key on
+/// rate (429 with `Retry-After`) and its share of the requests in flight (429 `too-many-in-flight`), and refuses a key of another app than the path names (403), and an app key on
 /// the support routes `/v1/admin/…` (403 `admin-only`). Keys that
 /// authenticated a moment ago come from ``AuthenticatedKeyCache``.
 ///
@@ -26,6 +26,8 @@ struct APIKeyMiddleware: RouterMiddleware {
     let limiter: KeyedRateLimiter
     let outcomes: LabelledCounter
     var lookupsPerSecond = 200
+    /// Each key's share of the requests in flight.
+    var concurrency = KeyConcurrency(share: 64)
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let header = request.headers[.authorization] ?? ""
@@ -76,6 +78,14 @@ struct APIKeyMiddleware: RouterMiddleware {
             self.outcomes.increment("forbidden")
             return APIErrorResponse.response(.forbidden, "wrong-app", "this key belongs to \(key.bundleId)")
         }
+        guard self.concurrency.enter(key.keyId) else {
+            self.outcomes.increment("key-concurrency")
+            var headers = HTTPFields()
+            headers[.retryAfter] = "1"
+            return APIErrorResponse.response(.tooManyRequests, "too-many-in-flight",
+                                             "this key has \(self.concurrency.share) requests in flight; retry when one is answered", headers: headers)
+        }
+        defer { self.concurrency.leave(key.keyId) }
         var context = context
         context.key = key
         return try await next(request, context)

@@ -33,7 +33,8 @@ func buildApplication(
     }
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond))
+        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
+        concurrency: KeyConcurrency(share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4))))
     let lookup = CustomerLookup(client: database, logger: logger)
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)

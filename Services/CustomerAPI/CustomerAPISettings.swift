@@ -13,6 +13,8 @@ struct CustomerAPISettings: Sendable {
     var keyCacheLifetime: Duration = .seconds(5)
     /// How many database look-ups of uncached keys a second all callers share; past it such tokens get 429.
     var keyLookupsPerSecond = 200
+    /// The most requests one API key may have in flight (default a quarter of `HTTP_MAX_CONCURRENT_REQUESTS`).
+    var keyConcurrency: Int?
     /// What the POST of purchases needs; nil: the POST answers 503 `not-configured`.
     var purchases: PurchaseSettings?
 
@@ -39,7 +41,7 @@ struct CustomerAPISettings: Sendable {
     }
 
     /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_KEY_CACHE_MS` and
-    /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`; with `APPSTORE_APPS`
+    /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`, `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
     /// set, the purchase settings: `KAFKA_BROKERS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
@@ -48,6 +50,10 @@ struct CustomerAPISettings: Sendable {
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
         self.keyLookupsPerSecond = try settings.int("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
         guard self.keyLookupsPerSecond >= 1 else { throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1") }
+        if let share = settings.values["CUSTOMER_API_KEY_CONCURRENCY"], !share.isEmpty {
+            guard let value = Int(share), value >= 1 else { throw SettingsError("CUSTOMER_API_KEY_CONCURRENCY must be at least 1, not \(share)") }
+            self.keyConcurrency = value
+        }
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
         let accepted = try AcceptedApps(settings)
         var purchases = PurchaseSettings(accepted: accepted, kafka: try KafkaClientSettings(settings, clientID: "customer-api"))

@@ -66,6 +66,13 @@ import TestSupport
             return Int(try await self.sim.http.execute(request, timeout: .seconds(30)).status.code)
         }
 
+        /// The status of a GET of `user` with `key` in `app`.
+        func getStatus(_ user: String, key: String, app: String) async throws -> Int {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(app)/customers/\(user)")
+            request.headers.add(name: "Authorization", value: "Bearer \(key)")
+            return Int(try await self.sim.http.execute(request, timeout: .seconds(30)).status.code)
+        }
+
         /// The app user's active entitlements through GET (product ids).
         func activeProducts(_ user: String) async throws -> [String] {
             var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)")
@@ -96,7 +103,7 @@ import TestSupport
 
     /// Runs `body` with the sim, broker, PostgreSQL, the updater and customer-api (policy `policy`, wait `wait`).
     static func withStack(policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(30), maximumBody: Int = 64 * 1024,
-                          runUpdater: Bool = true, _ body: @Sendable (Stack) async throws -> Void) async throws {
+                          runUpdater: Bool = true, keyConcurrency: Int? = nil, _ body: @Sendable (Stack) async throws -> Void) async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { url in
@@ -122,6 +129,7 @@ import TestSupport
                     purchases.maximumBodyBytes = maximumBody
                     var settings = CustomerAPISettings(database: database, purchases: purchases)
                     settings.http = HTTPSettings(host: "127.0.0.1", port: port)
+                    settings.keyConcurrency = keyConcurrency
                     var services: [any Service] = [try CustomerAPI.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)]
                     if runUpdater {
                         var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
@@ -317,6 +325,28 @@ import TestSupport
             await stack.sim.setFaults(SimStore.Faults())
             let written = try await stack.written()
             #expect(written.purchases == 0 && written.bindings.isEmpty, "nothing written")
+        }
+    }
+
+    /// One key holding its share of the slots (two POSTs waiting for a commit that does not come: no updater
+    /// runs) gets 429 `too-many-in-flight` for its next request at once, while another key's requests are served.
+    @Test func oneKeyCannotStarveAnother() async throws {
+        try await Self.withStack(wait: .seconds(10), runUpdater: false, keyConcurrency: 2) { stack in
+            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first { $0.transactions.last?.appAccountToken == nil })
+            let body = #"{"signedTransaction":""# + (try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)) + #""}"#
+            // Three posts at once with a share of two: one is refused at once, which proves two hold their slots (for the
+            // 10 s apply wait); meanwhile the same key is refused and another key is served.
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for user in ["holder-1", "holder-2", "holder-3"] { group.addTask { try await stack.post(user, body).0 } }
+                let firstAnswer = try await group.next()
+                #expect(firstAnswer == 429, "the request past the key's share is refused at once")
+                #expect(try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 429, "so is the key's next request")
+                #expect(try await stack.getStatus("nobody", key: stack.otherKey, app: Stack.otherApp) == 404, "another key is served meanwhile")
+                var rest: [Int] = []
+                for try await status in group { rest.append(status) }
+                #expect(rest == [202, 202], "the holders are answered in the end: \(rest)")
+            }
+            #expect(try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 404, "the slots are given back")
         }
     }
 
