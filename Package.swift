@@ -122,6 +122,7 @@ let package = Package(
             dependencies: [
                 "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "RdKafka", "ServiceRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Shared/NotificationPipeline",
@@ -390,7 +391,7 @@ let package = Package(
         .testTarget(
             name: "NotificationPipelineTests",
             dependencies: [
-                "NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport",
+                "NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport", "RdKafka", "ServiceRuntime",
                 .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Tests/NotificationPipelineTests",

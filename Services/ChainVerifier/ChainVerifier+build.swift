@@ -18,7 +18,7 @@ func buildApplication(
         logger: logger)
     let readiness = Readiness()
     let handler = VerifyBatchHandler(
-        verification: NotificationVerification(verifiers: try settings.makeVerifiers(), topics: settings.topics),
+        verification: NotificationVerification(verifiers: try settings.makeVerifiers(), topics: settings.topics, signing: settings.signing),
         producer: producer, metrics: ChainVerifierMetrics(registry: registry))
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch

@@ -15,16 +15,20 @@ struct ChainVerifierSettings: Sendable {
     var sessionTimeout: Duration = .seconds(45)
     var topics = PipelineTopics()
     var maximumBatch = 500
+    /// The key the verified records are signed with (the updater applies only signed records).
+    var signing: RecordSigningKeys
 
     /// Settings for tests and tools.
-    init(accepted: AcceptedApps, kafka: KafkaClientSettings) {
+    init(accepted: AcceptedApps, kafka: KafkaClientSettings, signing: RecordSigningKeys) {
         self.accepted = accepted
         self.kafka = kafka
+        self.signing = signing
     }
 
     /// Reads the shared settings plus `APPSTORE_ROOT_CERTIFICATES`, `APPSTORE_STOREKIT_CERTIFICATES`,
-    /// `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS` and `CHAIN_VERIFIER_BATCH`.
+    /// `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`, `CHAIN_VERIFIER_BATCH` and `RECORD_SIGNING_KEYS`.
     init(_ settings: EnvironmentSettings) throws {
+        self.signing = try RecordSigningKeys(settings)
         self.accepted = try AcceptedApps(settings)
         self.kafka = try KafkaClientSettings(settings, clientID: "chain-verifier")
         self.topics = PipelineTopics(settings)

@@ -18,6 +18,8 @@ enum VerificationOutcome: Sendable {
 struct NotificationVerification: Sendable {
     let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
     let topics: PipelineTopics
+    /// Signs each verified record for the updater.
+    let signing: RecordSigningKeys
 
     /// Verifies a raw message; never throws: every input ends as a verified record, a DLQ record, or a retry.
     func verify(_ message: ConsumerRecord) async -> VerificationOutcome {
@@ -43,7 +45,7 @@ struct NotificationVerification: Sendable {
             headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
             headers.append(KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
             headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
-            return .verified(ProducerRecord(topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers))
+            return .verified(self.signing.sign(ProducerRecord(topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers)))
         } catch where error.isRetryable {
             return .retry(error)
         } catch {

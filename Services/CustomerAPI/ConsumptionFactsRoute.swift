@@ -15,6 +15,8 @@ import Storage
 struct ConsumptionFactsRoute: Sendable {
     let producer: KafkaProducer
     let topics: PipelineTopics
+    /// Signs the facts record for the updater.
+    let signing: RecordSigningKeys
     let database: PostgresClient
     let applyWait: Duration
     /// How long the body may take to arrive (then 408).
@@ -63,7 +65,7 @@ struct ConsumptionFactsRoute: Sendable {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(.badRequest, "bad-consumption-facts", problem)
         }
-        _ = try await self.producer.enqueue(try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics)).report
+        _ = try await self.producer.enqueue(try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics, signing: self.signing)).report
         let (database, logger) = (self.database, self.logger)
         let stored = try await pollUntil(within: self.applyWait) {
             try await ConsumptionRequests.isStored(facts, client: database, logger: logger) ? true : nil

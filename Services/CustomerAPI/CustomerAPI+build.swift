@@ -51,11 +51,12 @@ func buildApplication(
             settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
-        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, database: database, applyWait: purchases.applyWait,
+        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, signing: purchases.signing, database: database, applyWait: purchases.applyWait,
                               bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
                               logger: logger).add(to: v1)
         SupportRoutes(
-            client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics, lookup: lookup,
+            client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics,
+            signing: purchases.signing, lookup: lookup,
             support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
             bodyTimeout: settings.http.bodyTimeout
         ).add(to: v1)

@@ -22,6 +22,8 @@ struct CustomerAPISettings: Sendable {
     /// records go to, the App Store Server API for ids and receipts (optional), and the policies.
     struct PurchaseSettings: Sendable {
         var accepted: AcceptedApps
+        /// Signs the purchase, consumption-facts and resync records it writes to the verified topic.
+        var signing: RecordSigningKeys
         var trust = TrustSettings()
         var kafka: KafkaClientSettings
         var topics = PipelineTopics()
@@ -42,7 +44,7 @@ struct CustomerAPISettings: Sendable {
 
     /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_KEY_CACHE_MS` and
     /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`, `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
-    /// set, the purchase settings: `KAFKA_BROKERS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
+    /// set, the purchase settings: `KAFKA_BROKERS`, `RECORD_SIGNING_KEYS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(settings)
@@ -56,7 +58,8 @@ struct CustomerAPISettings: Sendable {
         }
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
         let accepted = try AcceptedApps(settings)
-        var purchases = PurchaseSettings(accepted: accepted, kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
+        var purchases = PurchaseSettings(accepted: accepted, signing: try RecordSigningKeys(settings),
+                                         kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
         purchases.trust = try TrustSettings(settings)
         purchases.topics = PipelineTopics(settings)
         if !settings.string("APPSTORE_API_KEY_FILE", default: "").isEmpty {

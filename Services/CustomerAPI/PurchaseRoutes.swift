@@ -51,7 +51,7 @@ struct PurchaseRoutes {
         let records = PurchaseImport.records(transactions, request: purchase)
         try await self.refuseIfOwnedByAnother(records, bundleId: bundleId, appUserId: appUserId)
         do {
-            try await PurchaseImport.publish(records, producer: self.producer, topics: self.settings.topics)
+            try await PurchaseImport.publish(records, producer: self.producer, topics: self.settings.topics, signing: self.settings.signing)
         } catch {
             self.logger.error("cannot publish purchases", metadata: ["error": "\(error)"])
             throw PurchaseRefusal(status: .serviceUnavailable, code: "unavailable", message: "the pipeline cannot take it now", retryAfter: 1)

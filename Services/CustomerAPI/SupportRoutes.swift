@@ -19,6 +19,8 @@ struct SupportRoutes: Sendable {
     let purchaseImport: PurchaseImport?
     let producer: KafkaProducer
     let topics: PipelineTopics
+    /// Signs the resync records for the updater.
+    let signing: RecordSigningKeys
     let lookup: CustomerLookup
     let support: SupportLookup
     let deadLetters: DeadLetters
@@ -154,7 +156,7 @@ struct SupportRoutes: Sendable {
                 let resynced = try await purchaseImport.resync(
                     [original], bundleId: bundleId, environment: environment,
                     request: PurchaseImport.Request(appUserId: kind == .appUserId ? customer : nil, onConflict: .refuse, source: .resync),
-                    producer: self.producer, topics: self.topics)
+                    producer: self.producer, topics: self.topics, signing: self.signing)
                 total.transactions += resynced.transactions
                 total.statuses += resynced.statuses
             }

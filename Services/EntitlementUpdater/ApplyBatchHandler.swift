@@ -18,6 +18,8 @@ struct ApplyBatchHandler: BatchHandler {
     let repository: EntitlementRepository
     let producer: KafkaProducer
     let topics: PipelineTopics
+    /// Only records whose signature one of these keys reproduces change state; the rest go to the DLQ.
+    let signing: RecordSigningKeys
     let outcomes: LabelledCounter
     var lanes = 8
     /// How many inputs one transaction applies at most (`UPDATER_TRANSACTION_SIZE`).
@@ -47,6 +49,8 @@ struct ApplyBatchHandler: BatchHandler {
         case consumptionOutcome(ConsumptionOutcome)
         case consumptionFacts(ConsumptionFactsRecord)
         case undecodable
+        /// Not signed by a producer of the verified topic (``RecordSigningKeys``).
+        case unauthenticated(RecordSigningKeys.Refusal)
     }
 
     /// Applies one lane's records in order.
@@ -54,7 +58,7 @@ struct ApplyBatchHandler: BatchHandler {
         var dead: [PendingDelivery] = []
         var inputs: [EntitlementInput] = []
         for record in records {
-            switch Self.decode(record) {
+            switch self.decode(record) {
             case .input(let input):
                 inputs.append(input)
                 if inputs.count >= self.transactionSize { try await self.flush(&inputs) }
@@ -69,6 +73,9 @@ struct ApplyBatchHandler: BatchHandler {
             case .undecodable:
                 dead.append(try await self.producer.enqueue(self.deadLetter(record)))
                 self.count("dead-lettered")
+            case .unauthenticated(let refusal):
+                dead.append(try await self.producer.enqueue(self.deadLetter(record, reason: "unauthenticated", detail: refusal.description)))
+                self.count("unauthenticated")
             }
         }
         try await self.flush(&inputs)
@@ -88,9 +95,10 @@ struct ApplyBatchHandler: BatchHandler {
         }
     }
 
-    /// The record's kind by its `schema` header (a verified notification when it has none); undecodable values
-    /// go to the DLQ.
-    private static func decode(_ record: ConsumerRecord) -> Decoded {
+    /// The record's kind by its `schema` header (a verified notification when it has none), once its signature
+    /// is checked; unauthenticated and undecodable records go to the DLQ.
+    private func decode(_ record: ConsumerRecord) -> Decoded {
+        if let refusal = self.signing.refusal(of: record) { return .unauthenticated(refusal) }
         guard let value = record.value else { return .undecodable }
         let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
         let data = Data(value)
@@ -120,10 +128,13 @@ struct ApplyBatchHandler: BatchHandler {
         try await withAbandoningDeadline(self.transactionTimeout, transaction)
     }
 
-    /// A DLQ record for a message that is not a verified-notification record.
-    private func deadLetter(_ record: ConsumerRecord) throws -> ProducerRecord {
+    /// A DLQ record for a message that is not a verified-topic record (`format`), or not signed by a producer of
+    /// the topic (`unauthenticated`).
+    private func deadLetter(_ record: ConsumerRecord, reason: String = "format", detail: String? = nil) throws -> ProducerRecord {
         let rejected = RejectedNotificationRecord(
-            reason: "format", detail: "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema), \(AppPurchaseRecord.schema) or \(ConsumptionOutcome.schema) record", notificationUUID: nil, original: .init(record))
+            reason: reason,
+            detail: detail ?? "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema), \(AppPurchaseRecord.schema) or \(ConsumptionOutcome.schema) record",
+            notificationUUID: nil, original: .init(record))
         return ProducerRecord(topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
     }
 

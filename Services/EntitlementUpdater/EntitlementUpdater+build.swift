@@ -27,7 +27,7 @@ func buildApplication(
         client: database, logger: logger, catalog: settings.catalog, consumptionPolicy: settings.consumptionPolicy,
         consumptionStatuses: consumptionStatuses)
     let handler = ApplyBatchHandler(
-        repository: repository, producer: producer, topics: settings.topics,
+        repository: repository, producer: producer, topics: settings.topics, signing: settings.signing,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
                                   help: "Verified notifications by outcome"),
         lanes: settings.lanes, transactionSize: settings.transactionSize, transactionTimeout: settings.database.transactionTimeout)

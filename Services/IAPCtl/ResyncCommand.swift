@@ -22,7 +22,7 @@ struct ResyncCommand: AsyncParsableCommand {
             `[appUserId,]transactionId` or `[appUserId,]receipt` (a StoreKit 1 app or transaction receipt, base64); \
             blank lines and lines starting with # are skipped. Any transaction id of a purchase names it (an \
             originalTransactionId is one). Reads the same App Store settings as the services (APPSTORE_APPS, \
-            APPSTORE_ROOT_CERTIFICATES, APPSTORE_API_*). Prints a progress line per entry on stderr and a summary; exits 1 \
+            APPSTORE_ROOT_CERTIFICATES, APPSTORE_API_*) and RECORD_SIGNING_KEYS. Prints a progress line per entry on stderr and a summary; exits 1 \
             when an entry failed (the others are still imported).
             """)
 
@@ -72,12 +72,18 @@ struct ResyncCommand: AsyncParsableCommand {
         guard !entries.isEmpty else { throw ValidationError("give --transaction-id or --file with at least one entry") }
         let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
+        let signing: RecordSigningKeys
+        do {
+            signing = try RecordSigningKeys(.process)
+        } catch {
+            throw ValidationError("\(error): the updater applies only records signed with the pipeline's key")
+        }
         do {
             let tally = try await APIAccess.with(logger: logger) { access in
                 let bundleId = try self.app ?? (access.configured.first?.bundleId).orThrow(ValidationError("APPSTORE_APPS names no app"))
                 return try await APIAccess.withProducer(self.bootstrapServers, clientID: "iapctl-resync", logger: logger) { producer in
                     await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict, proof: proof,
-                                      importer: PurchaseImport(client: access.client), producer: producer, topics: topics)
+                                      importer: PurchaseImport(client: access.client), producer: producer, topics: topics, signing: signing)
                 }
             }
             StandardStreams.writeOutput("resync: \(tally)")
@@ -93,14 +99,15 @@ struct ResyncCommand: AsyncParsableCommand {
 
     /// Imports every entry; a failed entry is recorded and the others go on.
     func resync(_ entries: [Entry], bundleId: String, environment: Environment?, onConflict: AppPurchaseRecord.ConflictPolicy,
-                proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics) async -> Tally {
+                proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics,
+                signing: RecordSigningKeys) async -> Tally {
         var tally = Tally()
         for entry in entries {
             tally.entries += 1
             do {
                 let request = PurchaseImport.Request(appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof, source: .resync)
                 let resynced = try await importer.resync(entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
-                                                         producer: producer, topics: topics)
+                                                         producer: producer, topics: topics, signing: signing)
                 tally.transactions += resynced.transactions
                 tally.statuses += resynced.statuses
             } catch {

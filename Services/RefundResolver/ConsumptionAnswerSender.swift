@@ -58,6 +58,6 @@ extension StatusRequestHandler {
         }
         let outcome = ConsumptionOutcome(answer: answer, status: status, attempts: attempts, at: Int64(Date().timeIntervalSince1970 * 1000),
                                          detail: detail)
-        return .resolved(try! VerifiedTopicRecords.consumptionOutcome(outcome, topics: self.topics))
+        return .resolved(try! VerifiedTopicRecords.consumptionOutcome(outcome, topics: self.topics, signing: self.signing))
     }
 }

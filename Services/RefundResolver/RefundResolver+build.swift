@@ -20,7 +20,7 @@ func buildApplication(
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let bucket = TokenBucket(ratePerSecond: settings.ratePerSecond)
     let handler = StatusRequestHandler(
-        client: client, bucket: bucket, producer: producer, topics: settings.topics, retryTopic: settings.topics.statusRetry,
+        client: client, bucket: bucket, producer: producer, topics: settings.topics, signing: settings.signing, retryTopic: settings.topics.statusRetry,
         concurrency: settings.concurrency, giveUpAfter: settings.giveUpAfter, retryBaseDelay: settings.retryBaseDelay,
         retryMaximumDelay: settings.retryMaximumDelay,
         outcomes: LabelledCounter(registry: registry, namespace: "refund_resolver", name: "requests", label: "outcome",

@@ -31,15 +31,20 @@ struct RefundResolverSettings: Sendable {
     /// How far back each reconciler run looks.
     var reconcileWindow: Duration = .seconds(7 * 24 * 3600)
 
+    /// Signs the records it writes to the verified topic.
+    var signing: RecordSigningKeys
+
     /// Settings for tests.
-    init(accepted: AcceptedApps, api: AppStoreAPISettings, kafka: KafkaClientSettings) {
+    init(accepted: AcceptedApps, api: AppStoreAPISettings, kafka: KafkaClientSettings, signing: RecordSigningKeys) {
         self.accepted = accepted
         self.api = api
         self.kafka = kafka
+        self.signing = signing
     }
 
-    /// Reads the shared settings, the App Store API settings and `RESOLVER_*` and `RECONCILE_*`.
+    /// Reads the shared settings, the App Store API settings, `RECORD_SIGNING_KEYS`, `RESOLVER_*` and `RECONCILE_*`.
     init(_ settings: EnvironmentSettings) throws {
+        self.signing = try RecordSigningKeys(settings)
         self.accepted = try AcceptedApps(settings)
         self.trust = try TrustSettings(settings)
         self.api = try AppStoreAPISettings(settings, accepted: self.accepted)

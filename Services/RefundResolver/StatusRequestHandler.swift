@@ -32,6 +32,8 @@ struct StatusRequestHandler: BatchHandler {
     let bucket: TokenBucket
     let producer: KafkaProducer
     let topics: PipelineTopics
+    /// Signs the snapshots and consumption outcomes it writes to the verified topic.
+    let signing: RecordSigningKeys
     let retryTopic: String
     let concurrency: Int
     let giveUpAfter: Duration
@@ -123,7 +125,7 @@ struct StatusRequestHandler: BatchHandler {
                 requestId: request.requestId, notificationUUID: request.notificationUUID, subject: request.originalTransactionId,
                 environment: statuses.environment.rawValue, status: status.status, transaction: status.transaction,
                 renewalInfo: status.renewalInfo, signedTransactionInfo: status.signedTransactionInfo, signedRenewalInfo: status.signedRenewalInfo)
-            return .resolved(try! VerifiedTopicRecords.snapshot(snapshot, topics: self.topics, requestId: request.requestId))
+            return .resolved(try! VerifiedTopicRecords.snapshot(snapshot, topics: self.topics, requestId: request.requestId, signing: self.signing))
         } catch {
             self.calls.increment(Self.callLabel(error))
             if let retryAfter = error.retryAfter { await self.bucket.pause(until: retryAfter) }

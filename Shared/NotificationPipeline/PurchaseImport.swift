@@ -97,9 +97,13 @@ public struct PurchaseImport: Sendable {
     }
 
     /// Writes the records to the verified topic and returns once the broker acknowledged every one.
-    public static func publish(_ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics) async throws {
+    public static func publish(_ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics, signing: RecordSigningKeys)
+        async throws
+    {
         var pending: [PendingDelivery] = []
-        for record in records { pending.append(try await producer.enqueue(try VerifiedTopicRecords.appPurchase(record, topics: topics))) }
+        for record in records {
+            pending.append(try await producer.enqueue(try VerifiedTopicRecords.appPurchase(record, topics: topics, signing: signing)))
+        }
         for delivery in pending { _ = try await delivery.report }
     }
 
@@ -120,7 +124,7 @@ public struct PurchaseImport: Sendable {
     /// `request.appUserId` when set), then each subscription's status as a snapshot, so the newest state is
     /// applied last. Returns once the broker acknowledged everything. `iapctl resync` and the console use it.
     public func resync(_ transactionIds: [String], bundleId: String, environment: Environment?, request: Request, producer: KafkaProducer,
-                       topics: PipelineTopics) async throws -> Resynced {
+                       topics: PipelineTopics, signing: RecordSigningKeys) async throws -> Resynced {
         let history = try await self.history(of: transactionIds, bundleId: bundleId, environment: environment)
         let records = Self.records(history, request: request)
         var snapshots: [StatusSnapshot] = []
@@ -131,10 +135,11 @@ public struct PurchaseImport: Sendable {
             snapshots += try await self.snapshots(
                 of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment, requestId: "resync:\(request.requestId)")
         }
-        try await Self.publish(records, producer: producer, topics: topics)
+        try await Self.publish(records, producer: producer, topics: topics, signing: signing)
         var pending: [PendingDelivery] = []
         for snapshot in snapshots {
-            pending.append(try await producer.enqueue(try VerifiedTopicRecords.snapshot(snapshot, topics: topics, requestId: snapshot.requestId)))
+            pending.append(try await producer.enqueue(
+                try VerifiedTopicRecords.snapshot(snapshot, topics: topics, requestId: snapshot.requestId, signing: signing)))
         }
         for delivery in pending { _ = try await delivery.report }
         return Resynced(transactions: records.count, statuses: snapshots.count)

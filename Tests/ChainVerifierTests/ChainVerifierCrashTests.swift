@@ -42,6 +42,7 @@ import TestSupport
                 "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
                 "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
                 "CHAIN_VERIFIER_BATCH": "50", "HTTP_HOST": "127.0.0.1", "HTTP_PORT": "0", "LOG_LEVEL": "warning",
+                "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
             ]
             let log = directory.appendingPathComponent("chain-verifier.log")
 

@@ -24,7 +24,7 @@ import TestSupport
             var settings = ChainVerifierSettings(
                 accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
                                        environments: [.sandbox]),
-                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]), signing: TestRecordSigning.keys)
             settings.trust.trustedRoots = [fixtures.pki.root]
             settings.sessionTimeout = .seconds(6)
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)

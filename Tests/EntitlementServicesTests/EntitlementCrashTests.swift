@@ -52,7 +52,9 @@ import TestSupport
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 4) })
-                try await kafka.produce(try records.map { ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()) })
+                try await kafka.produce(try records.map {
+                    TestRecordSigning.keys.sign(ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
+                })
 
                 // The reference: the same records applied once, in order, with no interruption.
                 let server = try DatabaseSettings(url: url)
@@ -74,6 +76,7 @@ import TestSupport
                 let environment = [
                     "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000", "HTTP_HOST": "127.0.0.1",
                     "HTTP_PORT": "0", "LOG_LEVEL": "error", "UPDATER_BATCH": "50", "PUBLISHER_BATCH": "40",
+                    "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
                 ]
                 _ = try await DatabaseClient.with(server, logger: logger) { try await MigrationRunner().migrate(client: $0, logger: logger) }
                 var running = [

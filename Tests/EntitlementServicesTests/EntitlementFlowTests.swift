@@ -43,15 +43,32 @@ import TestSupport
                 }
                 records.append(Self.record("SUBSCRIBED", "INITIAL_BUY", original: "fam-1", day: 0, expiresDay: 30, ownership: .familyShared))
                 records.append(Self.record("REVOKE", original: "fam-1", day: 10, expiresDay: 30, ownership: .familyShared))
+                let signing = TestRecordSigning.keys
                 var raw = try records.map {
-                    ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded())
+                    signing.sign(ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
                 }
                 raw += raw.prefix(5)  // redelivered duplicates
-                raw.append(ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8)))
+                raw.append(signing.sign(ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8))))
+                // The attack: a made-up purchase written straight to the topic, unsigned, signed with a key the updater
+                // does not hold, and a genuine signed record altered after signing. None may grant anything.
+                var forgedTransaction = records[0].notification.transaction!
+                forgedTransaction.originalTransactionId = "forged-1"
+                forgedTransaction.transactionId = "forged-1"
+                forgedTransaction.expiresDate = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000 * 365)
+                let forged = AppPurchaseRecord(requestId: "forged", appUserId: "thief", onConflict: .transfer, source: .signedTransaction,
+                                               environment: "Sandbox", transaction: forgedTransaction, signedTransactionInfo: "x.y.z")
+                let unsigned = try VerifiedTopicRecords.appPurchase(forged, topics: topics, signing: signing)
+                var stripped = unsigned
+                stripped.headers.removeAll { $0.name == RecordSigningKeys.header }
+                let otherKey = try RecordSigningKeys([(id: "test", secret: Array(repeating: 1, count: 32))])
+                var altered = raw[0]
+                altered.value = Array(String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X").utf8)
+                raw += [stripped, otherKey.sign(stripped), altered]
                 try await kafka.produce(raw)
 
                 let database = try DatabaseSettings(url: url)
-                var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                                                                 signing: TestRecordSigning.keys)
                 updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                 updaterSettings.sessionTimeout = .seconds(6)
                 var publisherSettings = EventPublisherSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
@@ -66,7 +83,7 @@ import TestSupport
                 let changes = try await kafka.readAll(topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
                 let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
                 let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
-                let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1))
+                let rejected = try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1))
                 await group.triggerGracefulShutdown()
                 try await running.value
 
@@ -85,7 +102,12 @@ import TestSupport
                 #expect(family.map { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventType }
                     == ["family.access-gained", "family.access-lost"])
                 #expect(revocations.count == 1)
-                #expect(rejected.count == 1)
+                let reasons = rejected.compactMap { try? decoder.decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
+                    .map { "\($0.reason): \($0.detail)" }.sorted()
+                #expect(reasons.count == 4 && reasons.filter { $0.hasPrefix("unauthenticated") }.count == 3 && reasons.first?.hasPrefix("format") == true,
+                        "the junk is dead-lettered as a format error, the three forgeries as unauthenticated: \(reasons)")
+                #expect(reasons.contains { $0.contains("no record-signature header") } && reasons.contains { $0.contains("does not match") },
+                        "\(reasons)")
 
                 try await DatabaseClient.with(database, logger: logger) { client in
                     var active = 0, total = 0, unpublished = -1
@@ -93,7 +115,13 @@ import TestSupport
                         total += 1
                         if isActive { active += 1 }
                     }
-                    #expect(total == 11 && active == 0, "every subscription expired, the family member revoked")
+                    #expect(total == 11 && active == 0, "every subscription expired, the family member revoked; nothing forged granted")
+                    var forgedRows = -1
+                    for try await count in try await client.query("""
+                        SELECT (SELECT count(*) FROM notification_log WHERE subject IN ('forged-1', 'sub-X'))
+                             + (SELECT count(*) FROM customer_bindings) + (SELECT count(*) FROM transactions WHERE original_transaction_id = 'forged-1')
+                        """, logger: logger).decode(Int.self) { forgedRows = count }
+                    #expect(forgedRows == 0, "no trace of the forgeries in the entitlement tables")
                     unpublished = try await OutboxRelay(client: client, logger: logger).backlog()
                     #expect(unpublished == 0)
                 }

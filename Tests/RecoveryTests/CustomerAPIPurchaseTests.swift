@@ -121,7 +121,8 @@ import TestSupport
                     let port = try LocalComponents.freePortBelowEphemeralRange()
                     var accepted = sim.accepted
                     accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
-                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: accepted, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: accepted, signing: TestRecordSigning.keys,
+                                                                        kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                     purchases.trust = sim.trust
                     purchases.api = try sim.apiSettings(fallback: true)
                     purchases.onConflict = policy
@@ -132,7 +133,8 @@ import TestSupport
                     settings.keyConcurrency = keyConcurrency
                     var services: [any Service] = [try CustomerAPI.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)]
                     if runUpdater {
-                        var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                        var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                                                                         signing: TestRecordSigning.keys)
                         updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                         updaterSettings.sessionTimeout = .seconds(6)
                         services.append(try EntitlementUpdater.buildApplication(settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger))

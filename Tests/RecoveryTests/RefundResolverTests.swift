@@ -21,7 +21,8 @@ import TestSupport
     /// `configure`) while `body` runs, then shuts it down gracefully.
     static func withResolver<T>(_ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },
                                 _ body: () async throws -> T) async throws -> T {
-        var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+        var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                                              signing: TestRecordSigning.keys)
         settings.trust = sim.trust
         settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
         settings.sessionTimeout = .seconds(6)

@@ -117,7 +117,7 @@ struct SimHarness: Sendable {
             "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
             "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID, "APPSTORE_API_ISSUER_ID": Self.issuerID,
             "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString, "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
-            "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+            "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
         ]
     }
 

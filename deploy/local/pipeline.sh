@@ -38,6 +38,8 @@ pipeline_start() {
     local bin=$1 dir=$2 sim_port=$3
     "$bin/appstore-sim" init --dir "$dir/sim" > /dev/null
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
+    # The verified topic's records are signed (the updater applies nothing else): a fresh key for this run.
+    export RECORD_SIGNING_KEYS="${RECORD_SIGNING_KEYS:-local:$(head -c 32 /dev/urandom | base64 -w0)}"
     export APPSTORE_APPS="$sim_app,$real_app" APPSTORE_ENVIRONMENTS=Production,Sandbox
     export APPSTORE_ROOT_CERTIFICATES="$PWD/Tests/Fixtures/real-sandbox/AppleRootCA-G3.der,$dir/sim/root.der"
     export APPSTORE_API_KEY_FILE="$dir/sim/api-key.p8" APPSTORE_API_KEY_ID=SIMKEY0001
