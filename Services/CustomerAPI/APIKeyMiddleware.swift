@@ -46,9 +46,7 @@ struct APIKeyMiddleware: RouterMiddleware {
             }
             if let wait = self.limiter.take(keyId: Self.lookupBucket, ratePerSecond: self.lookupsPerSecond) {
                 self.outcomes.increment("unauthorized-throttled")
-                var headers = HTTPFields()
-                headers[.retryAfter] = String(Int(wait.rounded(.up)))
-                return APIErrorResponse.response(.tooManyRequests, "rate-limited", "too many key look-ups; retry later", headers: headers)
+                return Self.tooMany("rate-limited", "too many key look-ups; retry later", retryAfter: wait)
             }
             switch try await self.store.authenticate(token) {
             case .success(let found):
@@ -61,10 +59,7 @@ struct APIKeyMiddleware: RouterMiddleware {
         }
         if let wait = self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
             self.outcomes.increment("rate-limited")
-            var headers = HTTPFields()
-            headers[.retryAfter] = String(Int(wait.rounded(.up)))
-            return APIErrorResponse.response(.tooManyRequests, "rate-limited", "this key may make \(key.ratePerSecond) requests a second",
-                                             headers: headers)
+            return Self.tooMany("rate-limited", "this key may make \(key.ratePerSecond) requests a second", retryAfter: wait)
         }
         // `/v1/apps/{bundleId}/…` for apps, `/v1/admin/apps/{bundleId}/…` for support (admin keys only).
         let segments = request.uri.path.split(separator: "/").map(String.init)
@@ -80,15 +75,20 @@ struct APIKeyMiddleware: RouterMiddleware {
         }
         guard self.concurrency.enter(key.keyId) else {
             self.outcomes.increment("key-concurrency")
-            var headers = HTTPFields()
-            headers[.retryAfter] = "1"
-            return APIErrorResponse.response(.tooManyRequests, "too-many-in-flight",
-                                             "this key has \(self.concurrency.share) requests in flight; retry when one is answered", headers: headers)
+            return Self.tooMany("too-many-in-flight", "this key has \(self.concurrency.share) requests in flight; retry when one is answered",
+                                retryAfter: 1)
         }
         defer { self.concurrency.leave(key.keyId) }
         var context = context
         context.key = key
         return try await next(request, context)
+    }
+
+    /// 429 with the JSON error and `Retry-After` in whole seconds (at least one).
+    static func tooMany(_ code: String, _ message: String, retryAfter seconds: Double) -> Response {
+        var headers = HTTPFields()
+        headers[.retryAfter] = String(max(1, Int(seconds.rounded(.up))))
+        return APIErrorResponse.response(.tooManyRequests, code, message, headers: headers)
     }
 
     /// 401 with the JSON error and the bearer challenge: one message whatever was wrong with the key.

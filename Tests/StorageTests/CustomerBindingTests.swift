@@ -48,6 +48,17 @@ import TestSupport
         return (rows, bound)
     }
 
+    /// Runs `body` with a migrated PostgreSQL, the updater's repository on it and the default topics.
+    func withRepository(_ body: @Sendable (PostgresClient, EntitlementRepository, PipelineTopics) async throws -> Void) async throws {
+        let logger = self.logger
+        try await withLocalPostgres { url in
+            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                try await body(client, EntitlementRepository(client: client, logger: logger), PipelineTopics())
+            }
+        }
+    }
+
     /// The `previousCustomer → customer` of every customer-changed event in the outbox.
     func moves(client: PostgresClient) async throws -> [String] {
         var moves: [String] = []
@@ -62,65 +73,55 @@ import TestSupport
 
     @Test func aBoundAppUserOwnsLaterNotificationsAndARefusedClaimChangesNothing() async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                let repository = EntitlementRepository(client: client, logger: logger)
-                let topics = PipelineTopics()
-                let subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-1", day: 0, expiresDay: 30)
-                _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
-                #expect(try await self.rows("sub-1", client: client).rows == ["sub-1": true], "no token: keyed by originalTransactionId")
+        try await self.withRepository { client, repository, topics in
+            let subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-1", day: 0, expiresDay: 30)
+            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            #expect(try await self.rows("sub-1", client: client).rows == ["sub-1": true], "no token: keyed by originalTransactionId")
 
-                let claim = Self.posted(subscribed, user: "user-1")
-                #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.applied))
-                #expect(try await self.rows("sub-1", client: client) == (["user-1": true], "user-1"), "the rows moved to the app user")
-                #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .duplicate)
+            let claim = Self.posted(subscribed, user: "user-1")
+            #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await self.rows("sub-1", client: client) == (["user-1": true], "user-1"), "the rows moved to the app user")
+            #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .duplicate)
 
-                _ = try await repository.apply(VerifiedRecords.step("DID_RENEW", original: "sub-1", day: 30, expiresDay: 60), receivedAt: nil, topics: topics)
-                _ = try await repository.apply(VerifiedRecords.step("EXPIRED", "VOLUNTARY", original: "sub-1", day: 60, expiresDay: 60),
-                                               receivedAt: nil, topics: topics)
-                #expect(try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"), "later notifications land on the app user")
+            _ = try await repository.apply(VerifiedRecords.step("DID_RENEW", original: "sub-1", day: 30, expiresDay: 60), receivedAt: nil, topics: topics)
+            _ = try await repository.apply(VerifiedRecords.step("EXPIRED", "VOLUNTARY", original: "sub-1", day: 60, expiresDay: 60),
+                                           receivedAt: nil, topics: topics)
+            #expect(try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"), "later notifications land on the app user")
 
-                let refused = Self.posted(subscribed, user: "user-2", request: "req-2")
-                #expect(try await repository.apply(refused, receivedAt: nil, topics: topics) == .recorded(.conflict))
-                #expect(try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"), "a refused claim changes nothing")
+            let refused = Self.posted(subscribed, user: "user-2", request: "req-2")
+            #expect(try await repository.apply(refused, receivedAt: nil, topics: topics) == .recorded(.conflict))
+            #expect(try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"), "a refused claim changes nothing")
 
-                let unproved = Self.posted(subscribed, user: "user-2", policy: .transfer, request: "req-3")
-                #expect(try await repository.apply(unproved, receivedAt: nil, topics: topics) == .recorded(.conflict),
-                        "the transfer policy alone moves nothing: a transfer needs proof")
-                let transferred = Self.posted(subscribed, user: "user-2", policy: .transfer, proof: .admin(operator: "agent-7"), request: "req-4")
-                #expect(try await repository.apply(transferred, receivedAt: nil, topics: topics) == .recorded(.applied))
-                #expect(try await self.rows("sub-1", client: client) == (["user-2": false], "user-2"))
-                #expect(try await self.moves(client: client) == ["sub-1 → user-1", "user-1 → user-2"])
-                var proofs: [String?] = []
-                for try await proof in try await client.query("SELECT transfer_proof FROM customer_bindings WHERE original_transaction_id = 'sub-1'",
-                                                              logger: logger).decode(String?.self) { proofs.append(proof) }
-                #expect(proofs == ["admin:agent-7"], "who moved it is recorded")
-            }
+            let unproved = Self.posted(subscribed, user: "user-2", policy: .transfer, request: "req-3")
+            #expect(try await repository.apply(unproved, receivedAt: nil, topics: topics) == .recorded(.conflict),
+                    "the transfer policy alone moves nothing: a transfer needs proof")
+            let transferred = Self.posted(subscribed, user: "user-2", policy: .transfer, proof: .admin(operator: "agent-7"), request: "req-4")
+            #expect(try await repository.apply(transferred, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await self.rows("sub-1", client: client) == (["user-2": false], "user-2"))
+            #expect(try await self.moves(client: client) == ["sub-1 → user-1", "user-1 → user-2"])
+            var proofs: [String?] = []
+            for try await proof in try await client.query("SELECT transfer_proof FROM customer_bindings WHERE original_transaction_id = 'sub-1'",
+                                                          logger: logger).decode(String?.self) { proofs.append(proof) }
+            #expect(proofs == ["admin:agent-7"], "who moved it is recorded")
         }
     }
 
     @Test func anAppAccountTokenAppearingLaterMovesTheRowsOnce() async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                let repository = EntitlementRepository(client: client, logger: logger)
-                let topics = PipelineTopics()
-                _ = try await repository.apply(VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-2", day: 0, expiresDay: 30),
-                                               receivedAt: nil, topics: topics)
-                let token = "5b7a4c38-2f0e-4d5e-9b61-0c8f4f2e9a11"
-                var renewed = VerifiedRecords.step("DID_RENEW", original: "sub-2", day: 30, expiresDay: 60)
-                renewed.notification.transaction?.appAccountToken = token
-                _ = try await repository.apply(renewed, receivedAt: nil, topics: topics)
-                #expect(try await self.rows("sub-2", client: client).rows == [token: true], "one row, under the token")
-                // A late notification without the token does not move them back.
-                var late = VerifiedRecords.step("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", original: "sub-2", day: 10, expiresDay: 30)
-                late.notification.transaction?.appAccountToken = nil
-                #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
-                #expect(try await self.rows("sub-2", client: client).rows == [token: true])
-                #expect(try await self.moves(client: client) == ["sub-2 → \(token)"])
-            }
+        try await self.withRepository { client, repository, topics in
+            _ = try await repository.apply(VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-2", day: 0, expiresDay: 30),
+                                           receivedAt: nil, topics: topics)
+            let token = "5b7a4c38-2f0e-4d5e-9b61-0c8f4f2e9a11"
+            var renewed = VerifiedRecords.step("DID_RENEW", original: "sub-2", day: 30, expiresDay: 60)
+            renewed.notification.transaction?.appAccountToken = token
+            _ = try await repository.apply(renewed, receivedAt: nil, topics: topics)
+            #expect(try await self.rows("sub-2", client: client).rows == [token: true], "one row, under the token")
+            // A late notification without the token does not move them back.
+            var late = VerifiedRecords.step("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", original: "sub-2", day: 10, expiresDay: 30)
+            late.notification.transaction?.appAccountToken = nil
+            #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
+            #expect(try await self.rows("sub-2", client: client).rows == [token: true])
+            #expect(try await self.moves(client: client) == ["sub-2 → \(token)"])
         }
     }
 
@@ -129,40 +130,35 @@ import TestSupport
     /// app user, that user's claim binds it, and a second, conflicting declaration is refused.
     @Test func aTokenOwnedPurchaseIsClaimedOnlyByTheUserTheTokenWasDeclaredFor() async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                let repository = EntitlementRepository(client: client, logger: logger)
-                let topics = PipelineTopics()
-                let token = "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20"
-                var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-3", day: 0, expiresDay: 30)
-                subscribed.notification.transaction?.appAccountToken = token
-                _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
-                #expect(try await self.rows("sub-3", client: client) == ([token: true], nil))
+        try await self.withRepository { client, repository, topics in
+            let token = "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20"
+            var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-3", day: 0, expiresDay: 30)
+            subscribed.notification.transaction?.appAccountToken = token
+            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            #expect(try await self.rows("sub-3", client: client) == ([token: true], nil))
 
-                // The stranger posts the owner's transaction (its token in it), and the same transaction with the token
-                // stripped (as an id look-up of an older period might come back): both refused, under either policy.
-                var stripped = subscribed
-                stripped.notification.transaction?.appAccountToken = nil
-                for (index, (record, policy)) in [(subscribed, AppPurchaseRecord.ConflictPolicy.refuse), (stripped, .transfer)].enumerated() {
-                    let claim = Self.posted(record, user: "stranger", policy: policy, request: "steal-\(index)")
-                    #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.conflict))
-                    #expect(try await self.rows("sub-3", client: client) == ([token: true], nil), "the owner keeps access")
-                }
-                // The owner before the declaration: refused too (nobody may claim a token nobody declared).
-                #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "early"), receivedAt: nil, topics: topics)
-                        == .recorded(.conflict))
-
-                #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .created)
-                #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .unchanged)
-                #expect(try await Self.declare(token, for: "stranger", client: client, logger: logger) == .conflict)
-                #expect(try await repository.apply(Self.posted(subscribed, user: "stranger", request: "steal-2"), receivedAt: nil, topics: topics)
-                        == .recorded(.conflict), "declared for another user")
-                #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "claim"), receivedAt: nil, topics: topics)
-                        == .recorded(.applied))
-                #expect(try await self.rows("sub-3", client: client) == (["owner": true], "owner"))
-                #expect(try await self.moves(client: client) == ["\(token) → owner"])
+            // The stranger posts the owner's transaction (its token in it), and the same transaction with the token
+            // stripped (as an id look-up of an older period might come back): both refused, under either policy.
+            var stripped = subscribed
+            stripped.notification.transaction?.appAccountToken = nil
+            for (index, (record, policy)) in [(subscribed, AppPurchaseRecord.ConflictPolicy.refuse), (stripped, .transfer)].enumerated() {
+                let claim = Self.posted(record, user: "stranger", policy: policy, request: "steal-\(index)")
+                #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.conflict))
+                #expect(try await self.rows("sub-3", client: client) == ([token: true], nil), "the owner keeps access")
             }
+            // The owner before the declaration: refused too (nobody may claim a token nobody declared).
+            #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "early"), receivedAt: nil, topics: topics)
+                    == .recorded(.conflict))
+
+            #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .created)
+            #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .unchanged)
+            #expect(try await Self.declare(token, for: "stranger", client: client, logger: logger) == .conflict)
+            #expect(try await repository.apply(Self.posted(subscribed, user: "stranger", request: "steal-2"), receivedAt: nil, topics: topics)
+                    == .recorded(.conflict), "declared for another user")
+            #expect(try await repository.apply(Self.posted(subscribed, user: "owner", request: "claim"), receivedAt: nil, topics: topics)
+                    == .recorded(.applied))
+            #expect(try await self.rows("sub-3", client: client) == (["owner": true], "owner"))
+            #expect(try await self.moves(client: client) == ["\(token) → owner"])
         }
     }
 
@@ -170,26 +166,21 @@ import TestSupport
     /// so a record whose proof does not hold is refused even under the transfer policy.
     @Test func aDeviceProofMovesAPurchaseOnlyWhenItsHashMatches() async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                let repository = EntitlementRepository(client: client, logger: logger)
-                let topics = PipelineTopics()
-                var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-4", day: 0, expiresDay: 30)
-                let device = "9e2d7c1a-5b3f-4e8d-a6c2-1f0b8d4e3a57", nonce = "3c8e1f6a-7d2b-4a9e-b5c1-8e0f2d6a4b93"
-                subscribed.notification.transaction?.deviceVerificationNonce = nonce
-                subscribed.notification.transaction?.deviceVerification = Data(SHA384.hash(data: Data((nonce + device).utf8))).base64EncodedString()
-                _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
-                #expect(try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil, topics: topics) == .recorded(.applied))
-                let wrong = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: nonce), request: "wrong")
-                #expect(try await repository.apply(wrong, receivedAt: nil, topics: topics) == .recorded(.conflict))
-                #expect(try await self.rows("sub-4", client: client).boundTo == "first")
-                let right = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: device.uppercased()),
-                                        request: "right")
-                #expect(try await repository.apply(right, receivedAt: nil, topics: topics) == .recorded(.applied))
-                #expect(try await self.rows("sub-4", client: client) == (["second": true], "second"))
-                #expect(try await self.moves(client: client).last == "first → second")
-            }
+        try await self.withRepository { client, repository, topics in
+            var subscribed = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-4", day: 0, expiresDay: 30)
+            let device = "9e2d7c1a-5b3f-4e8d-a6c2-1f0b8d4e3a57", nonce = "3c8e1f6a-7d2b-4a9e-b5c1-8e0f2d6a4b93"
+            subscribed.notification.transaction?.deviceVerificationNonce = nonce
+            subscribed.notification.transaction?.deviceVerification = Data(SHA384.hash(data: Data((nonce + device).utf8))).base64EncodedString()
+            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            #expect(try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil, topics: topics) == .recorded(.applied))
+            let wrong = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: nonce), request: "wrong")
+            #expect(try await repository.apply(wrong, receivedAt: nil, topics: topics) == .recorded(.conflict))
+            #expect(try await self.rows("sub-4", client: client).boundTo == "first")
+            let right = Self.posted(subscribed, user: "second", policy: .transfer, proof: .device(verificationId: device.uppercased()),
+                                    request: "right")
+            #expect(try await repository.apply(right, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await self.rows("sub-4", client: client) == (["second": true], "second"))
+            #expect(try await self.moves(client: client).last == "first → second")
         }
     }
 }
