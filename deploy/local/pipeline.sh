@@ -1,5 +1,6 @@
 # Source this file: functions that start the local stack the way run.sh and the benchmarks need it.
-#   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, topics created; sets $bootstrap, exports DATABASE_URL
+#   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, the services' roles granted, topics created; sets
+#                                    $bootstrap, exports DATABASE_URL (the owner's), fills service_database_url[NAME]
 #   pipeline_start BIN DIR SIM_PORT  configures the six services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
 #                                    starts them with logs in DIR; fills service_port[NAME], operations_port[NAME] (/health,
 #                                    /ready, /metrics) and service_pid[NAME]; appends to pids
@@ -11,7 +12,7 @@ pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver eve
 # The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
 sim_app="com.example.subscriptions:1234567890"
 real_app="com.loki-project.loki-messenger:1470168868"
-declare -A service_port service_pid operations_port
+declare -A service_port service_pid operations_port service_database_url
 
 pids_stop() {
     local pid
@@ -25,7 +26,14 @@ stack_start() {
     bootstrap=$(deploy/local/broker.sh start "$dir/kafka")
     DATABASE_URL=$(deploy/local/postgres.sh start "$dir/postgres")
     export DATABASE_URL
-    "$bin/iapctl" migrate | sed 's/^/  /'
+    # The schema's owner migrates and grants each service that uses PostgreSQL a role of its own (least privilege).
+    local service role password passwords=()
+    for service in entitlement-updater customer-api event-publisher; do
+        role="iap_${service//-/_}" password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+        passwords+=("ROLE_PASSWORD_$(tr a-z A-Z <<<"${role#iap_}")=$password")
+        service_database_url[$service]=$(echo "$DATABASE_URL" | sed "s#^postgres://[^@]*@#postgres://$role:$password@#")
+    done
+    env "${passwords[@]}" "$bin/iapctl" migrate --roles | sed 's/^/  /'
     "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 | sed 's/^/  /'
 }
 
@@ -54,7 +62,9 @@ pipeline_start() {
         operations_port[$service]=${service_port[$service]}
         # The two services with a public port serve /health, /ready and /metrics on an operations port of their own.
         case $service in ingest|customer-api) operations_port[$service]=$(deploy/local/free-port.sh) ;; esac
+        # Each service connects with its own role; the updater leaves migrations to the owner (done above).
         OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
+            DATABASE_URL=${service_database_url[$service]:-$DATABASE_URL} MIGRATE_ON_START=false \
             HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
         service_pid[$service]=$!
         pids+=($!)

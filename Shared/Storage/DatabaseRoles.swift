@@ -1,0 +1,90 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
+/// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
+/// token declarations and DLQ replay marks; the event-publisher reads the outbox and marks rows published. Ingest,
+/// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
+/// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
+/// a new table is granted by the release that adds it.
+public enum DatabaseRoles {
+    /// A service that connects to PostgreSQL.
+    public enum Service: String, CaseIterable, Sendable {
+        case entitlementUpdater = "entitlement-updater"
+        case customerAPI = "customer-api"
+        case eventPublisher = "event-publisher"
+
+        /// The role's name (`iap_entitlement_updater`, …).
+        public var role: String { "iap_" + self.rawValue.replacingOccurrences(of: "-", with: "_") }
+
+        /// The environment variable `iapctl migrate --roles` reads the role's password from.
+        public var passwordVariable: String { "ROLE_PASSWORD_" + self.rawValue.uppercased().replacingOccurrences(of: "-", with: "_") }
+
+        /// The role's privileges: (privileges, table). Column lists limit an UPDATE to those columns.
+        public var grants: [(String, String)] {
+            switch self {
+            case .entitlementUpdater:
+                ["notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox", "status_requests",
+                 "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters"].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
+                    + [("SELECT", "account_token_owners")]
+            case .customerAPI:
+                ["notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "customer_bindings", "api_keys",
+                 "consumption_requests", "consumption_facts", "dead_letters", "account_token_owners"].map { ("SELECT", $0) }
+                    + [("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters")]
+            case .eventPublisher:
+                [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox")]
+            }
+        }
+
+        /// Whether the role uses the tables' sequences (it inserts rows with generated ids).
+        var usesSequences: Bool { self == .entitlementUpdater }
+    }
+
+    /// Creates or updates the role of each service in `passwords` and grants exactly its privileges (revoking
+    /// whatever else it had on the schema's tables). Run by the schema's owner, after the migrations.
+    public static func apply(passwords: [Service: String], client: PostgresClient, logger: Logger) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            for (service, password) in passwords.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                let role = service.role
+                var statements: [String] = []
+                // Utility statements take no bound parameters: PostgreSQL quotes the name and the password itself
+                // (format's %I and %L), from values bound as parameters.
+                let exists = try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger).collect().count > 0
+                statements.append(try await Self.formatted(
+                    exists ? "ALTER ROLE %I LOGIN PASSWORD %L" : "CREATE ROLE %I LOGIN PASSWORD %L", role, password, on: connection, logger: logger))
+                statements.append(try await Self.formatted("GRANT CONNECT ON DATABASE %I TO %I", nil, role, database: true, on: connection, logger: logger))
+                statements.append(try await Self.formatted("GRANT USAGE ON SCHEMA public TO %I", role, nil, on: connection, logger: logger))
+                statements.append(try await Self.formatted("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM %I", role, nil, on: connection, logger: logger))
+                statements.append(try await Self.formatted("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM %I", role, nil, on: connection, logger: logger))
+                for (privileges, table) in service.grants {
+                    statements.append(try await Self.formatted("GRANT \(privileges) ON %I TO %I", table, role, on: connection, logger: logger))
+                }
+                if service.usesSequences {
+                    statements.append(try await Self.formatted("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO %I", role, nil,
+                                                               on: connection, logger: logger))
+                }
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                logger.info("role granted", metadata: ["role": "\(role)"])
+            }
+        }
+    }
+
+    /// A statement built by PostgreSQL's `format` from bound values (`%I` quotes identifiers, `%L` literals); with
+    /// `database`, the first `%I` is the current database.
+    private static func formatted(_ template: String, _ first: String?, _ second: String?, database: Bool = false,
+                                  on connection: PostgresConnection, logger: Logger) async throws -> String {
+        let query: PostgresQuery
+        if database {
+            query = "SELECT format(\(template), current_database(), \(second ?? ""))"
+        } else if let second {
+            query = "SELECT format(\(template), \(first ?? ""), \(second))"
+        } else {
+            query = "SELECT format(\(template), \(first ?? ""))"
+        }
+        for try await text in try await connection.query(query, logger: logger).decode(String.self) { return text }
+        throw StorageError("format returned nothing for \(template)")
+    }
+}
