@@ -59,8 +59,10 @@ public final class InFlightCounter: Sendable {
 }
 
 extension HTTPSettings {
-    /// The HTTP/1 server with these settings' idle timeout.
+    /// The HTTP/1 server with these settings' idle timeout and header deadline.
     public var server: HTTPServerBuilder {
-        .http1(configuration: HTTP1Channel.Configuration(idleTimeout: TimeAmount(self.idleTimeout)))
+        let deadline = TimeAmount(self.headerTimeout)
+        return .http1(configuration: HTTP1Channel.Configuration(
+            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: deadline)], idleTimeout: TimeAmount(self.idleTimeout)))
     }
 }

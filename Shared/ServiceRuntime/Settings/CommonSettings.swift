@@ -10,6 +10,8 @@ public struct HTTPSettings: Sendable, Hashable {
     public var maximumConcurrentRequests = 256
     public var idleTimeout: Duration = .seconds(30)
     public var bodyTimeout: Duration = .seconds(10)
+    /// How long a client has to deliver a complete request head, from connecting or from the previous response.
+    public var headerTimeout: Duration = .seconds(10)
     /// The operations port (`/health`, `/ready`, `/metrics` on a thread of their own) of a service with a public
     /// port (ingest, customer-api); nil: the operations endpoints stay on the public port.
     public var operationsPort: Int?
@@ -27,6 +29,8 @@ public struct HTTPSettings: Sendable, Hashable {
         self.maximumConcurrentRequests = max(1, try settings.int("HTTP_MAX_CONCURRENT_REQUESTS", default: self.maximumConcurrentRequests))
         self.idleTimeout = try settings.milliseconds("HTTP_IDLE_TIMEOUT_MS", default: self.idleTimeout)
         self.bodyTimeout = try settings.milliseconds("HTTP_BODY_TIMEOUT_MS", default: self.bodyTimeout)
+        self.headerTimeout = try settings.milliseconds("HTTP_HEADER_TIMEOUT_MS", default: self.headerTimeout)
+        guard self.headerTimeout > .zero else { throw SettingsError("HTTP_HEADER_TIMEOUT_MS must be more than 0") }
         if let text = settings.values["OPERATIONS_PORT"], !text.isEmpty {
             guard let port = Int(text), (1...65_535).contains(port), port != self.port else {
                 throw SettingsError("OPERATIONS_PORT must be a port from 1 to 65535 other than HTTP_PORT, not \(text)")
