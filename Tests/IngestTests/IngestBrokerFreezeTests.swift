@@ -57,7 +57,7 @@ import TestSupport
             }
             #expect(try await post(0) == 200)
 
-            kill(brokerPID, SIGSTOP)
+            try #require(try await freezeProcess(brokerPID), "the broker is stopped before the next post")
             var frozenStatuses: [Int] = []
             for index in 1...4 { frozenStatuses.append(try await post(index)) }
             let notReadyAfter = try await Self.waitForReady(base, 503, within: 10)

@@ -57,7 +57,7 @@ import TestSupport
                         // 1. The broker frozen for 20 s mid-delivery.
                         try await waitForShare(0.15)
                         let frozenAt = ContinuousClock.now
-                        kill(brokerPID, SIGSTOP)
+                        try #require(try await freezeProcess(brokerPID), "the broker is stopped")
                         let ingestNotReadyWhileFrozen = await fleet.saysNotReady("ingest", within: .seconds(18))
                         try await Task.sleep(until: frozenAt + .seconds(20))
                         kill(brokerPID, SIGCONT)

@@ -131,6 +131,23 @@ public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ p
     return try await body(bootstrap, pid)
 }
 
+/// Freezes a process (SIGSTOP) and returns once the kernel reports it stopped (state `T` in `/proc/PID/stat`):
+/// a signal is delivered asynchronously, and a broker still running for a moment could acknowledge one more
+/// message. Returns false when it was not seen stopped within `bound`.
+@discardableResult
+public func freezeProcess(_ pid: Int32, within bound: Duration = .seconds(10)) async throws -> Bool {
+    kill(pid, SIGSTOP)
+    let deadline = ContinuousClock.now + bound
+    while ContinuousClock.now < deadline {
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")"),
+           stat[stat.index(after: close)...].split(separator: " ").first == "T" {
+            return true
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return false
+}
+
 /// A PostgreSQL server of its own with `fsync=on` (a crash is a real crash) that the body can crash
 /// (`pg_ctl stop -m immediate`) and start again on the same port. The port lies below the kernel's ephemeral
 /// range, so no outgoing connection or `bind(0)` of a parallel test can take it while the server is down.
