@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import JWSVerification
 import Logging
 import ServiceRuntime
 import Storage
@@ -55,7 +56,7 @@ struct CustomerRoutes {
         }
         // The ETag covers the state, not the evaluation instant: the same entitlements give the same tag.
         let state = view.entitlements + "\u{1F}" + view.subscriptions + "\u{1F}" + view.purchases
-        let tag = "\"" + Self.hex(SHA256.hash(data: Data(state.utf8)).prefix(16)) + "\""
+        let tag = "\"" + Hex.encode(SHA256.hash(data: Data(state.utf8)).prefix(16)) + "\""
         var headers = HTTPFields()
         headers[.eTag] = tag
         headers[.cacheControl] = "private, no-cache"
@@ -70,16 +71,5 @@ struct CustomerRoutes {
             + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"# + view.purchases
             + (extra.map { "," + $0 } ?? "") + "}"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    /// Lower-case hex of bytes.
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -19,7 +19,13 @@ public enum DatabaseRoles {
         public var role: String { "iap_" + self.rawValue.replacingOccurrences(of: "-", with: "_") }
 
         /// The environment variable `iapctl migrate --roles` reads the role's password from.
-        public var passwordVariable: String { "ROLE_PASSWORD_" + self.rawValue.uppercased().replacingOccurrences(of: "-", with: "_") }
+        public var passwordVariable: String {
+            switch self {
+            case .entitlementUpdater: "ROLE_PASSWORD_ENTITLEMENT_UPDATER"
+            case .customerAPI: "ROLE_PASSWORD_CUSTOMER_API"
+            case .eventPublisher: "ROLE_PASSWORD_EVENT_PUBLISHER"
+            }
+        }
 
         /// The role's privileges: (privileges, table). Column lists limit an UPDATE to those columns.
         public var grants: [(String, String)] {

@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import JWSVerification
 import Logging
 import NotificationPipeline
 import Prometheus
@@ -286,6 +287,6 @@ import TestSupport
             let literal = JSONText.quoted(text)
             #expect(try JSONDecoder().decode(String.self, from: Data(literal.utf8)) == text, "\(literal)")
         }
-        #expect(CustomerRoutes.hex([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
+        #expect(Hex.encode([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
     }
 }

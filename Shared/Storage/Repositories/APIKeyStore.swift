@@ -1,5 +1,6 @@
 import AppStoreModels
 import Crypto
+import JWSVerification
 public import Foundation
 public import Logging
 public import PostgresNIO
@@ -84,12 +85,12 @@ public struct APIKeyStore: Sendable {
 
     /// Every key (of one app, when given), newest first; secrets are never listed.
     public func list(bundleId: String? = nil) async throws -> [APIKey] {
-        try await self.keys(where: bundleId.map { "WHERE bundle_id = '\(Self.literal($0))'" } ?? "")
+        try await self.rows(keyId: nil, bundleId: bundleId).map(\.0)
     }
 
     /// One key by id.
     public func key(_ keyId: String) async throws -> APIKey? {
-        try await self.keys(where: "WHERE key_id = '\(Self.literal(keyId))'").first
+        try await self.rows(keyId: keyId, bundleId: nil).first?.0
     }
 
     /// Issues a new key for the same app, label and rate; the old one keeps working for `grace`, then stops.
@@ -119,8 +120,7 @@ public struct APIKeyStore: Sendable {
     public func authenticate(_ token: String, now: Date = Date()) async throws -> Result<APIKey, APIKeyRefusal> {
         guard Self.isWellFormed(token) else { return .failure(.malformed) }
         let parts = token.dropFirst(Self.prefix.count).split(separator: "_", maxSplits: 1).map(String.init)
-        // The key id is 16 hex digits (checked above), so it is safe inside the SQL text.
-        guard let (key, hash) = try await self.rows(where: "WHERE key_id = '\(parts[0])'").first else { return .failure(.unknown) }
+        guard let (key, hash) = try await self.rows(keyId: parts[0], bundleId: nil).first else { return .failure(.unknown) }
         guard Self.constantTimeEqual(hash, Array(buffer: Self.hash(parts[1]))) else { return .failure(.wrongSecret) }
         if key.revokedAt != nil { return .failure(.revoked) }
         if !key.isUsable(at: now) { return .failure(.expired) }
@@ -144,13 +144,16 @@ public struct APIKeyStore: Sendable {
 
     // MARK: Rows
 
-    /// The keys a condition selects (`WHERE …`, built from escaped literals only), with their stored hashes.
-    private func rows(where condition: String) async throws -> [(APIKey, [UInt8])] {
+    /// The keys with this id and of this app (either filter left out when nil), newest first, with their stored
+    /// hashes. One statement, both values bound.
+    private func rows(keyId: String?, bundleId: String?) async throws -> [(APIKey, [UInt8])] {
         var result: [(APIKey, [UInt8])] = []
-        let query = PostgresQuery(unsafeSQL: """
+        let query: PostgresQuery = """
             SELECT key_id, bundle_id, label, rate_per_second, created_at, expires_at, revoked_at, replaced_by, secret_sha256, role
-            FROM api_keys \(condition) ORDER BY created_at DESC, key_id
-            """)
+            FROM api_keys
+            WHERE (\(keyId)::text IS NULL OR key_id = \(keyId)) AND (\(bundleId)::text IS NULL OR bundle_id = \(bundleId))
+            ORDER BY created_at DESC, key_id
+            """
         for try await row in try await self.client.query(query, logger: self.logger)
             .decode((String, String, String, Int32, Date, Date?, Date?, String?, ByteBuffer, String).self) {
             let key = APIKey(keyId: row.0, bundleId: row.1, label: row.2, ratePerSecond: Int(row.3), createdAt: row.4, expiresAt: row.5,
@@ -160,23 +163,17 @@ public struct APIKeyStore: Sendable {
         return result
     }
 
-    private func keys(where condition: String) async throws -> [APIKey] {
-        try await self.rows(where: condition).map(\.0)
-    }
-
-    private static func literal(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "''") }
-
     private static func hash(_ secret: String) -> ByteBuffer { ByteBuffer(bytes: SHA256.hash(data: Data(secret.utf8))) }
 
     private static func randomHex(bytes count: Int) -> String {
-        (0..<count).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max)) }.joined()
+        var generator = SystemRandomNumberGenerator()
+        return Hex.encode((0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     private static func randomSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        return Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(bytes)
     }
 }
 
