@@ -103,7 +103,7 @@ let package = Package(
         .target(
             name: "ServiceRuntime",
             dependencies: [
-                "AppStoreModels", "RdKafka",
+                "RdKafka",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -301,7 +301,10 @@ let package = Package(
         // MARK: Tests
         .target(
             name: "TestSupport",
-            dependencies: ["AppStoreModels", "JWSVerification", "AppStoreSigning", "Entitlements", "NotificationPipeline", "RdKafka"],
+            dependencies: [
+                "AppStoreModels", "JWSVerification", "AppStoreSigning", "Entitlements", "NotificationPipeline", "RdKafka", "Storage",
+                .product(name: "Logging", package: "swift-log"), .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Tests/TestSupport",
             swiftSettings: testSettings
         ),
@@ -454,7 +457,7 @@ let package = Package(
         .testTarget(
             name: "CustomerAPITests",
             dependencies: [
-                "CustomerAPI", "Entitlements", "NotificationPipeline", "ServiceRuntime", "Storage", "TestSupport",
+                "CustomerAPI", "Entitlements", "JWSVerification", "NotificationPipeline", "ServiceRuntime", "Storage", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

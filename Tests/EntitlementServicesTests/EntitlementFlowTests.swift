@@ -127,7 +127,7 @@ import TestSupport
                 }
                 // The README's example consumer reads the same topics and handles each distinct event once.
                 let distinct = Set((changes + family + revocations).compactMap { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventId })
-                let output = try Self.runExampleConsumer(bootstrap: bootstrap)
+                let output = try await Self.runExampleConsumer(bootstrap: bootstrap)
                 #expect(output.contains("\(distinct.count) events handled, \(distinct.count) distinct event ids"), "\(output.suffix(300))")
                 #expect(output.contains("Sandbox/com.example.app/sub-1 pro: entitlement.granted"), "\(output.prefix(300))")
             }
@@ -135,8 +135,8 @@ import TestSupport
     }
 
     /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.
-    static func runExampleConsumer(bootstrap: String) throws -> String {
-        try LocalComponents.python("deploy/examples/consume_entitlements.py",
+    static func runExampleConsumer(bootstrap: String) async throws -> String {
+        try await LocalComponents.python("deploy/examples/consume_entitlements.py",
                                    ["--bootstrap", bootstrap, "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]).1
     }
 }

@@ -12,16 +12,16 @@ import TestSupport
     static let schemas = repository.appendingPathComponent("Shared/Entitlements/Schemas")
 
     /// Runs the validator over events; returns its exit status and output.
-    static func validate(_ events: [[String: Any]]) throws -> (Int32, String) {
+    static func validate(_ events: [[String: Any]]) async throws -> (Int32, String) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: events).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        return try Self.python(["validate_events.py", schemas.path, file.path])
+        return try await Self.python(["validate_events.py", schemas.path, file.path])
     }
 
     /// Runs a script of the schema folder with the project's Python; returns its exit status and output.
-    static func python(_ arguments: [String]) throws -> (Int32, String) {
-        try LocalComponents.python("Shared/Entitlements/Schemas/" + arguments[0], Array(arguments.dropFirst()))
+    static func python(_ arguments: [String]) async throws -> (Int32, String) {
+        try await LocalComponents.python("Shared/Entitlements/Schemas/" + arguments[0], Array(arguments.dropFirst()))
     }
 
     /// Every event of the rules table, as the outbox stores it: in order, out of order (stale), and a product
@@ -53,7 +53,7 @@ import TestSupport
         return try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
     }
 
-    @Test func everyEmittedEventMatchesItsSchemaAndEveryTypeIsEmitted() throws {
+    @Test func everyEmittedEventMatchesItsSchemaAndEveryTypeIsEmitted() async throws {
         let events = try Self.allEvents()
         let types = Set(events.compactMap { $0["eventType"] as? String })
         var listed: Set<String> = []
@@ -64,7 +64,7 @@ import TestSupport
         #expect(listed.subtracting(types).isEmpty, "every type the schemas list is emitted by the table: missing \(listed.subtracting(types).sorted())")
         #expect(types.subtracting(listed).isEmpty, "every emitted type is listed: \(types.subtracting(listed).sorted())")
         #expect(events.contains { $0["outOfOrder"] as? Bool == true }, "late notifications' facts are published, marked out of order")
-        let (status, output) = try Self.validate(events)
+        let (status, output) = try await Self.validate(events)
         #expect(status == 0, "\(output)")
         #expect(output.contains("\(events.count) events checked, 0 errors"))
     }
@@ -105,17 +105,17 @@ import TestSupport
         #expect(event["occurredAt"] is Int && event["customer"] is String && event["cause"] is [String: Any] && event["revocation"] is [String: Any])
     }
 
-    @Test func theSchemaFilesAreWhatTheirGeneratorWrites() throws {
-        let (status, output) = try Self.python(["make_schemas.py", "--check"])
+    @Test func theSchemaFilesAreWhatTheirGeneratorWrites() async throws {
+        let (status, output) = try await Self.python(["make_schemas.py", "--check"])
         #expect(status == 0, "\(output)")
     }
 
-    @Test func theValidatorRefusesBrokenEvents() throws {
+    @Test func theValidatorRefusesBrokenEvents() async throws {
         var events = try Self.allEvents()
         events[0]["eventType"] = "entitlement.teleported"
         events[1].removeValue(forKey: "cause")
         events[2]["schemaVersion"] = 1
-        let (status, output) = try Self.validate(Array(events.prefix(3)))
+        let (status, output) = try await Self.validate(Array(events.prefix(3)))
         #expect(status == 1)
         #expect(output.contains("3 errors"), "\(output)")
     }

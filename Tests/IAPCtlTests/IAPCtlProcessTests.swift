@@ -10,22 +10,10 @@ import TestSupport
     }
 
     /// Runs `iapctl` with arguments and standard input; returns exit code, stdout and stderr.
-    static func run(_ arguments: [String], input: [UInt8] = []) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input))
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit, "iapctl crashed")
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    static func run(_ arguments: [String], input: [UInt8] = []) async throws -> (Int32, String, String) {
+        let result = try await Program.run(binary, arguments, input: input)
+        #expect(result.exited, "iapctl crashed")
+        return (result.status, result.output, result.errors)
     }
 
     static let sandbox = ["verify", "--bundle-id", "com.loki-project.loki-messenger", "--app-apple-id", "1470168868",
@@ -35,14 +23,14 @@ import TestSupport
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build iapctl before the tests")
     }
 
-    @Test func validInputExitsZeroWithJSON() throws {
-        let (code, out, err) = try Self.run(Self.sandbox + [Fixtures.url("real-sandbox/signedPayload_DID_RENEW").path])
+    @Test func validInputExitsZeroWithJSON() async throws {
+        let (code, out, err) = try await Self.run(Self.sandbox + [Fixtures.url("real-sandbox/signedPayload_DID_RENEW").path])
         #expect(code == 0 && err.isEmpty)
         #expect(out.contains("\"transactionId\" : \"2000001024998954\""))
     }
 
-    @Test func invalidInputExitsOneWithOneLine() throws {
-        let (code, out, err) = try Self.run(Self.sandbox + ["-"], input: Array("a.b.c".utf8))
+    @Test func invalidInputExitsOneWithOneLine() async throws {
+        let (code, out, err) = try await Self.run(Self.sandbox + ["-"], input: Array("a.b.c".utf8))
         #expect(code == 1 && out.isEmpty)
         #expect(err.hasPrefix("invalid: format: ") && err.filter { $0 == "\n" }.count == 1)
     }
@@ -52,18 +40,18 @@ import TestSupport
         ["verify", "--bundle-id", "x", "--environment", "Sandbox", "--type", "receipt"], ["frobnicate"],
         ["verify", "--bundle-id", "x", "--environment", "Sandbox", "/does/not/exist"],
     ])
-    func usageErrorsExitTwo(arguments: [String]) throws {
-        let (code, _, err) = try Self.run(arguments)
+    func usageErrorsExitTwo(arguments: [String]) async throws {
+        let (code, _, err) = try await Self.run(arguments)
         #expect(code == 2)
         #expect(!err.isEmpty)
     }
 
-    @Test func helpExitsZero() throws {
-        let (code, out, _) = try Self.run(["verify", "--help"])
+    @Test func helpExitsZero() async throws {
+        let (code, out, _) = try await Self.run(["verify", "--help"])
         #expect(code == 0 && out.contains("--environment"))
     }
 
-    @Test func arbitraryBytesNeverCrashIt() throws {
+    @Test func arbitraryBytesNeverCrashIt() async throws {
         var generator = SystemRandomNumberGenerator()
         let real = try Fixtures.bytes("real-sandbox/signedPayload_DID_RENEW")
         let inputs: [[UInt8]] = [
@@ -71,7 +59,7 @@ import TestSupport
             Array(real.prefix(5000)), Array("{\"signedPayload\": 12}".utf8), Array("\u{FEFF}eyJ.eyJ.AA".utf8),
         ]
         for input in inputs {
-            let (code, _, _) = try Self.run(Self.sandbox + ["-"], input: input)
+            let (code, _, _) = try await Self.run(Self.sandbox + ["-"], input: input)
             #expect(code == 1)
         }
     }

@@ -36,7 +36,7 @@ import TestSupport
             #expect((try? Data(contentsOf: URL(string: operations + "/metrics")!)).map { String(decoding: $0, as: UTF8.self) }?
                 .contains("ingest_") == true, "metrics on the operations port")
             #expect((try? Data(contentsOf: URL(string: base + "/metrics")!)) == nil, "not on the public port")
-            let (status, output) = try LocalComponents.python("Benchmarks/overload.py", [
+            let (status, output) = try await LocalComponents.python("Benchmarks/overload.py", [
                 base + "/notifications", body.path, "--connections", "300", "--seconds", "6",
                 "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5", "--ready-url", operations + "/ready",
             ])

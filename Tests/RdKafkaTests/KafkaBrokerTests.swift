@@ -102,7 +102,7 @@ import TestSupport
             let received = try await consume(consumer, count: 1)
             #expect(received.count == 1, "joined the group and consumed")
             consumer.storeOffsets(after: received)
-            stopBroker()
+            await stopBroker()
             // Without the timeout this call never returns (librdkafka waits for the broker to commit and leave).
             let closed = await consumer.close(timeout: .seconds(2))
             #expect(!closed, "librdkafka cannot finish closing without a broker")

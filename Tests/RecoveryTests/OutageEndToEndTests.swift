@@ -64,11 +64,11 @@ import TestSupport
                         #expect(ingestNotReadyWhileFrozen, "ingest says not ready while the broker is frozen")
                         // 2. PostgreSQL crashed, and started again 10 s after the crash.
                         try await waitForShare(0.45)
-                        try postgres.crash()
+                        try await postgres.crash()
                         let crashedAt = ContinuousClock.now
                         let updaterNotReadyWhileDown = await fleet.saysNotReady("entitlement-updater", within: .seconds(9))
                         try await Task.sleep(until: crashedAt + .seconds(10))
-                        try postgres.start()
+                        try await postgres.start()
                         #expect(updaterNotReadyWhileDown, "the updater says not ready while PostgreSQL is down")
                         // 3. The App Store API failing for a stretch.
                         try await waitForShare(0.7)

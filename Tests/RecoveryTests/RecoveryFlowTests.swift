@@ -155,8 +155,13 @@ import TestSupport
 
     @Test func theReconcilerRecoversTheOutageOnItsOwn() async throws {
         try await Self.runWithOutage(customers: 40, seed: 22, reconcile: true) { sim, _ in
-            // Nothing to do: the resolver's reconciler backfills onlyFailures every 3 s.
-            _ = sim
+            // No operator step: the resolver's reconciler backfills onlyFailures every 3 s. It must be what asks the
+            // sim's notification history (nothing else here does); the state check that follows proves what it brought.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while await (sim.stats.calls["notification-history"] ?? 0) == 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(await sim.stats.calls["notification-history"] ?? 0 >= 1, "the reconciler asked for the notification history")
         }
     }
 }

@@ -313,7 +313,7 @@ import TestSupport
         let wrongKey = try await HeadlessBrowser.dom(of: api.base + "/console#app=\(sim.app.bundleId)&key=ck_0000000000000000_x&q=\(purchase.customer)")
         #expect(wrongKey.contains("data-loaded=\"error\"") && wrongKey.contains("401"), "a bad key is told, nothing shown")
         // Driven by Playwright: the key leaves the address bar once read, the page runs under its CSP without a violation.
-        let (browserStatus, browserOutput) = try LocalComponents.python("Tests/BrowserChecks/console_address_bar.py", [api.base + "/console#" + fragment])
+        let (browserStatus, browserOutput) = try await LocalComponents.python("Tests/BrowserChecks/console_address_bar.py", [api.base + "/console#" + fragment])
         try #require(browserStatus == 0, "\(browserOutput)")
         let browser = try #require(try JSONSerialization.jsonObject(with: Data(browserOutput.utf8)) as? [String: Any])
         let address = browser["address"] as? String ?? ""

@@ -17,11 +17,8 @@ import TestSupport
     /// Runs `body` with a store on a freshly migrated database, and the database's URL.
     func withStore(_ body: @Sendable (APIKeyStore, PostgresClient, String) async throws -> Void) async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                try await body(APIKeyStore(client: client, logger: logger), client, url)
-            }
+        try await withMigratedDatabase(logger: logger) { client, url in
+            try await body(APIKeyStore(client: client, logger: logger), client, url)
         }
     }
 
@@ -78,7 +75,7 @@ import TestSupport
     @Test func theIAPCtlBinaryManagesKeys() async throws {
         try await withStore { store, _, url in
             let environment = ["DATABASE_URL": url]
-            let (created, createdOutput) = try Self.iapctl(["api-keys", "create", "--bundle-id", "com.example.app", "--label", "ops", "--rate", "7"],
+            let (created, createdOutput) = try await Self.iapctl(["api-keys", "create", "--bundle-id", "com.example.app", "--label", "ops", "--rate", "7"],
                                                            environment: environment)
             #expect(created == 0, "\(createdOutput)")
             let issued = try JSONSerialization.jsonObject(with: Data(createdOutput.utf8)) as? [String: Any]
@@ -88,29 +85,21 @@ import TestSupport
                 return
             }
             #expect(key.ratePerSecond == 7 && key.label == "ops")
-            let (listed, listOutput) = try Self.iapctl(["api-keys", "list"], environment: environment)
+            let (listed, listOutput) = try await Self.iapctl(["api-keys", "list"], environment: environment)
             #expect(listed == 0 && listOutput.contains(key.keyId) && !listOutput.contains(token))
-            let (rotated, rotateOutput) = try Self.iapctl(["api-keys", "rotate", key.keyId, "--grace-seconds", "0"], environment: environment)
+            let (rotated, rotateOutput) = try await Self.iapctl(["api-keys", "rotate", key.keyId, "--grace-seconds", "0"], environment: environment)
             #expect(rotated == 0 && rotateOutput.contains("\"token\""), "\(rotateOutput)")
-            let (revoked, _) = try Self.iapctl(["api-keys", "revoke", key.keyId], environment: environment)
+            let (revoked, _) = try await Self.iapctl(["api-keys", "revoke", key.keyId], environment: environment)
             #expect(revoked == 0)
-            #expect(try Self.iapctl(["api-keys", "revoke", "0000000000000000"], environment: environment).0 == 1)
-            #expect(try Self.iapctl(["api-keys", "create", "--bundle-id", "x", "--rate", "0"], environment: environment).0 == 2)
+            #expect(try await Self.iapctl(["api-keys", "revoke", "0000000000000000"], environment: environment).0 == 1)
+            #expect(try await Self.iapctl(["api-keys", "create", "--bundle-id", "x", "--rate", "0"], environment: environment).0 == 2)
         }
     }
 
     /// Runs the built `iapctl` with extra environment; returns its exit status and standard output.
-    static func iapctl(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iapctl")
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    static func iapctl(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iapctl")
+        let result = try await Program.run(binary, arguments, environment: environment, errors: .discarded)
+        return (result.status, result.output)
     }
 }

@@ -51,11 +51,8 @@ import TestSupport
     /// Runs `body` with a migrated PostgreSQL, the updater's repository on it and the default topics.
     func withRepository(_ body: @Sendable (PostgresClient, EntitlementRepository, PipelineTopics) async throws -> Void) async throws {
         let logger = self.logger
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                try await body(client, EntitlementRepository(client: client, logger: logger), PipelineTopics())
-            }
+        try await withMigratedDatabase(logger: logger) { client, url in
+            try await body(client, EntitlementRepository(client: client, logger: logger), PipelineTopics())
         }
     }
 

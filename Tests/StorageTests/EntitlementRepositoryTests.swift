@@ -81,11 +81,8 @@ import TestSupport
 
     /// Runs `body` against a freshly migrated database.
     func withDatabase<T: Sendable>(_ body: @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                return try await body(client)
-            }
+        try await withMigratedDatabase(logger: logger) { client, url in
+            return try await body(client)
         }
     }
 

@@ -53,12 +53,9 @@ import TestSupport
     }
 
     @Test func aDatabaseAheadOfThisBuildIsRefused() async throws {
-        try await withLocalPostgres { url in
-            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
-                try await MigrationRunner().migrate(client: client, logger: logger)
-                try await client.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')", logger: logger)
-                await #expect(throws: StorageError.self) { try await MigrationRunner().migrate(client: client, logger: logger) }
-            }
+        try await withMigratedDatabase(logger: logger) { client, url in
+            try await client.query("INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')", logger: logger)
+            await #expect(throws: StorageError.self) { try await MigrationRunner().migrate(client: client, logger: logger) }
         }
     }
 

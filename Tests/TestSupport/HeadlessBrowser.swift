@@ -23,26 +23,14 @@ public enum HeadlessBrowser {
         }
         let directory = try LocalComponents.temporaryDirectory("chromium")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("out.html")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = Self.binary
         let milliseconds = Int(budget.components.seconds * 1000)
-        process.arguments = [
+        let result = try await Program.run(Self.binary, [
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=\(directory.path)/profile",
             "--virtual-time-budget=\(milliseconds)",
-        ] + arguments
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = FileHandle.nullDevice
-        try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in finished.resume() }
-            do { try process.run() } catch { finished.resume(throwing: error) }
+        ] + arguments, errors: .discarded)
+        guard result.status == 0 else {
+            throw LocalComponentError(description: "chromium exited \(result.status)")
         }
-        try handle.close()
-        guard process.terminationStatus == 0 else {
-            throw LocalComponentError(description: "chromium exited \(process.terminationStatus)")
-        }
-        return (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        return result.output
     }
 }

@@ -9,24 +9,28 @@ public enum LocalComponents {
     public static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Runs a `deploy/local` script and returns its trimmed standard output.
+    /// Runs a `deploy/local` script and returns its standard output (trimmed unless `trimmed` is false).
     @discardableResult
-    public static func script(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> String {
-        let (status, output) = try Self.run(
+    public static func script(
+        _ name: String, _ arguments: [String], environment: [String: String] = [:], trimmed: Bool = true
+    ) async throws -> String {
+        let result = try await Program.run(
             URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
-            environment: environment)
-        guard status == 0 else {
-            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(status)")
+            environment: environment, errors: .discarded)
+        guard result.status == 0 else {
+            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(result.status)")
         }
-        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed ? result.output.trimmingCharacters(in: .whitespacesAndNewlines) : result.output
     }
 
     /// Runs a Python script of the repository with the project's tools Python (`deploy/local/env.sh`);
     /// returns its exit status and standard output.
-    public static func python(_ script: String, _ arguments: [String]) throws -> (Int32, String) {
+    public static func python(_ script: String, _ arguments: [String]) async throws -> (Int32, String) {
         let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
             ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
-        return try Self.run(URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments)
+        let result = try await Program.run(
+            URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments, errors: .discarded)
+        return (result.status, result.output)
     }
 
     /// The ports ``freePortBelowEphemeralRange()`` handed out in this process: never handed out twice, so two
@@ -55,23 +59,6 @@ public enum LocalComponents {
         throw LocalComponentError(description: "no free port below the ephemeral range")
     }
 
-    /// Runs a program to its end; returns its exit status and standard output.
-    private static func run(_ executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
-        // A file, not a pipe: a server the program starts in the background inherits the descriptor, and
-        // a pipe would then never reach end-of-file.
-        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString).out")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: try Data(contentsOf: outputURL), as: UTF8.self))
-    }
-
     /// A new temporary directory.
     public static func temporaryDirectory(_ prefix: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
@@ -96,22 +83,34 @@ public struct LocalComponentError: Error, CustomStringConvertible {
     public var description: String
 }
 
+/// Runs `body`, then `cleanUp` whether the body returned or threw (an awaited `defer`), and returns or rethrows
+/// the body's outcome.
+func withCleanUp<T>(_ body: () async throws -> T, cleanUp: () async -> Void) async throws -> T {
+    let outcome: Result<T, any Error>
+    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+    await cleanUp()
+    return try outcome.get()
+}
+
 /// A Tansu broker of its own for one test, stopped when the body returns or throws.
 public func withLocalBroker<T>(_ body: (_ bootstrapServers: String) async throws -> T) async throws -> T {
     try await withStoppableLocalBroker { bootstrap, _ in try await body(bootstrap) }
 }
 
 /// A Tansu broker of its own that the body can stop early (to test what happens when the broker is gone).
-public func withStoppableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ stop: @Sendable () -> Void) async throws -> T) async throws -> T {
+public func withStoppableLocalBroker<T>(
+    _ body: (_ bootstrapServers: String, _ stop: @Sendable () async -> Void) async throws -> T
+) async throws -> T {
     try LocalComponents.requireModernLibrdkafka()
     let directory = try LocalComponents.temporaryDirectory("tansu")
-    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
+    let bootstrap = try await LocalComponents.script("broker.sh", ["start", directory.path])
     let path = directory.path
-    defer {
-        _ = try? LocalComponents.script("broker.sh", ["stop", path])
+    return try await withCleanUp {
+        try await body(bootstrap) { _ = try? await LocalComponents.script("broker.sh", ["stop", path]) }
+    } cleanUp: {
+        _ = try? await LocalComponents.script("broker.sh", ["stop", path])
         try? FileManager.default.removeItem(at: directory)
     }
-    return try await body(bootstrap) { _ = try? LocalComponents.script("broker.sh", ["stop", path]) }
 }
 
 /// A Tansu broker of its own whose process the body may freeze (SIGSTOP) and thaw (SIGCONT): the broker keeps
@@ -119,16 +118,17 @@ public func withStoppableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ s
 public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ pid: Int32) async throws -> T) async throws -> T {
     try LocalComponents.requireModernLibrdkafka()
     let directory = try LocalComponents.temporaryDirectory("tansu")
-    let bootstrap = try LocalComponents.script("broker.sh", ["start", directory.path])
+    let bootstrap = try await LocalComponents.script("broker.sh", ["start", directory.path])
     let path = directory.path
     let pid = Int32(try String(contentsOf: directory.appendingPathComponent("tansu.pid"), encoding: .utf8)
         .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
-    defer {
+    return try await withCleanUp {
+        try await body(bootstrap, pid)
+    } cleanUp: {
         kill(pid, SIGCONT)
-        _ = try? LocalComponents.script("broker.sh", ["stop", path])
+        _ = try? await LocalComponents.script("broker.sh", ["stop", path])
         try? FileManager.default.removeItem(at: directory)
     }
-    return try await body(bootstrap, pid)
 }
 
 /// Freezes a process (SIGSTOP) and returns once the kernel reports it stopped (state `T` in `/proc/PID/stat`):
@@ -156,12 +156,13 @@ public func withCrashablePostgres<T>(
 ) async throws -> T {
     let directory = try LocalComponents.temporaryDirectory("postgres")
     let server = CrashablePostgres(directory: directory, port: try LocalComponents.freePortBelowEphemeralRange())
-    let url = try server.start()
-    defer {
-        _ = try? LocalComponents.script("postgres.sh", ["stop", directory.path])
+    let url = try await server.start()
+    return try await withCleanUp {
+        try await body(url, server)
+    } cleanUp: {
+        _ = try? await LocalComponents.script("postgres.sh", ["stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
-    return try await body(url, server)
 }
 
 /// A durable throwaway PostgreSQL server on a fixed port: started, crashed and started again by a test.
@@ -171,24 +172,31 @@ public struct CrashablePostgres: Sendable {
 
     /// Starts it (crash recovery runs first after a crash) and returns its URL once it accepts connections.
     @discardableResult
-    public func start() throws -> String {
-        try LocalComponents.script("postgres.sh", ["start", self.directory.path, String(self.port)], environment: ["POSTGRES_FSYNC": "on"])
+    public func start() async throws -> String {
+        try await LocalComponents.script(
+            "postgres.sh", ["start", self.directory.path, String(self.port)], environment: ["POSTGRES_FSYNC": "on"])
     }
 
     /// Stops it the hard way: no checkpoint, every connection cut.
-    public func crash() throws {
-        try LocalComponents.script("postgres.sh", ["crash", self.directory.path])
+    public func crash() async throws {
+        try await LocalComponents.script("postgres.sh", ["crash", self.directory.path])
     }
 }
 
 /// A PostgreSQL server of its own for one test (a throwaway cluster, fsync off), stopped when the body
 /// returns or throws. The body gets the `postgres://` URL.
 public func withLocalPostgres<T>(_ body: (_ databaseURL: String) async throws -> T) async throws -> T {
+    try await withLocalPostgresDirectory { url, _ in try await body(url) }
+}
+
+/// ``withLocalPostgres(_:)`` that also gives the server's directory (for `postgres.sh dump-schema`).
+public func withLocalPostgresDirectory<T>(_ body: (_ databaseURL: String, _ directory: URL) async throws -> T) async throws -> T {
     let directory = try LocalComponents.temporaryDirectory("postgres")
-    let url = try LocalComponents.script("postgres.sh", ["start", directory.path])
-    defer {
-        _ = try? LocalComponents.script("postgres.sh", ["stop", directory.path])
+    let url = try await LocalComponents.script("postgres.sh", ["start", directory.path])
+    return try await withCleanUp {
+        try await body(url, directory)
+    } cleanUp: {
+        _ = try? await LocalComponents.script("postgres.sh", ["stop", directory.path])
         try? FileManager.default.removeItem(at: directory)
     }
-    return try await body(url)
 }

@@ -3,6 +3,8 @@
 #   postgres.sh start DIR [PORT]   initializes DIR/data once, starts it, prints the connection URL
 #   postgres.sh stop DIR           stops the server started in DIR
 #   postgres.sh crash DIR          stops it the hard way (immediate: no checkpoint, crash recovery at the next start)
+#   postgres.sh dump-schema DIR    prints the schema of its database as docs/schema.sql holds it: pg_dump --schema-only
+#                                  without owners, privileges, the version lines and the per-run \restrict keys
 # fsync is off (for tests and local runs only) unless POSTGRES_FSYNC=on, which makes a crash a real crash;
 # POSTGRES_OPTIONS adds server options (e.g. "-c track_commit_timestamp=on" for the end-to-end benchmark).
 set -euo pipefail
@@ -39,5 +41,9 @@ crash)
     [[ -f "$dir/data/postmaster.pid" ]] || exit 0
     "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null || true
     ;;
-*) echo "usage: postgres.sh start|stop|crash DIR [PORT]" >&2; exit 2 ;;
+dump-schema)
+    "$bin/pg_dump" --schema-only --no-owner --no-privileges -h 127.0.0.1 -p "$(cat "$dir/postgres.port")" -U postgres postgres \
+        | grep -vE '^(-- Dumped (from|by) |\\(un)?restrict )'
+    ;;
+*) echo "usage: postgres.sh start|stop|crash|dump-schema DIR [PORT]" >&2; exit 2 ;;
 esac

@@ -1,4 +1,3 @@
-import AppStoreModels
 import Foundation
 import Synchronization
 
@@ -15,12 +14,17 @@ public final class KeyedRateLimiter: Sendable {
         let rate = Double(max(ratePerSecond, 1))
         return self.buckets.withLock { buckets -> Double? in
             var bucket = buckets[keyId] ?? (tokens: rate, updated: now)
-            bucket.tokens = min(rate, bucket.tokens + rate * max(0, (now - bucket.updated).timeInterval))
+            bucket.tokens = min(rate, bucket.tokens + rate * max(0, Self.seconds(now - bucket.updated)))
             bucket.updated = max(now, bucket.updated)
             defer { buckets[keyId] = bucket }
             guard bucket.tokens >= 1 else { return (1 - bucket.tokens) / rate }
             bucket.tokens -= 1
             return nil
         }
+    }
+
+    /// A duration in seconds, with its fraction.
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -173,7 +173,7 @@ enum NotificationFacts {
     // MARK: Rows as PostgreSQL reads them
 
     /// One outbox row (property names are the recordset's column names).
-    private struct EventRecord: Encodable {
+    struct EventRecord: Encodable {
         var position: Int
         var id: String
         var topic: String
@@ -184,7 +184,7 @@ enum NotificationFacts {
     }
 
     /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).
-    private struct FactsRecord: Encodable {
+    struct FactsRecord: Encodable {
         var id: String, outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String, signed_date: Int64
         var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?, web_order_line_item_id: String?
         var product_id: String, product_type: String?, subscription_group_identifier: String?, app_account_token: String?

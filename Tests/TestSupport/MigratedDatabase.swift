@@ -1,0 +1,17 @@
+public import Logging
+public import PostgresNIO
+import Storage
+
+/// A PostgreSQL server of its own for one test with every migration applied, and a running client for it: the
+/// one fixture for "a migrated database" (the body also gets the URL, for services started as processes).
+public func withMigratedDatabase<T: Sendable>(
+    logger: Logger = Logger(label: "test"),
+    _ body: @Sendable (_ client: PostgresClient, _ databaseURL: String) async throws -> T
+) async throws -> T {
+    try await withLocalPostgres { url in
+        try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+            try await MigrationRunner().migrate(client: client, logger: logger)
+            return try await body(client, url)
+        }
+    }
+}
