@@ -25,11 +25,14 @@ enum BoundedBody {
     }
 }
 
-extension PurchaseRefusal {
+extension PurchaseRefusal: HTTPResponseError {
     /// The refusal as customer-api's JSON error response (with `Retry-After` when it says when to retry).
     var response: Response {
         var headers = HTTPFields()
         if let wait = self.retryAfter { headers[.retryAfter] = String(wait) }
         return APIErrorResponse.response(self.status, self.code, self.message, headers: headers)
     }
+
+    /// The same response when a route throws the refusal instead of returning it.
+    func response(from request: Request, context: some RequestContext) throws -> Response { self.response }
 }

@@ -42,6 +42,10 @@ struct ConsumptionFactsRoute: Sendable {
     func put(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
         let customer = try context.parameters.require("customer")
+        guard !customer.isEmpty, customer.count <= 128 else {
+            self.outcomes.increment("bad-request")
+            return APIErrorResponse.response(.badRequest, "bad-customer", "a customer id is 1 to 128 characters")
+        }
         let bytes: ByteBuffer
         do {
             bytes = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)

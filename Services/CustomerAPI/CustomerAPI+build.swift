@@ -8,18 +8,36 @@ import ServiceLifecycle
 import ServiceRuntime
 import Storage
 
-/// Builds customer-api: the PostgreSQL client, `/health`, `/ready`, `/metrics`, and the `/v1` routes behind
-/// the API key middleware; with purchase settings also the producer, the HTTP client of the App Store Server
-/// API and the POST of purchases. Tests call this too.
+/// Builds customer-api: the router of ``buildRouter(settings:registry:logger:)`` served with its services.
+/// Tests call this too.
 func buildApplication(
     settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
+    let (router, services) = try buildRouter(settings: settings, registry: registry, logger: logger)
+    return Application(
+        router: router,
+        server: settings.http.server,
+        configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
+        services: services,
+        logger: logger)
+}
+
+/// The routes of customer-api and the services they need: the PostgreSQL client, `/health`, `/ready`, `/metrics`
+/// (unless the operations port serves it), `/openapi.json`, the console's files, and the `/v1` routes behind the
+/// API key middleware; with purchase settings also the producer, the HTTP client of the App Store Server API,
+/// the POST of purchases and the support routes. Nothing connects until the services run, so the route test
+/// reads `router.routes` without a database or broker.
+func buildRouter(
+    settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, logger: Logger
+) throws -> (router: Router<CustomerAPIContext>, services: [any Service]) {
     let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
     let readiness = Readiness()
     readiness.set(true)
     let outcomes = LabelledCounter(registry: registry, namespace: "customer_api", name: "requests", label: "outcome",
                                    help: "customer-api requests by outcome")
     let router = Router(context: CustomerAPIContext.self)
+    let routeMethods = RouteMethods()
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
     router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
     OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     for (path, type, text) in [("console", "text/html; charset=utf-8", SupportPage.shell),
@@ -30,6 +48,9 @@ func buildApplication(
             headers[.contentType] = type
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
+    }
+    router.get("openapi.json") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
     }
     let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
@@ -72,10 +93,6 @@ func buildApplication(
     }
     services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))
     services += OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger)
-    return Application(
-        router: router,
-        server: settings.http.server,
-        configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
-        services: services,
-        logger: logger)
+    routeMethods.fill(from: router)
+    return (router, services)
 }

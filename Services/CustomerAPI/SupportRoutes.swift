@@ -141,7 +141,11 @@ struct SupportRoutes: Sendable {
     /// Resyncs every purchase of the customer (their history and statuses, through the verified topic).
     func resync(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
-        let (customer, kind) = try await self.support.customer(for: try context.parameters.require("customer"), bundleId: bundleId)
+        let named = try context.parameters.require("customer")
+        guard !named.isEmpty, named.count <= 128 else {
+            return APIErrorResponse.response(.badRequest, "bad-customer", "a customer id is 1 to 128 characters")
+        }
+        let (customer, kind) = try await self.support.customer(for: named, bundleId: bundleId)
         guard let purchaseImport = self.purchaseImport else {
             return APIErrorResponse.response(.serviceUnavailable, "not-configured", "resync needs the App Store Server API settings")
         }
@@ -197,6 +201,8 @@ struct SupportRoutes: Sendable {
         let client: AppStoreServerAPIClient
         do {
             client = try self.scoped(request, bundleId: bundleId)
+        } catch let refusal as PurchaseRefusal {
+            return refusal.response
         } catch let error as AppStoreAPIError {
             return Self.apiError(error)
         } catch {
@@ -215,7 +221,7 @@ struct SupportRoutes: Sendable {
         guard let client = self.client else { throw NotConfigured() }
         let name = request.uri.queryParameters.get("environment")
         guard let environment = name.map({ Environment(rawValue: String($0)) }) ?? .production, environment.isAppStoreServer else {
-            throw AppStoreAPIError(.invalidResponse("environment must be Production or Sandbox"))
+            throw PurchaseRefusal(status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
         }
         return try client.scoped(bundleID: bundleId, environment: environment, fallbackToSandbox: name == nil)
     }
@@ -246,16 +252,11 @@ struct SupportRoutes: Sendable {
 
     /// Decodes a JSON body (at most 64 KiB, within the body deadline) or answers 400 (413, 408).
     func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        let body: ByteBuffer
-        do {
-            body = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
-        } catch {
-            throw HTTPError(error.status, message: "\(error.code): \(error.message)")
-        }
+        let body = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
         do {
             return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
         } catch {
-            throw HTTPError(.badRequest, message: "bad-body: \(error)")
+            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "expected a JSON body of \(T.self): \(error)")
         }
     }
 

@@ -23,13 +23,16 @@ public enum LocalComponents {
         return trimmed ? result.output.trimmingCharacters(in: .whitespacesAndNewlines) : result.output
     }
 
+    /// The project's tools Python (`deploy/local/env.sh`): its virtual environment also holds the tools' commands.
+    public static var toolsPython: String {
+        ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"] ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
+    }
+
     /// Runs a Python script of the repository with the project's tools Python (`deploy/local/env.sh`);
     /// returns its exit status and standard output.
     public static func python(_ script: String, _ arguments: [String]) async throws -> (Int32, String) {
-        let python = ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
-            ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
         let result = try await Program.run(
-            URL(fileURLWithPath: python), [repositoryRoot.appendingPathComponent(script).path] + arguments, errors: .discarded)
+            URL(fileURLWithPath: Self.toolsPython), [repositoryRoot.appendingPathComponent(script).path] + arguments, errors: .discarded)
         return (result.status, result.output)
     }
 

@@ -30,10 +30,11 @@ public enum Program {
         case discarded
     }
 
-    /// Runs `executable` with `arguments` (the environment is this process's plus `environment`) to its end.
+    /// Runs `executable` with `arguments` (the environment is this process's plus `environment`) to its end, in
+    /// `workingDirectory` when given (for tools that leave files where they run).
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: [UInt8]? = nil,
-        errors: ErrorStream = .separate
+        errors: ErrorStream = .separate, workingDirectory: URL? = nil
     ) async throws -> ProgramResult {
         let directory = try LocalComponents.temporaryDirectory("program")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,6 +44,7 @@ public enum Program {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let workingDirectory { process.currentDirectoryURL = workingDirectory }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let output = try FileHandle(forWritingTo: outputURL)
         defer { try? output.close() }
