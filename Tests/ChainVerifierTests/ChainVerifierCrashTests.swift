@@ -9,7 +9,7 @@ import TestSupport
 
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.
-@Suite(.serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
     @Test func killedMidStreamAndRestartedItLosesNothing() async throws {
         #expect(FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent("chain-verifier").path), "build chain-verifier before the tests")
         try await withLocalBroker { bootstrap in

@@ -15,7 +15,7 @@ import TestSupport
 
 /// The chain verifier in-process against a real broker: verified notifications out in per-key order,
 /// everything else in the DLQ with its reason and the original message.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ChainVerifierFlowTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct ChainVerifierFlowTests {
     @Test func rawMessagesEndVerifiedInOrderOrDeadLetteredWithTheirReason() async throws {
         try await withLocalBroker { bootstrap in
             let fixtures = try SignedFixtures()

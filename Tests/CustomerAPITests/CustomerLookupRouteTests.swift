@@ -15,7 +15,7 @@ import TestSupport
 /// customer-api's read route against a real PostgreSQL written by the updater's own repository: entitlements
 /// as of the request time, per environment, with an ETag; and every refusal (401, 403, 404, 400, 429) as a
 /// JSON error that writes nothing.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CustomerLookupRouteTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct CustomerLookupRouteTests {
     static let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
     static let app = "com.example.app"
     static let day: Int64 = 86_400_000

@@ -16,7 +16,7 @@ import TestSupport
 
 /// The updater and the publisher together, against a real broker and a real PostgreSQL: verified
 /// notifications become entitlement rows and, through the outbox, downstream events keyed by customer.
-@Suite(.serialized, .timeLimit(.minutes(4))) struct EntitlementFlowTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct EntitlementFlowTests {
     /// A verified record of subscription `original`, the `day`-th day of its life.
     static func record(_ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64,
                        ownership: InAppOwnershipType = .purchased, status: Status? = nil) -> VerifiedNotificationRecord {

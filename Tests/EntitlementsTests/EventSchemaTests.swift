@@ -7,7 +7,7 @@ import TestSupport
 
 /// Every event the rules emit validates against the published JSON Schemas (Shared/Entitlements/Schemas),
 /// checked with Python's `jsonschema` from the project's tools (deploy/local/env.sh).
-@Suite struct EventSchemaTests {
+@Suite(.tags(.integration), .notInUnitRuns) struct EventSchemaTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let schemas = repository.appendingPathComponent("Shared/Entitlements/Schemas")
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The built `iapctl` binary: exit codes 0/1/2 as documented, and no crash on any input.
-@Suite struct IAPCtlProcessTests {
+@Suite(.tags(.integration), .notInUnitRuns) struct IAPCtlProcessTests {
     /// The `iapctl` built next to the test bundle.
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iapctl")

@@ -13,7 +13,7 @@ import TestSupport
 
 /// Ingest against a real broker: what it accepts lands on the raw topic exactly as posted, keyed by subject;
 /// what it refuses gets a 4xx JSON error and produces nothing.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestAdmissionTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestAdmissionTests {
     let fixtures: SignedFixtures
 
     init() throws {

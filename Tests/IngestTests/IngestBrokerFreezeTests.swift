@@ -12,7 +12,7 @@ import TestSupport
 /// The ingest binary while its broker is frozen mid-delivery (SIGSTOP, then SIGCONT: the broker keeps its
 /// data): it answers 503, never 200, while it cannot store; `/ready` says not ready; both recover by
 /// themselves once the broker is back, and every notification answered 200 is on the raw topic.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestBrokerFreezeTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestBrokerFreezeTests {
     /// The HTTP status of a request (0: no answer within 10 s).
     static func status(_ url: String, body: Data? = nil) async -> Int {
         var request = URLRequest(url: URL(string: url)!, timeoutInterval: 10)

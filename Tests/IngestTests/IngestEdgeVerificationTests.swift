@@ -16,7 +16,7 @@ import X509
 /// Ingest verifies the outer JWS before producing: each kind of forgery gets a 4xx JSON error and nothing
 /// reaches the raw topic, the genuine notification (a test PKI's, and Apple's real one) is accepted; forged
 /// chains neither evict the genuine chain from the cache nor get more than their budget of validations.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestEdgeVerificationTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestEdgeVerificationTests {
     let fixtures: SignedFixtures
     static let realApp = AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)
 

@@ -12,7 +12,7 @@ import TestSupport
 /// throughout, from a process of its own, as a kubelet would), stays small, every 200 is on the raw topic, a
 /// stalled body gets 408 within the body timeout and a body announced above the limit gets 413 before it is
 /// sent. (`Benchmarks/run-overload.sh` runs the same with 1,000 connections for 15 s.)
-@Suite(.serialized, .timeLimit(.minutes(3))) struct IngestOverloadTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestOverloadTests {
     @Test func manyConcurrentPostersGetOnly200Or503AndSlowClientsAreCutOff() async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in

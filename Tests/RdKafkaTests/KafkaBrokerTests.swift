@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Producer, consumer and admin against a real Kafka-protocol broker (Tansu) on loopback.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct KafkaBrokerTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct KafkaBrokerTests {
     let logger = Logger(label: "kafka-test")
 
     func consumerConfiguration(_ bootstrap: String, group: String, topic: String) -> KafkaConsumerConfiguration {

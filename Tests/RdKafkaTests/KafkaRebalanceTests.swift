@@ -6,7 +6,7 @@ import TestSupport
 
 /// Consumer-group rebalancing against a real broker: members share partitions, and when one leaves
 /// (closing, which leaves the group), the other takes over all of them without losing a message.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct KafkaRebalanceTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct KafkaRebalanceTests {
     let logger: Logger = {
         var logger = Logger(label: "rebalance-test")
         logger.logLevel = .error

@@ -11,7 +11,7 @@ import TestSupport
 
 /// The App Store Server API client against the stand-in: every endpoint, verified answers, Apple's error
 /// codes, inline retries for 429 (until Retry-After) and 5xx, sandbox fallback, and the JWT checks the sim makes.
-@Suite(.timeLimit(.minutes(3))) struct APIClientAgainstSimTests {
+@Suite(.tags(.integration), .notInUnitRuns, .timeLimit(.minutes(3))) struct APIClientAgainstSimTests {
     /// A subscription of the scenario with at least two transactions.
     static func renewedSubscription(_ sim: SimHarness) throws -> SimPurchase {
         try #require(sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }

@@ -24,7 +24,7 @@ import TestSupport
 /// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater. Each input
 /// kind binds the purchase to the app user and answers the user's entitlements once committed; ownership
 /// conflicts answer 409 and change nothing; every bad input is a 4xx JSON error that writes nothing.
-@Suite(.serialized, .timeLimit(.minutes(4))) struct CustomerAPIPurchaseTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct CustomerAPIPurchaseTests {
     static var logger: Logger {
         var logger = Logger(label: "customer-api-purchases")
         logger.logLevel = .error

@@ -16,7 +16,7 @@ import TestSupport
 /// entitlement-updater, refund-resolver and event-publisher processes through Tansu and PostgreSQL. The
 /// database and the downstream events must end exactly as the sim's own model says; once with every
 /// service running throughout, once with each service SIGKILLed and restarted while notifications flow.
-@Suite(.serialized, .timeLimit(.minutes(12))) struct EndToEndTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct EndToEndTests {
     static var logger: Logger {
         var logger = Logger(label: "end-to-end")
         logger.logLevel = .critical

@@ -15,7 +15,7 @@ import TestSupport
 /// Services that exit (a fenced producer, a failed relay) are started again as an orchestrator would. While a
 /// dependency is down the services say not ready; afterwards the database equals the sim's state, nothing is
 /// lost or applied twice, and no downstream event is missing or new.
-@Suite(.serialized, .timeLimit(.minutes(12))) struct OutageEndToEndTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct OutageEndToEndTests {
     @Test func brokerFreezePostgresCrashAndAPIErrorsLoseNothing() async throws {
         try await withFreezableLocalBroker { bootstrap, brokerPID in
             try await withCrashablePostgres { databaseURL, postgres in

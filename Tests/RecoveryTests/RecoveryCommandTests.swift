@@ -8,7 +8,7 @@ import Testing
 import TestSupport
 
 /// `iapctl replay` and `iapctl test-notification`, the real binary, against a real broker and the sim.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {
     @Test func replayMovesDeadLettersBackToTheirTopicOncePerGroup() async throws {
         try await withLocalBroker { bootstrap in
             let topics = PipelineTopics()
@@ -74,7 +74,7 @@ import TestSupport
 /// `iapctl resync`, the real binary, against the sim and a real broker: every transaction of each listed
 /// purchase (by id, by receipt) as an app-purchase record bound to its app user, each subscription's status as
 /// a snapshot, a progress line per entry and a summary; a bad entry fails alone.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ResyncCommandTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct ResyncCommandTests {
     @Test func resyncImportsHistoryAndStatusesPerEntry() async throws {
         try await withLocalBroker { bootstrap in
             try await SimHarness.with(customers: 30, seed: 5) { sim in

@@ -15,7 +15,7 @@ import TestSupport
 /// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in
 /// the state the sim says each customer must have.
-@Suite(.serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
     static var logger: Logger {
         var logger = Logger(label: "recovery-flow")
         logger.logLevel = .critical

@@ -16,7 +16,7 @@ import TestSupport
 /// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with
 /// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;
 /// a request that cannot succeed ends in the DLQ with its reason.
-@Suite(.serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
     /// Runs refund-resolver in-process against the sim and the broker (test timings, settings adjusted by
     /// `configure`) while `body` runs, then shuts it down gracefully.
     static func withResolver<T>(_ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },

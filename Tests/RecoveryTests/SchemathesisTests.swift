@@ -8,7 +8,7 @@ import TestSupport
 /// valid and invalid requests for every operation, with an admin key of the sim's app. It fails on any 5xx and on
 /// any answer the document does not describe (status, content type, headers, body schema), and checks that every
 /// `/v1` operation refuses a request without the key.
-@Suite(.tags(.integration)) struct SchemathesisTests {
+@Suite(.tags(.integration), .notInUnitRuns) struct SchemathesisTests {
     @Test func customerAPIAnswersAsItsDocumentSays() async throws {
         try await CustomerAPIPurchaseTests.withStack(wait: .milliseconds(500)) { stack in
             let logger = Logger(label: "schemathesis")

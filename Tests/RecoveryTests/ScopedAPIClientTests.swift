@@ -10,7 +10,7 @@ import TestSupport
 /// Calls are made per app and per environment: the token names the app the call is about, the base URL is
 /// the environment the data came from, and a bare transaction id of unknown environment tries Production,
 /// then Sandbox on 4040010. The sim serves the two environments apart, as Apple's two hosts do.
-@Suite(.timeLimit(.minutes(3))) struct ScopedAPIClientTests {
+@Suite(.tags(.integration), .notInUnitRuns, .timeLimit(.minutes(3))) struct ScopedAPIClientTests {
     @Test func eachEnvironmentAnswersForItsOwnPurchasesAndNotifications() async throws {
         try await SimHarness.with(customers: 16, seed: 5, configure: { $0.environments = [.production, .sandbox] }) { sim in
             let purchases = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }

@@ -3,12 +3,13 @@ import AppStoreModels
 @testable import AppStoreSim
 import Foundation
 import Testing
+import TestSupport
 
 /// The support endpoints of the API client against the sim, with Apple's rules: Look Up Order ID (valid and
 /// invalid), Get Refund History across pages, Send Consumption Information V1 and v2 validation, and renewal-date
 /// extensions (active only, at most two a year, a repeated request identifier applied once, bad days and reasons
 /// refused), a mass extension polled to the end.
-@Suite struct SupportAPIAgainstSimTests {
+@Suite(.tags(.integration), .notInUnitRuns) struct SupportAPIAgainstSimTests {
     @Test func ordersAndRefundHistoryEveryPage() async throws {
         try await SimHarness.with(customers: 60, seed: 9, configure: { $0.apiPageSize = 1 }) { sim in
             let client = try sim.client()

@@ -7,7 +7,7 @@ import TestSupport
 
 /// customer-api keys in a real PostgreSQL: stored hashed, checked in constant time, one app each, rotated
 /// with a grace period, revoked at once; and the `iapctl api-keys` binary around them.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct APIKeyStoreTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct APIKeyStoreTests {
     let logger: Logger = {
         var logger = Logger(label: "api-key-test")
         logger.logLevel = .error

@@ -12,7 +12,7 @@ import TestSupport
 /// Nothing below ingest is thrown away: late (stale) notifications still store their transaction and renewal
 /// info and publish their facts once; Sandbox and Production never touch each other's rows; version 2
 /// databases are carried over to the environment-and-app identity.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CompletenessTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct CompletenessTests {
     let logger: Logger = {
         var logger = Logger(label: "completeness-test")
         logger.logLevel = .error

@@ -13,7 +13,7 @@ import TestSupport
 /// Who a purchase belongs to, in a real PostgreSQL written by the updater's repository: an app user bound by
 /// a posted purchase owns the subscription's later notifications; a refused claim changes nothing; an
 /// appAccountToken appearing later moves the rows once, and nothing stays active under two customers.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct CustomerBindingTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct CustomerBindingTests {
     let logger: Logger = {
         var logger = Logger(label: "binding-test")
         logger.logLevel = .error

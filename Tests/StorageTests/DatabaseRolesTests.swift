@@ -11,7 +11,7 @@ import TestSupport
 /// updater applies notifications, customer-api reads a customer and declares a token, the publisher marks the
 /// outbox) and is refused everything else: customer-api cannot update `entitlements`, the publisher cannot
 /// rewrite an event, the updater cannot read API keys.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct DatabaseRolesTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct DatabaseRolesTests {
     let logger: Logger = {
         var logger = Logger(label: "roles-test")
         logger.logLevel = .error

@@ -10,7 +10,7 @@ import TestSupport
 
 /// Notifications applied to a real PostgreSQL: once per notificationUUID, stale-safe per subject, and life
 /// cycles that end in the same state whatever order and duplication they arrive in.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct EntitlementRepositoryTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct EntitlementRepositoryTests {
     let logger: Logger = {
         var logger = Logger(label: "repository-test")
         logger.logLevel = .error

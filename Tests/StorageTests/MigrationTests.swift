@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Migrations against a real PostgreSQL server: applied once, in order, safely from several runners at once.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct MigrationTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct MigrationTests {
     let logger: Logger = {
         var logger = Logger(label: "migration-test")
         logger.logLevel = .error

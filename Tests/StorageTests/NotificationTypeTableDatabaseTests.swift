@@ -10,7 +10,7 @@ import TestSupport
 
 /// The type/subtype table through PostgreSQL: for every row, the stored entitlement row, the outbox rows
 /// and the notification log outcome the repository writes.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct NotificationTypeTableDatabaseTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct NotificationTypeTableDatabaseTests {
     let logger: Logger = {
         var logger = Logger(label: "table-database-test")
         logger.logLevel = .error

@@ -11,7 +11,7 @@ import TestSupport
 /// The renewal-time sweep in a real PostgreSQL: an active subscription whose end passed the margin gets one
 /// status request (row and outbox record, in the status-request path's format); what is not a lapsed active
 /// subscription gets none; once the status snapshot settles it, nothing more is asked.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct RenewalSweepTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RenewalSweepTests {
     let logger: Logger = {
         var logger = Logger(label: "sweep-test")
         logger.logLevel = .error

@@ -5,7 +5,7 @@ import TestSupport
 
 /// `docs/schema.sql` is the schema the migrations produce, as `pg_dump --schema-only` prints it: a reader sees
 /// the tables without replaying seven migrations, and a migration that forgets to regenerate it fails here.
-@Suite struct SchemaDocumentTests {
+@Suite(.tags(.integration), .notInUnitRuns) struct SchemaDocumentTests {
     @Test func theDocumentedSchemaIsTheMigratedOne() async throws {
         let document = try String(
             contentsOf: LocalComponents.repositoryRoot.appending(path: "docs/schema.sql"), encoding: .utf8)

@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, validates the deployment files (docker-compose.yml and the
-# Kubernetes manifests, offline), then builds and runs every test of the package.
+# The test command: installs what is missing, checks the layers (each target imports exactly what Package.swift
+# declares), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
+# builds and runs every test of the package.
+#   deploy/local/test.sh          everything (what .ci/run runs)
+#   deploy/local/test.sh --unit   the quick loop: build, then only the unit tests (IAP_UNIT_TESTS_ONLY=1 skips every
+#                                 suite tagged `integration`, those that start PostgreSQL, the broker or processes)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
+if [[ "${1:-}" == "--unit" ]]; then
+    source deploy/local/env.sh
+    swift build --build-tests
+    IAP_UNIT_TESTS_ONLY=1 swift test --skip-build
+    exit
+fi
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 deploy/validation/validate.sh
