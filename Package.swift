@@ -1,6 +1,10 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// The package is one table: each module with its kind, its folder and exactly the modules its sources import
+// (Tests/Layering/check_layers.py fails the test command when a target imports something it does not declare,
+// declares something it does not import, or breaks a layer rule). Products follow from the table.
+
 /// Compiler settings shared by every target. A computed var on purpose: a constant array of settings is
 /// silently not applied to targets declared before it (SwiftPM #6597).
 var strictSettings: [SwiftSetting] {
@@ -15,27 +19,193 @@ var testSettings: [SwiftSetting] {
     [.enableUpcomingFeature("ExistentialAny")]
 }
 
+/// Where each module that comes from another package is found: module name → (product, package).
+let external: [String: (product: String, package: String)] = [
+    "ArgumentParser": ("ArgumentParser", "swift-argument-parser"),
+    "AsyncHTTPClient": ("AsyncHTTPClient", "async-http-client"),
+    "Crypto": ("Crypto", "swift-crypto"),
+    "HTTPTypes": ("HTTPTypes", "swift-http-types"),
+    "Histogram": ("Histogram", "hdrhistogram-swift"),
+    "Hummingbird": ("Hummingbird", "hummingbird"),
+    "HummingbirdCore": ("HummingbirdCore", "hummingbird"),
+    "HummingbirdTesting": ("HummingbirdTesting", "hummingbird"),
+    "Logging": ("Logging", "swift-log"),
+    "NIOCore": ("NIOCore", "swift-nio"),
+    "NIOHTTP1": ("NIOHTTP1", "swift-nio"),
+    "NIOHTTPTypes": ("NIOHTTPTypes", "swift-nio-extras"),
+    "NIOPosix": ("NIOPosix", "swift-nio"),
+    "PostgresNIO": ("PostgresNIO", "postgres-nio"),
+    "Prometheus": ("Prometheus", "swift-prometheus"),
+    "ServiceLifecycle": ("ServiceLifecycle", "swift-service-lifecycle"),
+    "SwiftASN1": ("SwiftASN1", "swift-asn1"),
+    "UnixSignals": ("UnixSignals", "swift-service-lifecycle"),
+    "X509": ("X509", "swift-certificates"),
+]
+
+/// What a module is.
+enum Kind {
+    /// A library module; `product` publishes it to other packages.
+    case library(product: Bool = false)
+    /// An executable, published as the product `name`.
+    case executable(String)
+    /// A test-only library (fixtures, helpers).
+    case testSupport
+    /// A test bundle.
+    case tests
+    /// A C library found through pkg-config.
+    case system
+}
+
+/// One row of the table.
+struct Module {
+    let name: String
+    let kind: Kind
+    let path: String
+    let imports: [String]
+}
+
+let modules: [Module] = [
+    // MARK: Shared: models ← records ← storage and Kafka ← services
+    Module(name: "AppStoreModels", kind: .library(product: true), path: "Shared/AppStoreModels", imports: []),
+    Module(name: "JWSVerification", kind: .library(product: true), path: "Shared/JWSVerification",
+           imports: ["AppStoreModels", "Crypto", "SwiftASN1", "X509"]),
+    Module(name: "AppStoreSigning", kind: .library(product: true), path: "Shared/AppStoreSigning",
+           imports: ["AppStoreModels", "Crypto", "JWSVerification", "SwiftASN1", "X509"]),
+    Module(name: "PipelineRecords", kind: .library(), path: "Shared/PipelineRecords", imports: ["AppStoreModels"]),
+    Module(name: "Entitlements", kind: .library(), path: "Shared/Entitlements", imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+    Module(name: "AppStoreAPI", kind: .library(), path: "Shared/AppStoreAPI",
+           imports: ["AppStoreModels", "AsyncHTTPClient", "Crypto", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1"]),
+    Module(name: "CRdKafka", kind: .system, path: "Shared/CRdKafka", imports: []),
+    Module(name: "RdKafka", kind: .library(), path: "Shared/RdKafka", imports: ["CRdKafka", "Logging", "ServiceLifecycle"]),
+    Module(name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
+           imports: ["Hummingbird", "HummingbirdCore", "Logging", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix", "Prometheus", "RdKafka",
+                     "ServiceLifecycle"]),
+    Module(name: "Storage", kind: .library(), path: "Shared/Storage",
+           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "PipelineRecords", "PostgresNIO"]),
+    Module(name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
+           imports: ["AppStoreAPI", "AppStoreModels", "AsyncHTTPClient", "Crypto", "Entitlements", "JWSVerification", "Logging",
+                     "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509"]),
+
+    // MARK: Executables
+    Module(name: "Ingest", kind: .executable("ingest"), path: "Services/Ingest",
+           imports: ["AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "Prometheus",
+                     "RdKafka", "ServiceRuntime"]),
+    Module(name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
+           imports: ["AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "Prometheus",
+                     "RdKafka", "ServiceRuntime"]),
+    Module(name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",
+           imports: ["AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO",
+                     "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage"]),
+    Module(name: "EventPublisher", kind: .executable("event-publisher"), path: "Services/EventPublisher",
+           imports: ["Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
+                     "ServiceLifecycle", "ServiceRuntime", "Storage"]),
+    Module(name: "RefundResolver", kind: .executable("refund-resolver"), path: "Services/RefundResolver",
+           imports: ["AppStoreAPI", "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords",
+                     "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime"]),
+    Module(name: "CustomerAPI", kind: .executable("customer-api"), path: "Services/CustomerAPI",
+           imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "Entitlements", "HTTPTypes", "Hummingbird", "JWSVerification", "Logging",
+                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
+                     "Storage"]),
+    Module(name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
+           imports: ["AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification", "Logging",
+                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage"]),
+    Module(name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
+           imports: ["AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto", "HTTPTypes", "Histogram",
+                     "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals"]),
+
+    // MARK: Benchmarks
+    Module(name: "VerificationBenchmark", kind: .executable("verification-benchmark"), path: "Benchmarks/VerificationBenchmark",
+           imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+    Module(name: "ProduceBaseline", kind: .executable("produce-baseline"), path: "Benchmarks/ProduceBaseline", imports: ["Logging", "RdKafka"]),
+    Module(name: "HTTPBaseline", kind: .executable("http-baseline"), path: "Benchmarks/HTTPBaseline", imports: ["Hummingbird"]),
+    Module(name: "EntitlementsBenchmark", kind: .executable("entitlements-benchmark"), path: "Benchmarks/EntitlementsBenchmark",
+           imports: ["Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "TestSupport"]),
+    Module(name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
+           imports: ["AppStoreModels", "AsyncHTTPClient", "Histogram", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "Storage",
+                     "TestSupport"]),
+
+    // MARK: Tests
+    Module(name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
+           imports: ["AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+                     "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509"]),
+    Module(name: "AppStoreModelsTests", kind: .tests, path: "Tests/AppStoreModelsTests", imports: ["AppStoreModels", "TestSupport"]),
+    Module(name: "JWSVerificationTests", kind: .tests, path: "Tests/JWSVerificationTests",
+           imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "JWSVerification", "TestSupport", "X509"]),
+    Module(name: "RdKafkaTests", kind: .tests, path: "Tests/RdKafkaTests", imports: ["Logging", "RdKafka", "TestSupport"]),
+    Module(name: "IngestTests", kind: .tests, path: "Tests/IngestTests",
+           imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "Hummingbird", "HummingbirdTesting", "Ingest", "JWSVerification", "Logging",
+                     "NotificationPipeline", "PipelineRecords", "Prometheus", "RdKafka", "ServiceRuntime", "TestSupport", "X509"]),
+    Module(name: "ChainVerifierTests", kind: .tests, path: "Tests/ChainVerifierTests",
+           imports: ["AppStoreModels", "AppStoreSigning", "ChainVerifier", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline",
+                     "PipelineRecords", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "TestSupport"]),
+    Module(name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
+           imports: ["Hummingbird", "HummingbirdTesting", "Prometheus", "RdKafka", "ServiceRuntime"]),
+    Module(name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
+           imports: ["AppStoreAPI", "AppStoreModels", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka", "ServiceRuntime",
+                     "TestSupport", "X509"]),
+    Module(name: "StorageTests", kind: .tests, path: "Tests/StorageTests",
+           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
+                     "PostgresNIO", "Storage", "TestSupport"]),
+    Module(name: "EntitlementsTests", kind: .tests, path: "Tests/EntitlementsTests",
+           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "TestSupport"]),
+    Module(name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
+           imports: ["AppStoreModels", "EntitlementUpdater", "Entitlements", "EventPublisher", "JWSVerification", "Logging",
+                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
+                     "Storage", "TestSupport"]),
+    Module(name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests", imports: ["AppStoreAPI", "Crypto", "JWSVerification", "TestSupport"]),
+    Module(name: "RecoveryTests", kind: .tests, path: "Tests/RecoveryTests",
+           imports: ["AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSim", "AsyncHTTPClient", "ChainVerifier", "Crypto",
+                     "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification", "Logging", "NIOCore",
+                     "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "RefundResolver",
+                     "ServiceLifecycle", "ServiceRuntime", "Storage", "TestSupport"]),
+    Module(name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",
+           imports: ["AppStoreModels", "CustomerAPI", "Hummingbird", "HummingbirdTesting", "JWSVerification", "Logging", "NotificationPipeline",
+                     "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport"]),
+    Module(name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests", imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "TestSupport"]),
+]
+
+// MARK: - The package, from the table
+
+/// A module's dependencies: the table's modules by name, other packages' modules as products.
+@MainActor func dependencies(_ module: Module) -> [Target.Dependency] {
+    module.imports.map { name in
+        if let source = external[name] { return .product(name: source.product, package: source.package) }
+        return .target(name: name)
+    }
+}
+
+/// The SwiftPM target of a row.
+@MainActor func target(_ module: Module) -> Target {
+    switch module.kind {
+    case .library, .testSupport:
+        let settings = if case .testSupport = module.kind { testSettings } else { strictSettings }
+        let exclude = module.name == "Entitlements" ? ["Schemas"] : []
+        return .target(name: module.name, dependencies: dependencies(module), path: module.path, exclude: exclude, swiftSettings: settings)
+    case .executable:
+        let settings = module.imports.contains("TestSupport") ? testSettings : strictSettings
+        return .executableTarget(name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: settings)
+    case .tests:
+        return .testTarget(name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: testSettings)
+    case .system:
+        return .systemLibrary(name: module.name, path: module.path, pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])])
+    }
+}
+
+/// The products: every executable by its command name, and the libraries published to other packages.
+@MainActor func products(_ modules: [Module]) -> [Product] {
+    modules.compactMap { module in
+        switch module.kind {
+        case .executable(let name): .executable(name: name, targets: [module.name])
+        case .library(product: true): .library(name: module.name, targets: [module.name])
+        default: nil
+        }
+    }
+}
+
 let package = Package(
     name: "appstore-notifications",
     platforms: [.macOS(.v15)],
-    products: [
-        .executable(name: "iapctl", targets: ["IAPCtl"]),
-        .executable(name: "ingest", targets: ["Ingest"]),
-        .executable(name: "chain-verifier", targets: ["ChainVerifier"]),
-        .executable(name: "entitlement-updater", targets: ["EntitlementUpdater"]),
-        .executable(name: "event-publisher", targets: ["EventPublisher"]),
-        .executable(name: "refund-resolver", targets: ["RefundResolver"]),
-        .executable(name: "appstore-sim", targets: ["AppStoreSim"]),
-        .executable(name: "customer-api", targets: ["CustomerAPI"]),
-        .executable(name: "verification-benchmark", targets: ["VerificationBenchmark"]),
-        .executable(name: "http-baseline", targets: ["HTTPBaseline"]),
-        .executable(name: "produce-baseline", targets: ["ProduceBaseline"]),
-        .executable(name: "entitlements-benchmark", targets: ["EntitlementsBenchmark"]),
-        .executable(name: "lookup-benchmark", targets: ["LookupBenchmark"]),
-        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
-        .library(name: "JWSVerification", targets: ["JWSVerification"]),
-        .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
-    ],
+    products: products(modules),
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -44,433 +214,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
-    targets: [
-        // MARK: Shared libraries
-        .target(
-            name: "AppStoreModels",
-            path: "Shared/AppStoreModels",
-            swiftSettings: strictSettings
-        ),
-        .target(
-            name: "JWSVerification",
-            dependencies: [
-                "AppStoreModels",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            path: "Shared/JWSVerification",
-            swiftSettings: strictSettings
-        ),
-        .target(
-            name: "AppStoreSigning",
-            dependencies: [
-                "AppStoreModels",
-                "JWSVerification",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            path: "Shared/AppStoreSigning",
-            swiftSettings: strictSettings
-        ),
-
-        .systemLibrary(
-            name: "CRdKafka",
-            path: "Shared/CRdKafka",
-            pkgConfig: "rdkafka",
-            providers: [.apt(["librdkafka-dev"])]
-        ),
-        .target(
-            name: "RdKafka",
-            dependencies: [
-                "CRdKafka",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/RdKafka",
-            swiftSettings: strictSettings
-        ),
-
-        .target(
-            name: "ServiceRuntime",
-            dependencies: [
-                "RdKafka",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/ServiceRuntime",
-            swiftSettings: strictSettings
-        ),
-
-        .target(
-            name: "NotificationPipeline",
-            dependencies: [
-                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "RdKafka", "ServiceRuntime",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
-            path: "Shared/NotificationPipeline",
-            swiftSettings: strictSettings
-        ),
-
-        .target(
-            name: "Storage",
-            dependencies: [
-                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Shared/Storage",
-            swiftSettings: strictSettings
-        ),
-
-        .target(
-            name: "Entitlements",
-            dependencies: ["AppStoreModels", "JWSVerification", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Shared/Entitlements",
-            exclude: ["Schemas"],
-            swiftSettings: strictSettings
-        ),
-
-        .target(
-            name: "AppStoreAPI",
-            dependencies: [
-                "AppStoreModels", "JWSVerification",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Shared/AppStoreAPI",
-            swiftSettings: strictSettings
-        ),
-
-        // MARK: Executables
-        .executableTarget(
-            name: "IAPCtl",
-            dependencies: [
-                "AppStoreAPI",
-                "AppStoreModels",
-                "Entitlements",
-                "JWSVerification",
-                "NotificationPipeline",
-                "RdKafka",
-                "ServiceRuntime",
-                "Storage",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            path: "Services/IAPCtl",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "Ingest",
-            dependencies: [
-                "AppStoreModels", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Services/Ingest",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "ChainVerifier",
-            dependencies: [
-                "AppStoreModels", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/ChainVerifier",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "EntitlementUpdater",
-            dependencies: [
-                "AppStoreModels", "Entitlements", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/EntitlementUpdater",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "EventPublisher",
-            dependencies: [
-                "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/EventPublisher",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "RefundResolver",
-            dependencies: [
-                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Services/RefundResolver",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "AppStoreSim",
-            dependencies: [
-                "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "JWSVerification",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
-            path: "Services/AppStoreSim",
-            swiftSettings: strictSettings
-        ),
-        .executableTarget(
-            name: "VerificationBenchmark",
-            dependencies: [
-                "AppStoreModels",
-                "JWSVerification",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            path: "Benchmarks/VerificationBenchmark",
-            swiftSettings: strictSettings
-        ),
-
-        .executableTarget(
-            name: "ProduceBaseline",
-            dependencies: ["RdKafka", .product(name: "Logging", package: "swift-log")],
-            path: "Benchmarks/ProduceBaseline",
-            swiftSettings: strictSettings
-        ),
-
-        .executableTarget(
-            name: "HTTPBaseline",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")],
-            path: "Benchmarks/HTTPBaseline",
-            swiftSettings: strictSettings
-        ),
-
-        .executableTarget(
-            name: "EntitlementsBenchmark",
-            dependencies: [
-                "NotificationPipeline", "RdKafka", "Storage", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            path: "Benchmarks/EntitlementsBenchmark",
-            swiftSettings: strictSettings
-        ),
-
-        // MARK: Tests
-        .target(
-            name: "TestSupport",
-            dependencies: [
-                "AppStoreModels", "JWSVerification", "AppStoreSigning", "Entitlements", "NotificationPipeline", "RdKafka", "Storage",
-                .product(name: "Logging", package: "swift-log"), .product(name: "PostgresNIO", package: "postgres-nio"),
-            ],
-            path: "Tests/TestSupport",
-            swiftSettings: testSettings
-        ),
-        .executableTarget(
-            name: "LookupBenchmark",
-            dependencies: [
-                "AppStoreModels", "NotificationPipeline", "Storage", "TestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/LookupBenchmark",
-            swiftSettings: testSettings
-        ),
-        .executableTarget(
-            name: "CustomerAPI",
-            dependencies: [
-                "AppStoreAPI", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime", "Storage",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Services/CustomerAPI",
-            swiftSettings: strictSettings
-        ),
-        .testTarget(
-            name: "AppStoreModelsTests",
-            dependencies: ["AppStoreModels", "TestSupport"],
-            path: "Tests/AppStoreModelsTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "JWSVerificationTests",
-            dependencies: [
-                "AppStoreModels", "JWSVerification", "AppStoreSigning", "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            path: "Tests/JWSVerificationTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "RdKafkaTests",
-            dependencies: ["RdKafka", "TestSupport", .product(name: "Logging", package: "swift-log")],
-            path: "Tests/RdKafkaTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "IngestTests",
-            dependencies: [
-                "Ingest", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka", "ServiceRuntime",
-                "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Tests/IngestTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "ChainVerifierTests",
-            dependencies: [
-                "ChainVerifier", "AppStoreModels", "AppStoreSigning", "JWSVerification", "NotificationPipeline", "RdKafka",
-                "ServiceRuntime", "TestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Tests/ChainVerifierTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "ServiceRuntimeTests",
-            dependencies: [
-                "RdKafka", "ServiceRuntime",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-            ],
-            path: "Tests/ServiceRuntimeTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "NotificationPipelineTests",
-            dependencies: [
-                "NotificationPipeline", "AppStoreModels", "JWSVerification", "TestSupport", "RdKafka", "ServiceRuntime",
-                .product(name: "X509", package: "swift-certificates"),
-            ],
-            path: "Tests/NotificationPipelineTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "StorageTests",
-            dependencies: [
-                "Storage", "TestSupport", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ],
-            path: "Tests/StorageTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "EntitlementsTests",
-            dependencies: ["Entitlements", "AppStoreModels", "JWSVerification", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Tests/EntitlementsTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "EntitlementServicesTests",
-            dependencies: [
-                "EntitlementUpdater", "EventPublisher", "AppStoreModels", "Entitlements", "JWSVerification", "NotificationPipeline",
-                "RdKafka", "ServiceRuntime", "Storage", "TestSupport",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Tests/EntitlementServicesTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "AppStoreAPITests",
-            dependencies: ["AppStoreAPI", "JWSVerification", "TestSupport", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Tests/AppStoreAPITests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "RecoveryTests",
-            dependencies: [
-                "AppStoreSim", "RefundResolver", "Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "CustomerAPI",
-                "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "NotificationPipeline", "RdKafka",
-                "ServiceRuntime", "Storage", "TestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Tests/RecoveryTests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "CustomerAPITests",
-            dependencies: [
-                "CustomerAPI", "Entitlements", "JWSVerification", "NotificationPipeline", "ServiceRuntime", "Storage", "TestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            path: "Tests/CustomerAPITests",
-            swiftSettings: testSettings
-        ),
-        .testTarget(
-            name: "IAPCtlTests",
-            dependencies: ["IAPCtl", "AppStoreSigning", "NotificationPipeline", "TestSupport"],
-            path: "Tests/IAPCtlTests",
-            swiftSettings: testSettings
-        ),
-    ]
+    targets: modules.map(target)
 )

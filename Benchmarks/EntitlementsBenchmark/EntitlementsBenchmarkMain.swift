@@ -6,6 +6,7 @@ import PostgresNIO
 import RdKafka
 import Storage
 import TestSupport
+import PipelineRecords
 
 /// Measures, against a local PostgreSQL and broker (`Benchmarks/run-entitlements.sh` starts them):
 /// notifications applied per second (`LANES` concurrent lanes over disjoint subjects, as the updater applies

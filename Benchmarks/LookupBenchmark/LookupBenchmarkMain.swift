@@ -8,6 +8,7 @@ import NIOHTTP1
 import NotificationPipeline
 import Storage
 import TestSupport
+import PipelineRecords
 
 /// customer-api's look-up latency at a fixed offered rate, next to a bare Hummingbird endpoint measured in
 /// the same run (`Benchmarks/run-lookup.sh` starts PostgreSQL and both servers).

@@ -4,6 +4,7 @@ import NotificationPipeline
 import Prometheus
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Builds the chain verifier: the consumer loop over the raw topic, the producer for the verified and
 /// rejected topics, and the operations endpoints. Shutdown stops the loop first (it finishes its batch and

@@ -3,6 +3,7 @@ import JWSVerification
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Everything the chain verifier reads from its environment (see the README's configuration table).
 struct ChainVerifierSettings: Sendable {

@@ -3,6 +3,7 @@ import Foundation
 import JWSVerification
 import NotificationPipeline
 import RdKafka
+import PipelineRecords
 
 /// What verifying one raw message produced.
 enum VerificationOutcome: Sendable {

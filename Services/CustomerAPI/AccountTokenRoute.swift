@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import ServiceRuntime
 import Storage
+import AppStoreModels
 
 /// `POST /v1/apps/{bundleId}/customers/{appUserId}/account-tokens`: the app team declares that an appAccountToken
 /// (the UUID its app passes to StoreKit at purchase) belongs to this app user. Only then can the user claim the

@@ -7,6 +7,7 @@ import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// `PUT /v1/apps/{bundleId}/customers/{customer}/consumption-facts`: the app records its customer's consent to
 /// share consumption data with Apple (and, optionally, play time, delivery, consumption, user status) for the

@@ -62,7 +62,7 @@ func buildRouter(
     AccountTokenRoute(owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes)
         .add(to: v1)
     var services: [any Service] = [database]
-    var checks: [DependencyProbe.Check] = [.database(database, logger: logger)]
+    var checks: [DependencyProbe.Check] = [.init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }]
     if let purchases = settings.purchases {
         let http = HTTPClientService()
         let verifiers = try purchases.trust.makeVerifiers(for: purchases.accepted)

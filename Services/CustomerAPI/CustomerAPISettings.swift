@@ -4,6 +4,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// Everything customer-api reads from its environment (see the README's configuration table).
 struct CustomerAPISettings: Sendable {
@@ -47,7 +48,7 @@ struct CustomerAPISettings: Sendable {
     /// set, the purchase settings: `KAFKA_BROKERS`, `RECORD_SIGNING_KEYS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
     init(_ settings: EnvironmentSettings) throws {
-        self.database = try DatabaseSettings(settings)
+        self.database = try DatabaseSettings(environment: settings.values)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
         self.keyLookupsPerSecond = try settings.int("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)

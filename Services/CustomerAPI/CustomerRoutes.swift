@@ -6,6 +6,7 @@ import JWSVerification
 import Logging
 import ServiceRuntime
 import Storage
+import AppStoreModels
 
 /// The read routes: `GET /v1/apps/{bundleId}/customers/{customer}` answers the customer's entitlements as
 /// of the request time, with an ETag; `?environment=Production|Sandbox` narrows it. The id is an app user id

@@ -8,6 +8,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Storage
+import AppStoreModels
 
 /// `POST /v1/apps/{bundleId}/customers/{appUserId}/transactions`: the app (or the team's backend) hands over a
 /// purchase, as StoreKit 2's signed transaction, a transaction id or a StoreKit 1 receipt. The verified

@@ -9,6 +9,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// The support routes (`/v1/admin/apps/{bundleId}/…`, admin keys only): what a support agent needs to answer
 /// "why does this user have or lack access?" and to act on it. Reads come from PostgreSQL and the App Store

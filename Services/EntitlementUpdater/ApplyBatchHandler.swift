@@ -6,6 +6,7 @@ import Prometheus
 import RdKafka
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// Applies a batch of verified notifications (and refund-resolver's status snapshots, and purchases customer-api
 /// posted, told apart by the `schema` header); an undecodable record goes to the DLQ. Records are split into

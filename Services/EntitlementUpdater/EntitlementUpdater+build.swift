@@ -7,6 +7,7 @@ import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// Builds the entitlement updater: the PostgreSQL client, the DLQ producer and the consumer loop over the
 /// verified topic (after migrating, when configured) and the renewal-time sweeper, behind the operations
@@ -25,7 +26,7 @@ func buildApplication(
                                               help: "Consumption requests by the status they were recorded with (missed: no answer by the deadline)")
     let repository = EntitlementRepository(
         client: database, logger: logger, catalog: settings.catalog, consumptionPolicy: settings.consumptionPolicy,
-        consumptionStatuses: consumptionStatuses)
+        consumptionStatuses: { consumptionStatuses.increment($0) })
     let handler = ApplyBatchHandler(
         repository: repository, producer: producer, topics: settings.topics, signing: settings.signing,
         outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
@@ -44,7 +45,7 @@ func buildApplication(
                                       logger: logger)
     var services: [any Service] = [
         database, producer, worker, deadLetterLoop,
-        DependencyProbe(checks: [.database(database, logger: logger), .broker(producer)], readiness: readiness, logger: logger),
+        DependencyProbe(checks: [.init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }, .broker(producer)], readiness: readiness, logger: logger),
     ]
     services.append(ConsumptionDeadlineWatch(client: database, interval: settings.consumptionWatchInterval, statuses: consumptionStatuses, logger: logger))
     if let interval = settings.sweepInterval {

@@ -3,6 +3,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// Everything the entitlement updater reads from its environment (see the README's configuration table).
 struct EntitlementUpdaterSettings: Sendable {
@@ -45,7 +46,7 @@ struct EntitlementUpdaterSettings: Sendable {
     /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`, `RECORD_SIGNING_KEYS`.
     init(_ settings: EnvironmentSettings) throws {
         self.signing = try RecordSigningKeys(settings)
-        self.database = try DatabaseSettings(settings)
+        self.database = try DatabaseSettings(environment: settings.values)
         self.kafka = try KafkaClientSettings(settings, clientID: "entitlement-updater")
         self.topics = PipelineTopics(settings)
         self.http = try HTTPSettings(settings, defaultPort: 8082)

@@ -20,6 +20,6 @@ func buildApplication(settings: EventPublisherSettings, registry: PrometheusColl
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
         services: [database, producer, publisher,
-                   DependencyProbe(checks: [.database(database, logger: logger), .broker(producer)], readiness: readiness, logger: logger)],
+                   DependencyProbe(checks: [.init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }, .broker(producer)], readiness: readiness, logger: logger)],
         logger: logger)
 }

@@ -19,7 +19,7 @@ struct EventPublisherSettings: Sendable {
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP settings, `PUBLISHER_BATCH` and `PUBLISHER_IDLE_MS`.
     init(_ settings: EnvironmentSettings) throws {
-        self.database = try DatabaseSettings(settings)
+        self.database = try DatabaseSettings(environment: settings.values)
         self.kafka = try KafkaClientSettings(settings, clientID: "event-publisher")
         self.http = try HTTPSettings(settings, defaultPort: 8083)
         self.batch = try settings.int("PUBLISHER_BATCH", default: self.batch)

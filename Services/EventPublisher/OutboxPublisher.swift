@@ -6,6 +6,7 @@ import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
+import PipelineRecords
 
 /// Relays the outbox to the downstream topics until graceful shutdown (a failed relay is retried with backoff
 /// while PostgreSQL or the broker is away): each event keyed by

@@ -4,6 +4,7 @@ import Logging
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// `iapctl backfill`: feeds Get Notification History into the raw topic, so the pipeline applies whatever
 /// ingest missed (an outage, a lost Kafka write). Duplicates are harmless: the updater dedupes by notificationUUID.

@@ -4,6 +4,7 @@ import Logging
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// `iapctl replay`: moves DLQ records back to the topic they came from (raw notifications to the raw
 /// topic, status requests to the status-requests topic), once the cause is fixed (a root or app configured,

@@ -7,6 +7,7 @@ import Logging
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// `iapctl resync`: brings customers the pipeline has not heard of (existing subscribers when a team adopts
 /// it, or one customer a support agent doubts) into it: each purchase's whole transaction history (Get

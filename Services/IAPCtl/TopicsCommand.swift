@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import NotificationPipeline
 import RdKafka
+import PipelineRecords
 
 /// `iapctl topics`: creates every pipeline topic with a chosen partition count. Topics that exist are
 /// left as they are, so it is safe to run on every deployment.

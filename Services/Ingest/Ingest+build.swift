@@ -4,6 +4,7 @@ import NotificationPipeline
 import Prometheus
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Builds the ingest application: the notification routes, `/health`, `/ready`, `/metrics`, and the Kafka
 /// producer as a service (it flushes after the server has drained its requests on shutdown).

@@ -3,6 +3,7 @@ import JWSVerification
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Everything ingest reads from its environment (see the README's configuration table).
 struct IngestSettings: Sendable {

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import NotificationPipeline
+import PipelineRecords
 
 /// What ingest learned from a body that passed the structural checks.
 struct AdmittedNotification: Sendable {

@@ -6,6 +6,7 @@ import NotificationPipeline
 import Prometheus
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
 /// verifies its outer JWS, produces it unchanged to the raw topic, and answers 200 only once the broker

@@ -5,6 +5,7 @@ import Logging
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 // MARK: - Consumption answers: sent before their deadline, or reported
 

@@ -6,6 +6,7 @@ import Prometheus
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
+import PipelineRecords
 
 /// Builds refund-resolver: the HTTP client, the producer, the loop over fresh status requests, the loop over
 /// the retry topic (delay queue), and the reconciler when configured, behind the operations endpoints.

@@ -2,6 +2,7 @@ import Foundation
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Everything refund-resolver reads from its environment (see the README's configuration table).
 struct RefundResolverSettings: Sendable {

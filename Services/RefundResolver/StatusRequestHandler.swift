@@ -6,6 +6,7 @@ import Logging
 import NotificationPipeline
 import RdKafka
 import ServiceRuntime
+import PipelineRecords
 
 /// Resolves status requests: Get All Subscription Statuses (rate-limited by the token bucket), verified by
 /// the client, and publishes the subscription's status snapshot to the verified topic, keyed by the

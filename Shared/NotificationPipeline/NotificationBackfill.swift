@@ -3,6 +3,7 @@ public import AppStoreModels
 import Foundation
 public import JWSVerification
 public import RdKafka
+import PipelineRecords
 
 /// Feeds Get Notification History into the raw topic, exactly as if Apple had posted each notification to
 /// ingest again: the value is Apple's `{"signedPayload": …}` body, the key the subject. Duplicates are

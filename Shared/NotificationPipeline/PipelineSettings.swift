@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import JWSVerification
 public import ServiceRuntime
+import PipelineRecords
 
 /// The apps and environments a service accepts: `APPSTORE_APPS` (required) and `APPSTORE_ENVIRONMENTS`
 /// (default `Production,Sandbox`).

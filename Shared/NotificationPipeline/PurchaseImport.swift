@@ -3,6 +3,7 @@ public import AppStoreModels
 public import Entitlements
 import Foundation
 public import RdKafka
+import PipelineRecords
 
 /// Brings purchases the pipeline has not heard of into it: looks transaction ids and receipts up with the
 /// App Store Server API (every answer verified), turns them into ``AppPurchaseRecord``s and writes them to

@@ -2,6 +2,7 @@ public import Crypto
 import Foundation
 public import RdKafka
 public import ServiceRuntime
+import PipelineRecords
 
 /// Authenticates the records on the verified topic that Apple did not sign as such: every producer of that topic
 /// (chain-verifier, customer-api, refund-resolver, `iapctl resync`) adds an HMAC-SHA256 over the record's

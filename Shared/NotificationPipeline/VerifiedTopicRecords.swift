@@ -1,6 +1,7 @@
 public import Entitlements
 import Foundation
 public import RdKafka
+import PipelineRecords
 
 /// The records other producers than the chain-verifier write to the verified topic, keyed by their subject
 /// like the subscription's notifications, with the `schema` header the updater tells them apart by, each

@@ -4,6 +4,11 @@ public import PostgresNIO
 /// Runs work against a database with a running client, for tools and tests. Services instead add their
 /// `PostgresClient` to their service group, before the services that use it.
 public enum DatabaseClient {
+    /// Asks PostgreSQL `SELECT 1` (the readiness probe of every service that needs it).
+    public static func ping(_ client: PostgresClient, logger: Logger) async throws {
+        try await client.query("SELECT 1", logger: logger)
+    }
+
     /// Creates a client, runs it, gives it to `body`, and stops it when `body` returns or throws.
     public static func with<T: Sendable>(
         _ settings: DatabaseSettings, logger: Logger, _ body: @Sendable (PostgresClient) async throws -> T

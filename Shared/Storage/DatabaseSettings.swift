@@ -1,6 +1,5 @@
 import Foundation
 public import PostgresNIO
-public import ServiceRuntime
 
 /// Where the database is: `DATABASE_URL`, `postgres://user[:password]@host[:port]/database`.
 public struct DatabaseSettings: Sendable, Hashable {
@@ -29,10 +28,17 @@ public struct DatabaseSettings: Sendable, Hashable {
         self.database = path.isEmpty ? username : path
     }
 
-    /// Reads `DATABASE_URL` and `DATABASE_TRANSACTION_TIMEOUT_MS`.
-    public init(_ settings: EnvironmentSettings) throws {
-        try self.init(url: settings.requiredString("DATABASE_URL"))
-        self.transactionTimeout = try settings.milliseconds("DATABASE_TRANSACTION_TIMEOUT_MS", default: self.transactionTimeout)
+    /// Reads `DATABASE_URL` and `DATABASE_TRANSACTION_TIMEOUT_MS` from the environment's variables (a service
+    /// passes `EnvironmentSettings.values`; Storage does not depend on the service runtime).
+    public init(environment values: [String: String]) throws(StorageError) {
+        guard let url = values["DATABASE_URL"], !url.isEmpty else { throw StorageError("DATABASE_URL must be set") }
+        try self.init(url: url)
+        if let text = values["DATABASE_TRANSACTION_TIMEOUT_MS"], !text.isEmpty {
+            guard let milliseconds = Int64(text), milliseconds > 0 else {
+                throw StorageError("DATABASE_TRANSACTION_TIMEOUT_MS must be a positive number of milliseconds, not \(text)")
+            }
+            self.transactionTimeout = .milliseconds(milliseconds)
+        }
     }
 
     /// The PostgresNIO client configuration (no TLS: loopback and in-cluster connections).

@@ -6,6 +6,7 @@ import NotificationPipeline
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.

@@ -12,6 +12,7 @@ import ServiceLifecycle
 import ServiceRuntime
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The chain verifier in-process against a real broker: verified notifications out in per-key order,
 /// everything else in the DLQ with its reason and the original message.

@@ -5,6 +5,7 @@ import JWSVerification
 import NotificationPipeline
 import RdKafka
 import TestSupport
+import PipelineRecords
 
 /// Raw messages as ingest would produce them, for the chain verifier to consume.
 enum RawMessages {

@@ -11,6 +11,7 @@ import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// customer-api's read route against a real PostgreSQL written by the updater's own repository: entitlements
 /// as of the request time, per environment, with an ETag; and every refusal (401, 403, 404, 400, 429) as a

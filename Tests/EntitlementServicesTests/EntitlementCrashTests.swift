@@ -9,6 +9,7 @@ import RdKafka
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// SIGKILL of the real `entitlement-updater` and `event-publisher` at random points during thousands of
 /// notifications: after restarts the database equals an uninterrupted run's, and every event of that run

@@ -13,6 +13,7 @@ import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The updater and the publisher together, against a real broker and a real PostgreSQL: verified
 /// notifications become entitlement rows and, through the outbox, downstream events keyed by customer.

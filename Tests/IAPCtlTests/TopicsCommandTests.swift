@@ -1,6 +1,7 @@
 @testable import IAPCtl
 import NotificationPipeline
 import Testing
+import PipelineRecords
 
 /// `iapctl topics` plans every pipeline topic, with per-topic overrides.
 @Suite struct TopicsCommandTests {

@@ -10,6 +10,7 @@ import Prometheus
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Ingest against a real broker: what it accepts lands on the raw topic exactly as posted, keyed by subject;
 /// what it refuses gets a 4xx JSON error and produces nothing.

@@ -8,6 +8,7 @@ import NotificationPipeline
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The ingest binary while its broker is frozen mid-delivery (SIGSTOP, then SIGCONT: the broker keeps its
 /// data): it answers 503, never 200, while it cannot store; `/ready` says not ready; both recover by

@@ -10,6 +10,7 @@ import Prometheus
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Ingest's body parsing fed structure-aware mutations of genuine notifications (truncations, bit flips in
 /// each JWS segment, huge and deeply nested JSON, bad base64, wrongly typed fields under a valid signature)

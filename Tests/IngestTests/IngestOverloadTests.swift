@@ -6,6 +6,7 @@ import NotificationPipeline
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The ingest binary under more concurrent posters than it takes at once, against a real broker: it answers
 /// only 200 or 503 (never a hang, never a 500), stays ready (its operations port answers `/ready` within 2 s

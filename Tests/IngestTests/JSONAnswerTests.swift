@@ -3,6 +3,7 @@ import Hummingbird
 @testable import Ingest
 import ServiceRuntime
 import Testing
+import AppStoreModels
 
 /// Ingest's answers are written without `JSONSerialization`; whatever a message holds (a notificationUUID is
 /// the client's text until verified), the answer must parse back to exactly the same strings.

@@ -1,6 +1,9 @@
 import AppStoreAPI
 import NotificationPipeline
 import Testing
+import PipelineRecords
+import AppStoreModels
+import AppStoreModels
 
 /// The operator's consumption policy and the answers computed from the database's facts: Apple's buckets at
 /// their edges, consent required, no percentage for auto-renewables, GRANT_PRORATED only with a usable percentage.

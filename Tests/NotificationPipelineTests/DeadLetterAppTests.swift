@@ -3,6 +3,7 @@ import Foundation
 import NotificationPipeline
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Which app a DLQ record belongs to, so that replay and the console's DLQ list check it always: the header when
 /// the record has one, else what its value says, else none (and such a record is no app's to replay).

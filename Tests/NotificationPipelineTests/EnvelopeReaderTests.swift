@@ -1,6 +1,7 @@
 import Foundation
 import NotificationPipeline
 import Testing
+import PipelineRecords
 
 /// The envelope fast path agrees with a JSON decoder on every form of Apple's body.
 @Suite struct EnvelopeReaderTests {

@@ -5,6 +5,7 @@ import NotificationPipeline
 import Testing
 import TestSupport
 import X509
+import PipelineRecords
 
 /// Subjects, the apps setting, and the records written to the verified and rejected topics.
 @Suite struct NotificationPipelineTests {

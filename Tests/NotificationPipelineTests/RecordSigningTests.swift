@@ -3,6 +3,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Testing
+import PipelineRecords
 
 /// The verified topic's record signatures: what is signed, how keys rotate, and which settings stop a service.
 @Suite struct RecordSigningTests {

@@ -1,4 +1,5 @@
 @testable import NotificationPipeline
+@testable import PipelineRecords
 import Testing
 
 /// Replacing the nested JWS strings of Apple's payload JSON by `null`, and nothing else.

@@ -19,6 +19,7 @@ import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// customer-api's POST of purchases against real components: the sim's App Store (signed transactions,
 /// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater. Each input

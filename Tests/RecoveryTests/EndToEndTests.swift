@@ -10,6 +10,7 @@ import RdKafka
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The product end to end: thousands of customers' life cycles from `appstore-sim`, shuffled and partly
 /// duplicated, posted to the real `ingest` binary and carried by the real chain-verifier,

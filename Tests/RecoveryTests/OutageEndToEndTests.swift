@@ -8,6 +8,7 @@ import RdKafka
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The product end to end through outages while notifications flow (the six service binaries, Tansu,
 /// PostgreSQL with `fsync=on`, the sim): the broker frozen for 20 s (SIGSTOP, then SIGCONT: it keeps its data),

@@ -6,6 +6,7 @@ import NotificationPipeline
 import RdKafka
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// `iapctl replay` and `iapctl test-notification`, the real binary, against a real broker and the sim.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {

@@ -11,6 +11,7 @@ import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in

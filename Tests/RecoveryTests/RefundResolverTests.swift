@@ -12,6 +12,7 @@ import ServiceLifecycle
 import ServiceRuntime
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with
 /// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;

@@ -13,6 +13,7 @@ import ServiceRuntime
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The support side against the running stack (the six service binaries, Tansu, PostgreSQL, the sim): consumption
 /// requests answered within their deadline when the customer consented, reported when their window had closed,

@@ -7,6 +7,7 @@ import JWSVerification
 import NotificationPipeline
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Every notification a whole sim run signs, verified and written as the chain-verifier writes it (Apple's JSON
 /// kept), reads back as the same record the canonical encoding gives: no notification type, container or field

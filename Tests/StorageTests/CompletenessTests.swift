@@ -8,6 +8,7 @@ import PostgresNIO
 @testable import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Nothing below ingest is thrown away: late (stale) notifications still store their transaction and renewal
 /// info and publish their facts once; Sandbox and Production never touch each other's rows; version 2

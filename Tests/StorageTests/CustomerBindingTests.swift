@@ -9,6 +9,7 @@ import PostgresNIO
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Who a purchase belongs to, in a real PostgreSQL written by the updater's repository: an app user bound by
 /// a posted purchase owns the subscription's later notifications; a refused claim changes nothing; an

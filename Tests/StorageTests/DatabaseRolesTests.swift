@@ -6,6 +6,7 @@ import PostgresNIO
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The services' least-privilege roles against a real PostgreSQL: each does its own work with its grants (the
 /// updater applies notifications, customer-api reads a customer and declares a token, the publisher marks the

@@ -7,6 +7,7 @@ import PostgresNIO
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// Notifications applied to a real PostgreSQL: once per notificationUUID, stale-safe per subject, and life
 /// cycles that end in the same state whatever order and duplication they arrive in.

@@ -7,6 +7,7 @@ import PostgresNIO
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The type/subtype table through PostgreSQL: for every row, the stored entitlement row, the outbox rows
 /// and the notification log outcome the repository writes.

@@ -7,6 +7,7 @@ import PostgresNIO
 import Storage
 import Testing
 import TestSupport
+import PipelineRecords
 
 /// The renewal-time sweep in a real PostgreSQL: an active subscription whose end passed the margin gets one
 /// status request (row and outbox record, in the status-request path's format); what is not a lapsed active

@@ -1,6 +1,7 @@
 public import AppStoreModels
 public import JWSVerification
 public import NotificationPipeline
+import PipelineRecords
 
 /// Verified-notification records for one subscription's life, as the chain verifier would publish them
 /// (no signatures: they start after verification). Used by the entitlement tests and benchmark.

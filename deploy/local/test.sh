@@ -10,12 +10,14 @@ cd "$(dirname "$0")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
 if [[ "${1:-}" == "--unit" ]]; then
     source deploy/local/env.sh
+    python3 Tests/Layering/check_layers.py
     swift build --build-tests
     IAP_UNIT_TESTS_ONLY=1 swift test --skip-build
     exit
 fi
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
+python3 Tests/Layering/check_layers.py
 deploy/validation/validate.sh
 swift build --build-tests
 swift test --skip-build

@@ -14,6 +14,12 @@ public struct DependencyProbe: Service {
             self.name = name
             self.isUp = isUp
         }
+
+        /// A dependency that is up when `probe` returns within `deadline` (a probe that hangs, as a query on a
+        /// connection cut by a server crash can, is abandoned: the dependency is down).
+        public init(_ name: String, within deadline: Duration, probe: @escaping @Sendable () async throws -> Void) {
+            self.init(name) { (try? await withAbandoningDeadline(deadline, probe)) != nil }
+        }
     }
 
     let checks: [Check]

@@ -1,10 +1,9 @@
-import AppStoreAPI
 import AppStoreModels
 import Entitlements
 import Foundation
 import JWSVerification
 public import Logging
-public import NotificationPipeline
+public import PipelineRecords
 public import PostgresNIO
 
 /// Consumption requests in PostgreSQL: recorded by the entitlement-updater inside the CONSUMPTION_REQUEST's own
@@ -187,4 +186,10 @@ public enum ConsumptionRequests {
         for try await _ in rows.decode(Int.self) { count += 1 }
         return count
     }
+}
+
+extension ConsumptionAnswer {
+    /// The outbox key of an answer: the purchase within its environment and app, like its events and status
+    /// requests (so refund-resolver sends it in order with them).
+    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId) }
 }

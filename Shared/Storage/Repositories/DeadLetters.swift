@@ -1,8 +1,7 @@
 import Foundation
 public import Logging
-public import NotificationPipeline
 public import PostgresNIO
-public import RdKafka
+import PipelineRecords
 
 /// The DLQ as rows: every record of the rejected topic (its position, subject, app, reason and the record
 /// itself), written by the entitlement-updater, read by the console, which replays through Kafka.
@@ -27,19 +26,42 @@ public struct DeadLetters: Sendable {
         public var replayedAt: Date?
     }
 
+    /// One record of the rejected topic as a row: where it was read, what it is about, why it was refused, and
+    /// the record's JSON (the DLQ record, or `{"unparsed": …}` for a value that is not one).
+    public struct Entry: Sendable {
+        public var topic: String
+        public var partition: Int32
+        public var offset: Int64
+        public var subject: String?
+        public var environment: String?
+        public var bundleId: String?
+        public var reason: String
+        public var detail: String?
+        public var notificationUUID: String?
+        public var json: String
+
+        public init(topic: String, partition: Int32, offset: Int64, subject: String?, environment: String?, bundleId: String?,
+                    reason: String, detail: String?, notificationUUID: String?, json: String) {
+            self.topic = topic
+            self.partition = partition
+            self.offset = offset
+            self.subject = subject
+            self.environment = environment
+            self.bundleId = bundleId
+            self.reason = reason
+            self.detail = detail
+            self.notificationUUID = notificationUUID
+            self.json = json
+        }
+    }
+
     /// Records a batch of the rejected topic (a record seen before changes nothing).
-    public func record(_ records: [ConsumerRecord]) async throws {
-        for record in records {
-            guard let value = record.value else { continue }
-            let rejected = try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(value))
-            let text = String(decoding: value, as: UTF8.self)
-            let json = rejected != nil ? text : String(decoding: try JSONEncoder().encode(["unparsed": text]), as: UTF8.self)
-            let subject = rejected?.original.key ?? record.key.map { String(decoding: $0, as: UTF8.self) }
+    public func record(_ entries: [Entry]) async throws {
+        for entry in entries {
             try await self.client.query("""
                 INSERT INTO dead_letters (topic, partition, "offset", subject, environment, bundle_id, reason, detail, notification_uuid, record)
-                VALUES (\(record.topic), \(record.partition), \(record.offset), \(subject), \(rejected?.original.headers[PipelineHeaders.environment]),
-                        \(rejected?.bundleId), \(rejected?.reason ?? "unreadable"), \(rejected?.detail),
-                        \(rejected?.notificationUUID), \(json)::jsonb)
+                VALUES (\(entry.topic), \(entry.partition), \(entry.offset), \(entry.subject), \(entry.environment), \(entry.bundleId),
+                        \(entry.reason), \(entry.detail), \(entry.notificationUUID), \(entry.json)::jsonb)
                 ON CONFLICT (topic, partition, "offset") DO NOTHING
                 """, logger: self.logger)
         }

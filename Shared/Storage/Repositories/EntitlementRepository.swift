@@ -3,9 +3,8 @@ public import Entitlements
 import Foundation
 import JWSVerification
 public import Logging
-public import NotificationPipeline
+public import PipelineRecords
 public import PostgresNIO
-public import ServiceRuntime
 
 /// What applying a notification did, as the updater reports it.
 public enum ApplyResult: Equatable, Sendable {
@@ -26,10 +25,10 @@ public struct EntitlementRepository: Sendable {
     /// How CONSUMPTION_REQUESTs are answered (nil: recorded, never answered).
     let consumptionPolicy: ConsumptionPolicy?
     /// Counts consumption requests by the status they were recorded with.
-    let consumptionStatuses: LabelledCounter?
+    let consumptionStatuses: (@Sendable (String) -> Void)?
 
     public init(client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog(),
-                consumptionPolicy: ConsumptionPolicy? = nil, consumptionStatuses: LabelledCounter? = nil) {
+                consumptionPolicy: ConsumptionPolicy? = nil, consumptionStatuses: (@Sendable (String) -> Void)? = nil) {
         self.client = client
         self.logger = logger
         self.catalog = catalog
@@ -212,7 +211,7 @@ public struct EntitlementRepository: Sendable {
             let status = try await ConsumptionRequests.record(
                 entry, notification: input.notification, customer: customer, policy: self.consumptionPolicy, topics: topics,
                 now: Int64(Date().timeIntervalSince1970 * 1000), on: connection, logger: logger)
-            if let status { self.consumptionStatuses?.increment(status) }
+            if let status { self.consumptionStatuses?(status) }
         }
         if let previous = update.movedFrom {
             try await CustomerBindings.moveRows(of: entry, from: previous, to: customer, on: connection, logger: logger)

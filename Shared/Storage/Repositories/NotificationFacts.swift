@@ -3,7 +3,7 @@ import Entitlements
 import Foundation
 import JWSVerification
 import Logging
-import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 
 /// Writes everything the notifications of one wave state (a wave holds at most one input per subject), late

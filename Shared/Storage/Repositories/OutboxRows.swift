@@ -2,7 +2,7 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import Logging
-import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 
 /// Writes a status request to the outbox (events go with their notification's facts, ``NotificationFacts``).

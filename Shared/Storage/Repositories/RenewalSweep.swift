@@ -1,5 +1,5 @@
 public import Logging
-import NotificationPipeline
+import PipelineRecords
 public import PostgresNIO
 
 /// The renewal-time fail-over (WWDC21's advice): subscriptions whose entitlement is still active although its

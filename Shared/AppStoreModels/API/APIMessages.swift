@@ -1,4 +1,3 @@
-public import AppStoreModels
 
 // MARK: - Wire types of the App Store Server API (JSON bodies exactly as Apple sends and accepts them)
 

@@ -1,7 +1,5 @@
-public import AppStoreAPI
-public import Entitlements
-import Foundation
 public import AppStoreModels
+import Foundation
 
 // MARK: - A consumption answer on its way to Apple, and what became of it
 
@@ -40,9 +38,6 @@ public struct ConsumptionAnswer: Codable, Hashable, Sendable {
 
     /// One answer per request: transaction, environment, app and the CONSUMPTION_REQUEST that opened it.
     public var requestId: String { "consumption:\(self.environment)/\(self.bundleId)/\(self.transactionId)/\(self.notificationUUID)" }
-
-    /// The Kafka key: the purchase within its environment and app (ordered with its status requests).
-    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId) }
 }
 
 /// What refund-resolver reports back (to the verified topic, keyed by the purchase, applied by the updater):

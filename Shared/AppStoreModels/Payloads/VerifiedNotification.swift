@@ -1,4 +1,3 @@
-public import AppStoreModels
 
 /// A notification whose outer JWS and every nested JWS passed verification, decoded.
 public struct VerifiedNotification: Codable, Hashable, Sendable {

@@ -1,7 +1,5 @@
 public import AppStoreModels
 import Foundation
-public import JWSVerification
-import ServiceRuntime
 
 /// The value written to the verified topic: the notification with every JWS verified and decoded, and where
 /// Apple's signed original is kept (the raw message). Its own keys are sorted and its parts are either Apple's

@@ -1,4 +1,4 @@
-public import AppStoreAPI
+public import AppStoreModels
 import Foundation
 
 // MARK: - How the operator wants consumption requests answered

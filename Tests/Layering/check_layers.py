@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Checks the package's layers (run by deploy/local/test.sh before the build, so CI runs it).
+
+1. Each target declares exactly the modules its sources import (`swift package dump-package` gives what
+   Package.swift declares; the sources' `import` lines give what they use). The system's modules (Foundation,
+   Glibc, Testing …) are not declared and not counted.
+2. The layers point one way: models ← records ← storage and Kafka ← services. The rules below say what each
+   shared module may not import; a service never imports another service (tests and benchmarks may).
+
+Exit 0 when everything holds, else 1 with one line per problem.
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Synchronization", "Testing",
+          "XCTest", "_Concurrency", "os"}
+SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "RefundResolver", "CustomerAPI", "IAPCtl", "AppStoreSim"}
+# The only modules a shared module may import, and why.
+ONLY = {
+    "AppStoreModels": (set(), "the models stand alone"),
+    "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
+}
+# What a shared module must not import, and why.
+FORBIDDEN = {
+    "ServiceRuntime": ({"AppStoreModels", "PipelineRecords", "JWSVerification", "Entitlements", "AppStoreAPI", "Storage",
+                        "NotificationPipeline"}, "the runtime knows nothing of the App Store"),
+    "Storage": ({"RdKafka", "ServiceRuntime", "NotificationPipeline", "AppStoreAPI", "Hummingbird"},
+                "storage is PostgreSQL over the records, free of Kafka and the service runtime"),
+    "RdKafka": ({"AppStoreModels", "PipelineRecords", "ServiceRuntime", "Storage"}, "the Kafka wrapper knows no records"),
+    "Entitlements": ({"RdKafka", "ServiceRuntime", "Storage", "NotificationPipeline", "PostgresNIO", "Hummingbird"},
+                     "the rules are pure functions"),
+}
+IMPORT = re.compile(r"^(?:@testable |@preconcurrency |@_implementationOnly |public |package |internal )*import "
+                    r"(?:struct |enum |class |func |protocol |typealias |var |let )?([A-Za-z0-9_]+)", re.M)
+
+
+def declared_targets():
+    """Each target's name, path and declared dependency names (targets and products alike)."""
+    dump = json.loads(subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True,
+                                     text=True).stdout)
+    targets = {}
+    for target in dump["targets"]:
+        names = set()
+        for dependency in target["dependencies"]:
+            for kind in ("byName", "target", "product"):
+                if kind in dependency:
+                    names.add(dependency[kind][0])
+        targets[target["name"]] = (target["path"], target["type"], names)
+    return targets
+
+
+def imported(path):
+    """The non-system modules the Swift sources under `path` import."""
+    modules = set()
+    for source in (ROOT / path).rglob("*.swift"):
+        modules |= set(IMPORT.findall(source.read_text(encoding="utf-8")))
+    return modules - SYSTEM
+
+
+def main():
+    problems = []
+    targets = declared_targets()
+    for name, (path, kind, declared) in sorted(targets.items()):
+        if kind == "system":
+            continue
+        uses = imported(path)
+        for module in sorted(uses - declared):
+            problems.append(f"{name}: imports {module} without declaring it in Package.swift")
+        for module in sorted(declared - uses):
+            problems.append(f"{name}: declares {module} but no source imports it")
+        if name in ONLY:
+            allowed, why = ONLY[name]
+            for module in sorted(uses - allowed):
+                problems.append(f"{name}: must not import {module} ({why})")
+        if name in FORBIDDEN:
+            forbidden, why = FORBIDDEN[name]
+            for module in sorted(uses & forbidden):
+                problems.append(f"{name}: must not import {module} ({why})")
+        if name in SERVICES:
+            for module in sorted(uses & (SERVICES - {name})):
+                problems.append(f"{name}: a service must not import another service ({module})")
+    for problem in problems:
+        print(problem)
+    print(f"layers: {len(targets)} targets checked, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
