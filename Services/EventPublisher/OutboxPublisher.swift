@@ -7,12 +7,16 @@ import ServiceLifecycle
 import ServiceRuntime
 import Storage
 import PipelineRecords
+import RateAndRetry
 
 /// Relays the outbox to the downstream topics until graceful shutdown (a failed relay is retried with backoff
 /// while PostgreSQL or the broker is away): each event keyed by
 /// `environment/bundleId/customer`, with its id, environment and app as headers, published with the
 /// idempotent producer.
 struct OutboxPublisher: Service {
+    /// The wait after a failed relay: 200 ms doubling to 5 s.
+    static let backoff = Backoff(base: .milliseconds(200), maximum: .seconds(5))
+
     let relay: OutboxRelay
     let producer: KafkaProducer
     let settings: EventPublisherSettings
@@ -36,7 +40,7 @@ struct OutboxPublisher: Service {
                         // PostgreSQL or the broker is away: nothing was marked published, so wait and relay again.
                         failures += 1
                         self.logger.warning("relay failed, retrying", metadata: ["attempt": "\(failures)", "error": "\(String(reflecting: error))"])
-                        try await Task.sleep(for: min(.milliseconds(100) * (1 << min(failures, 6)), .seconds(5)))
+                        try await Task.sleep(for: Self.backoff.delay(attempt: failures))
                     }
                 }
             }

@@ -6,6 +6,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import PipelineRecords
+import RateAndRetry
 
 // MARK: - Consumption answers: sent before their deadline, or reported
 
@@ -39,8 +40,8 @@ extension StatusRequestHandler {
             guard error.isRetryable else {
                 return self.report(answer, status: "failed", attempts: attempt + 1, detail: error.description)
             }
-            let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,
-                                            jitter: Double.random(in: 0..<1))
+            let delay = Backoff(base: self.retryBaseDelay, maximum: self.retryMaximumDelay)
+                .delay(attempt: attempt + 1, jitter: Double.random(in: 0..<1))
             let due = error.retryAfter ?? now.addingTimeInterval(delay.timeInterval)
             guard Int64(due.timeIntervalSince1970 * 1000) < answer.deadline else {
                 return self.report(answer, status: "late", attempts: attempt + 1, detail: "still failing when the window closed: \(error.description)")

@@ -19,7 +19,7 @@ func buildApplication(
     // No inline retries: the handler reschedules instead, so a partition is never held by a sleeping call.
     let client = try settings.api.makeClient(http: http.client, verifiers: verifiers, retry: RetryPolicy.none, logger: logger)
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
-    let bucket = TokenBucket(ratePerSecond: settings.ratePerSecond)
+    let bucket = RateBudget(ratePerSecond: settings.ratePerSecond)
     let handler = StatusRequestHandler(
         client: client, bucket: bucket, producer: producer, topics: settings.topics, signing: settings.signing, retryTopic: settings.topics.statusRetry,
         concurrency: settings.concurrency, giveUpAfter: settings.giveUpAfter, retryBaseDelay: settings.retryBaseDelay,

@@ -7,6 +7,7 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import PipelineRecords
+import RateAndRetry
 
 /// Resolves status requests: Get All Subscription Statuses (rate-limited by the token bucket), verified by
 /// the client, and publishes the subscription's status snapshot to the verified topic, keyed by the
@@ -30,7 +31,7 @@ struct StatusRequestHandler: BatchHandler {
     static let schedulingHeaders: Set<String> = [attemptHeader, notBeforeHeader, lastErrorHeader, firstFailureHeader]
 
     let client: AppStoreServerAPIClient
-    let bucket: TokenBucket
+    let bucket: RateBudget
     let producer: KafkaProducer
     let topics: PipelineTopics
     /// Signs the snapshots and consumption outcomes it writes to the verified topic.
@@ -139,8 +140,8 @@ struct StatusRequestHandler: BatchHandler {
                                        detail: "gave up after \(attempt + 1) attempts over \(self.giveUpAfter): \(error.description)",
                                        uuid: request.notificationUUID)
             }
-            let delay = RetryPolicy.backoff(attempt: attempt + 1, base: self.retryBaseDelay, maximum: self.retryMaximumDelay,
-                                            jitter: Double.random(in: 0..<1))
+            let delay = Backoff(base: self.retryBaseDelay, maximum: self.retryMaximumDelay)
+                .delay(attempt: attempt + 1, jitter: Double.random(in: 0..<1))
             let due = error.retryAfter ?? Date().addingTimeInterval(delay.timeInterval)
             return self.reschedule(record, attempt: attempt + 1, at: due, error: error.description)
         }

@@ -1,4 +1,5 @@
 public import Foundation
+import RateAndRetry
 
 /// When a failed App Store Server API call is tried again inside the client.
 ///
@@ -31,13 +32,6 @@ public struct RetryPolicy: Sendable, Hashable {
             let wait = Duration.milliseconds(max(0, Int64((retryAfter.timeIntervalSince(now) * 1000).rounded(.up))))
             return wait <= self.maximumDelay ? wait : nil
         }
-        return Self.backoff(attempt: attempt, base: self.baseDelay, maximum: self.maximumDelay, jitter: jitter)
-    }
-
-    /// Exponential back-off with "equal jitter": half the exponential delay fixed, half random, capped.
-    public static func backoff(attempt: Int, base: Duration, maximum: Duration, jitter: Double) -> Duration {
-        let exponent = min(max(attempt - 1, 0), 20)
-        let full = min(base * (1 << exponent), maximum)
-        return full / 2 + full * (min(max(jitter, 0), 1) / 2)
+        return Backoff(base: self.baseDelay, maximum: self.maximumDelay).delay(attempt: attempt, jitter: jitter)
     }
 }

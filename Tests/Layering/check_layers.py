@@ -22,6 +22,7 @@ SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "
 # The only modules a shared module may import, and why.
 ONLY = {
     "AppStoreModels": (set(), "the models stand alone"),
+    "RateAndRetry": (set(), "the token bucket and the back-off are arithmetic"),
     "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
 }
 # What a shared module must not import, and why.

@@ -224,7 +224,7 @@ import PipelineRecords
     }
 
     @Test func theTokenBucketKeepsTheRateAndDefersInsteadOfBlocking() async throws {
-        let bucket = TokenBucket(ratePerSecond: 20)
+        let bucket = RateBudget(ratePerSecond: 20)
         let started = ContinuousClock.now
         for _ in 0..<21 { #expect(await bucket.acquire(maximumWait: .seconds(2)) == .granted) }
         let elapsed = ContinuousClock.now - started

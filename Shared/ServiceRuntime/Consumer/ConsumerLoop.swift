@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 public import RdKafka
 public import ServiceLifecycle
+import RateAndRetry
 
 /// What a consumer service does with each batch of records. It must be idempotent: after a crash or a
 /// rebalance the same records come again.
@@ -58,7 +59,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
 
     /// Hands a batch to the handler until it succeeds or the attempts run out.
     private func handleWithRetries(_ records: [ConsumerRecord]) async throws {
-        var delay = Duration.milliseconds(100)
+        let backoff = Backoff(base: .milliseconds(100), maximum: .seconds(10))
         for attempt in 1... {
             do {
                 try await self.handler.handle(records)
@@ -69,8 +70,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
                 self.logger.warning("batch failed, retrying", metadata: [
                     "attempt": "\(attempt)", "records": "\(records.count)", "error": "\(String(reflecting: error))",
                 ])
-                try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(10))
+                try await Task.sleep(for: backoff.delay(attempt: attempt))
             }
         }
     }
