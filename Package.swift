@@ -154,7 +154,7 @@ let modules: [Module] = [
                      "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
                      "Storage", "TestSupport"]),
     Module(name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests", imports: ["AppStoreAPI", "Crypto", "JWSVerification", "TestSupport"]),
-    Module(name: "RecoveryTests", kind: .tests, path: "Tests/RecoveryTests",
+    Module(name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
            imports: ["AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSim", "AsyncHTTPClient", "ChainVerifier", "Crypto",
                      "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification", "Logging", "NIOCore",
                      "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "RefundResolver",

@@ -12,7 +12,7 @@ import TestSupport
 /// customer-api's OpenAPI document (docs/openapi.json) is what it serves at `/openapi.json`, and it describes
 /// exactly the routes the router has: a route added without its description, or a description left behind by a
 /// removed route, fails here. What each answer looks like is checked against a live customer-api by schemathesis
-/// (`SchemathesisTests` in RecoveryTests).
+/// (`SchemathesisTests` in SystemTests).
 @Suite struct OpenAPIDocumentTests {
     static let documentURL = LocalComponents.repositoryRoot.appending(path: "docs/openapi.json")
 
