@@ -30,6 +30,7 @@ let external: [String: (product: String, package: String)] = [
     "HummingbirdCore": ("HummingbirdCore", "hummingbird"),
     "HummingbirdTesting": ("HummingbirdTesting", "hummingbird"),
     "Logging": ("Logging", "swift-log"),
+    "Mustache": ("Mustache", "swift-mustache"),
     "NIOCore": ("NIOCore", "swift-nio"),
     "NIOHTTP1": ("NIOHTTP1", "swift-nio"),
     "NIOHTTPTypes": ("NIOHTTPTypes", "swift-nio-extras"),
@@ -105,8 +106,8 @@ let modules: [Module] = [
                      "Prometheus", "RateAndRetry", "RdKafka", "ServiceLifecycle", "ServiceRuntime"]),
     Module(name: "CustomerAPI", kind: .executable("customer-api"), path: "Services/CustomerAPI",
            imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "Entitlements", "HTTPTypes", "Hummingbird", "JWSVerification", "Logging",
-                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
-                     "Storage"]),
+                     "Mustache", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
+                     "ServiceRuntime", "Storage"]),
     Module(name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
            imports: ["AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification", "Logging",
                      "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage"]),
@@ -222,6 +223,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
     ],
     targets: modules.map(target)
 )

@@ -1,8 +1,6 @@
-import AppStoreModels
-import Entitlements
 import Foundation
 import HTTPTypes
-import Storage
+import Mustache
 
 /// The support console: a plain page served without a build step. The shell (`/console`) asks for the app, an
 /// admin key (kept in the tab's session storage, never in a cookie) and a search; the customer's part is
@@ -11,112 +9,9 @@ import Storage
 enum SupportPage {
     // MARK: The customer's fragment
 
-    /// The server-rendered HTML of one customer.
+    /// The server-rendered HTML of one customer: ``SupportFragment``'s template over the view's values as text.
     static func fragment(_ view: SupportView, bundleId: String) -> String {
-        var html = "<section id=\"customer\" data-customer=\"\(e(view.customer))\">"
-        html += "<h2>Customer <code>\(e(view.customer))</code></h2>"
-        html += "<p class=\"meta\">App \(e(bundleId)) · searched for <code>\(e(view.query))</code> · as of \(time(view.asOf))</p>"
-        for note in view.notes { html += "<p class=\"note\">\(e(note))</p>" }
-        html += "<p><button data-action=\"resync\" data-customer=\"\(e(view.customer))\">Resync this customer from Apple</button></p>"
-
-        html += "<h3>Entitlements now</h3>"
-        html += table(["Environment", "Entitlement", "Product", "Access", "Valid until", "Revoked", "Purchase", "Ownership"],
-                      view.entitlements.map { ent in
-                          [ent.environment, ent.entitlementId, ent.productId, ent.active ? "<b class=\"yes\">active</b>" : "<b class=\"no\">no access</b>",
-                           time(ent.validUntil), time(ent.revokedAt), "<code>\(e(ent.originalTransactionId))</code>", ent.ownershipType]
-                      }, id: "entitlements", raw: [3, 6])
-
-        html += "<h3>Subscriptions</h3>"
-        html += table(["Environment", "Purchase", "Product", "Status", "Expires", "Grace until", "Billing retry", "Auto-renew", "Next product", ""],
-                      view.subscriptions.map { sub in
-                          [sub.environment, "<code>\(e(sub.originalTransactionId))</code>", sub.productId, statusName(sub.status), time(sub.expiresDate),
-                           time(sub.gracePeriodExpiresDate), sub.isInBillingRetry.map { $0 ? "yes" : "no" } ?? "", sub.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "",
-                           sub.autoRenewProductId ?? "",
-                           "<button data-action=\"extend\" data-original=\"\(e(sub.originalTransactionId))\" data-environment=\"\(e(sub.environment))\">Extend…</button>"]
-                      }, id: "subscriptions", raw: [1, 9])
-
-        html += "<h3>Other purchases</h3>"
-        html += table(["Environment", "Transaction", "Purchase", "Product", "Type", "Bought", "Refunded"],
-                      view.purchases.map { p in
-                          [p.environment, p.transactionId, p.originalTransactionId, p.productId, p.productType ?? "", time(p.purchaseDate), time(p.revocationDate)]
-                      }, id: "purchases")
-
-        html += "<h3>Timeline</h3>"
-        html += table(["Signed", "Notification", "Environment", "Purchase", "Outcome", "Duplicates", "Detail"],
-                      view.timeline.map { t in
-                          [time(t.signedDate), t.type + (t.subtype.map { " / " + $0 } ?? ""), t.environment, t.subject,
-                           "<span class=\"outcome \(e(t.outcome))\">\(e(t.outcome))</span>",
-                           t.duplicates > 0 ? "<span class=\"outcome duplicate\">\(t.duplicates) duplicate\(t.duplicates == 1 ? "" : "s")</span>" : "",
-                           t.detail ?? ""]
-                      }, id: "timeline", raw: [4, 5])
-
-        html += "<h3>Rejected (DLQ)</h3>"
-        html += table(["Recorded", "Position", "Reason", "Detail", "Notification", ""],
-                      view.deadLetters.map { d in
-                          [ISO8601DateFormatter().string(from: d.recordedAt), d.position, "<b>\(e(d.reason))</b>", d.detail ?? "", d.notificationUUID ?? "",
-                           d.replayedAt != nil ? "replayed" : "<button data-action=\"replay\" data-position=\"\(e(d.position))\">Replay</button>"]
-                      }, id: "dead-letters", raw: [2, 5])
-
-        html += "<h3>Consumption requests</h3>"
-        html += table(["Requested", "Transaction", "Reason", "Deadline", "Status", "Attempts", "Answered", "Detail"],
-                      view.consumptionRequests.map { c in
-                          [time(c.requestedAt), c.transactionId, c.reason ?? "", time(c.deadline), "<b>\(e(c.status))</b>", String(c.attempts),
-                           time(c.answeredAt), c.detail ?? ""]
-                      }, id: "consumption", raw: [4])
-
-        if let refunds = view.refunds {
-            html += "<h3>Refund history (Apple)</h3>"
-            html += table(["Transaction", "Product", "Refunded", "Reason"],
-                          refunds.map { r in
-                              [r.transactionId ?? "", r.productId ?? "", time(r.revocationDate?.millisecondsSince1970), r.rawRevocationReason.map(String.init) ?? ""]
-                          }, id: "refunds")
-        }
-        return html + "</section>"
-    }
-
-    /// A table; cells are escaped unless their column is in `raw` (markup built here from escaped parts).
-    private static func table(_ headers: [String], _ rows: [[String]], id: String, raw: Set<Int> = []) -> String {
-        guard !rows.isEmpty else { return "<p class=\"empty\" id=\"\(id)\">none</p>" }
-        var html = "<table id=\"\(id)\"><thead><tr>" + headers.map { "<th>\(e($0))</th>" }.joined() + "</tr></thead><tbody>"
-        for row in rows {
-            html += "<tr>" + row.enumerated().map { index, cell in "<td>\(raw.contains(index) ? cell : e(cell))</td>" }.joined() + "</tr>"
-        }
-        return html + "</tbody></table>"
-    }
-
-    /// HTML-escaped text.
-    static func e(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-
-    /// An epoch-ms instant as UTC text (empty when absent).
-    private static func time(_ millis: Int64?) -> String {
-        guard let millis else { return "" }
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date(timeIntervalSince1970: Double(millis) / 1000))
-    }
-
-    /// Apple's subscription status name.
-    private static func statusName(_ status: Int32?) -> String {
-        switch status {
-        case 1?: "active"
-        case 2?: "expired"
-        case 3?: "billing retry"
-        case 4?: "grace period"
-        case 5?: "revoked"
-        default: ""
-        }
+        SupportFragment.template.render(SupportFragment.Model(view, bundleId: bundleId))
     }
 
     // MARK: The shell

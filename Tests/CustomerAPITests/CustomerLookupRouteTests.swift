@@ -49,14 +49,14 @@ import PipelineRecords
 
     /// A database with: an active subscription, one that expired after its last notification, a lifetime
     /// purchase, and a Sandbox subscription of the same customer; and two keys (this app, rate 3; another app).
-    func withAPI(_ body: @Sendable (TestClientProtocol, String, String) async throws -> Void) async throws {
+    func withAPI(_ body: @Sendable (any TestClientProtocol, String, String) async throws -> Void) async throws {
         try await self.withAPIAndDeadKeys { client, key, otherKey, _ in try await body(client, key, otherKey) }
     }
 
     /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
     /// past its rotation grace.
     func withAPIAndDeadKeys(keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
-                            _ body: @Sendable (TestClientProtocol, String, String, [String]) async throws -> Void) async throws {
+                            _ body: @Sendable (any TestClientProtocol, String, String, [String]) async throws -> Void) async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
             let (key, otherKey, deadKeys) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
@@ -89,7 +89,7 @@ import PipelineRecords
         }
     }
 
-    static func get(_ client: TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws -> TestResponse {
+    static func get(_ client: any TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws -> TestResponse {
         var headers = HTTPFields()
         if let key { headers[.authorization] = "Bearer \(key)" }
         if let etag { headers[.ifNoneMatch] = etag }
