@@ -67,7 +67,7 @@ struct Module {
 
 let modules: [Module] = [
     // MARK: Shared: models ← records ← storage and Kafka ← services
-    Module(name: "AppStoreModels", kind: .library(product: true), path: "Shared/AppStoreModels", imports: []),
+    Module(name: "AppStoreModels", kind: .library(product: true), path: "Shared/AppStoreModels", imports: ["SwiftASN1"]),
     Module(name: "JWSVerification", kind: .library(product: true), path: "Shared/JWSVerification",
            imports: ["AppStoreModels", "Crypto", "SwiftASN1", "X509"]),
     Module(name: "AppStoreSigning", kind: .library(product: true), path: "Shared/AppStoreSigning",

@@ -21,7 +21,7 @@ SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatc
 SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "RefundResolver", "CustomerAPI", "IAPCtl", "AppStoreSim"}
 # The only modules a shared module may import, and why.
 ONLY = {
-    "AppStoreModels": (set(), "the models stand alone"),
+    "AppStoreModels": ({"SwiftASN1"}, "the models stand alone (swift-asn1 reads receipts' BER)"),
     "RateAndRetry": (set(), "the token bucket and the back-off are arithmetic"),
     "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
 }

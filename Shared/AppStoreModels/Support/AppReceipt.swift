@@ -1,7 +1,9 @@
 import Foundation
+import SwiftASN1
 
 /// Reads transaction identifiers out of a PKCS#7 app receipt (the StoreKit 1 `appStoreReceiptURL` data,
-/// and Xcode's StoreKit-testing receipts).
+/// and Xcode's StoreKit-testing receipts), with swift-asn1's BER reader (receipts use indefinite lengths and
+/// chunked strings, which DER forbids).
 ///
 /// The receipt's signature is **not** checked: use the identifiers only to look transactions up with the
 /// App Store Server API, whose answers are signed. Structure: ContentInfo → SignedData → encapsulated
@@ -14,7 +16,7 @@ public enum AppReceipt {
     /// Every in-app purchase's transaction identifier, in receipt order; nil when the text is not a receipt.
     public static func transactionIds(fromBase64 receipt: String) -> [String]? {
         guard let der = Data(base64Encoded: receipt.trimmingCharacters(in: .whitespacesAndNewlines), options: .ignoreUnknownCharacters),
-              let contentInfo = BERNode.parse(Array(der)),
+              let contentInfo = try? BER.parse(Array(der)),
               contentInfo.children.count >= 2,
               let signedData = contentInfo.children[1].children.first,  // [0] EXPLICIT SignedData
               signedData.children.count >= 3,
@@ -30,19 +32,36 @@ public enum AppReceipt {
 
     /// The `(type, value)` pairs of a receipt attribute SET.
     private static func attributes(in bytes: [UInt8]) -> [(type: Int, value: [UInt8])]? {
-        guard let set = BERNode.parse(bytes), set.isConstructed else { return nil }
+        guard let set = try? BER.parse(bytes), case .constructed = set.content else { return nil }
         return set.children.compactMap { attribute in
-            guard attribute.children.count == 3, attribute.children[0].tagNumber == 2,
-                  attribute.children[0].content.count <= 4
+            guard attribute.children.count == 3, attribute.children[0].identifier == .integer,
+                  case .primitive(let type) = attribute.children[0].content, type.count <= 4
             else { return nil }
-            let type = attribute.children[0].content.reduce(0) { $0 << 8 | Int($1) }
-            return (type, attribute.children[2].bytes)
+            return (type.reduce(0) { $0 << 8 | Int($1) }, attribute.children[2].bytes)
         }
     }
 
     /// The text of an encoded UTF8String, IA5String or PrintableString.
     private static func string(in bytes: [UInt8]) -> String? {
-        guard let node = BERNode.parse(bytes), [0x0C, 0x16, 0x13].contains(node.identifier) else { return nil }
-        return String(decoding: node.content, as: UTF8.self)
+        guard let node = try? BER.parse(bytes), [.utf8String, .ia5String, .printableString].contains(node.identifier),
+              case .primitive(let text) = node.content
+        else { return nil }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
+
+extension ASN1Node {
+    /// The nodes inside a constructed node (none for a primitive one).
+    fileprivate var children: [ASN1Node] {
+        if case .constructed(let nodes) = self.content { return Array(nodes) }
+        return []
+    }
+
+    /// The bytes of a primitive node, or the concatenated bytes of a constructed one (BER string chunks).
+    fileprivate var bytes: [UInt8] {
+        switch self.content {
+        case .primitive(let bytes): Array(bytes)
+        case .constructed(let nodes): nodes.flatMap(\.bytes)
+        }
     }
 }
