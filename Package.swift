@@ -67,103 +67,213 @@ struct Module {
 
 let modules: [Module] = [
     // MARK: Shared: models ← records ← storage and Kafka ← services
-    Module(name: "AppStoreModels", kind: .library(product: true), path: "Shared/AppStoreModels", imports: ["SwiftASN1"]),
-    Module(name: "JWSVerification", kind: .library(product: true), path: "Shared/JWSVerification",
-           imports: ["AppStoreModels", "Crypto", "SwiftASN1", "X509"]),
-    Module(name: "AppStoreSigning", kind: .library(product: true), path: "Shared/AppStoreSigning",
-           imports: ["AppStoreModels", "Crypto", "JWSVerification", "SwiftASN1", "X509"]),
+    Module(
+        name: "AppStoreModels", kind: .library(product: true), path: "Shared/AppStoreModels", imports: ["SwiftASN1"]),
+    Module(
+        name: "JWSVerification", kind: .library(product: true), path: "Shared/JWSVerification",
+        imports: ["AppStoreModels", "Crypto", "SwiftASN1", "X509"]),
+    Module(
+        name: "AppStoreSigning", kind: .library(product: true), path: "Shared/AppStoreSigning",
+        imports: ["AppStoreModels", "Crypto", "JWSVerification", "SwiftASN1", "X509"]),
     Module(name: "PipelineRecords", kind: .library(), path: "Shared/PipelineRecords", imports: ["AppStoreModels"]),
-    Module(name: "Entitlements", kind: .library(), path: "Shared/Entitlements", imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
-    Module(name: "AppStoreAPI", kind: .library(), path: "Shared/AppStoreAPI",
-           imports: ["AppStoreModels", "AsyncHTTPClient", "Crypto", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "RateAndRetry"]),
+    Module(
+        name: "Entitlements", kind: .library(), path: "Shared/Entitlements",
+        imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+    Module(
+        name: "AppStoreAPI", kind: .library(), path: "Shared/AppStoreAPI",
+        imports: [
+            "AppStoreModels", "AsyncHTTPClient", "Crypto", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1",
+            "RateAndRetry",
+        ]),
     Module(name: "RateAndRetry", kind: .library(), path: "Shared/RateAndRetry", imports: []),
     Module(name: "CRdKafka", kind: .system, path: "Shared/CRdKafka", imports: []),
-    Module(name: "RdKafka", kind: .library(), path: "Shared/RdKafka", imports: ["CRdKafka", "Logging", "ServiceLifecycle"]),
-    Module(name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
-           imports: ["Hummingbird", "HummingbirdCore", "Logging", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix", "Prometheus", "RateAndRetry",
-                     "RdKafka", "ServiceLifecycle"]),
-    Module(name: "Storage", kind: .library(), path: "Shared/Storage",
-           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "PipelineRecords", "PostgresNIO"]),
-    Module(name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
-           imports: ["AppStoreAPI", "AppStoreModels", "AsyncHTTPClient", "Crypto", "Entitlements", "JWSVerification", "Logging",
-                     "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509"]),
+    Module(
+        name: "RdKafka", kind: .library(), path: "Shared/RdKafka", imports: ["CRdKafka", "Logging", "ServiceLifecycle"]),
+    Module(
+        name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
+        imports: [
+            "Hummingbird", "HummingbirdCore", "Logging", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix",
+            "Prometheus", "RateAndRetry",
+            "RdKafka", "ServiceLifecycle",
+        ]),
+    Module(
+        name: "Storage", kind: .library(), path: "Shared/Storage",
+        imports: [
+            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "PipelineRecords", "PostgresNIO",
+        ]),
+    Module(
+        name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AsyncHTTPClient", "Crypto", "Entitlements", "JWSVerification", "Logging",
+            "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509",
+        ]),
 
     // MARK: Executables
-    Module(name: "Ingest", kind: .executable("ingest"), path: "Services/Ingest",
-           imports: ["AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "Prometheus",
-                     "RdKafka", "ServiceRuntime"]),
-    Module(name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
-           imports: ["AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "Prometheus",
-                     "RdKafka", "ServiceRuntime"]),
-    Module(name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",
-           imports: ["AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO",
-                     "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage"]),
-    Module(name: "EventPublisher", kind: .executable("event-publisher"), path: "Services/EventPublisher",
-           imports: ["Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RateAndRetry",
-                     "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage"]),
-    Module(name: "RefundResolver", kind: .executable("refund-resolver"), path: "Services/RefundResolver",
-           imports: ["AppStoreAPI", "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords",
-                     "Prometheus", "RateAndRetry", "RdKafka", "ServiceLifecycle", "ServiceRuntime"]),
-    Module(name: "CustomerAPI", kind: .executable("customer-api"), path: "Services/CustomerAPI",
-           imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "Entitlements", "HTTPTypes", "Hummingbird", "JWSVerification", "Logging",
-                     "Mustache", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
-                     "ServiceRuntime", "Storage"]),
-    Module(name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
-           imports: ["AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification", "Logging",
-                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage"]),
-    Module(name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
-           imports: ["AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto", "HTTPTypes", "Histogram",
-                     "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals"]),
+    Module(
+        name: "Ingest", kind: .executable("ingest"), path: "Services/Ingest",
+        imports: [
+            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
+            "Prometheus",
+            "RdKafka", "ServiceRuntime",
+        ]),
+    Module(
+        name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
+        imports: [
+            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
+            "Prometheus",
+            "RdKafka", "ServiceRuntime",
+        ]),
+    Module(
+        name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",
+        imports: [
+            "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords",
+            "PostgresNIO",
+            "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+        ]),
+    Module(
+        name: "EventPublisher", kind: .executable("event-publisher"), path: "Services/EventPublisher",
+        imports: [
+            "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus",
+            "RateAndRetry",
+            "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+        ]),
+    Module(
+        name: "RefundResolver", kind: .executable("refund-resolver"), path: "Services/RefundResolver",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline",
+            "PipelineRecords",
+            "Prometheus", "RateAndRetry", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
+        ]),
+    Module(
+        name: "CustomerAPI", kind: .executable("customer-api"), path: "Services/CustomerAPI",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "Crypto", "Entitlements", "HTTPTypes", "Hummingbird", "JWSVerification",
+            "Logging",
+            "Mustache", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
+            "ServiceLifecycle",
+            "ServiceRuntime", "Storage",
+        ]),
+    Module(
+        name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification",
+            "Logging",
+            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage",
+        ]),
+    Module(
+        name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto",
+            "HTTPTypes", "Histogram",
+            "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals",
+        ]),
 
     // MARK: Benchmarks
-    Module(name: "VerificationBenchmark", kind: .executable("verification-benchmark"), path: "Benchmarks/VerificationBenchmark",
-           imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
-    Module(name: "ProduceBaseline", kind: .executable("produce-baseline"), path: "Benchmarks/ProduceBaseline", imports: ["Logging", "RdKafka"]),
-    Module(name: "HTTPBaseline", kind: .executable("http-baseline"), path: "Benchmarks/HTTPBaseline", imports: ["Hummingbird"]),
-    Module(name: "EntitlementsBenchmark", kind: .executable("entitlements-benchmark"), path: "Benchmarks/EntitlementsBenchmark",
-           imports: ["Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "TestSupport"]),
-    Module(name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
-           imports: ["AppStoreModels", "AsyncHTTPClient", "Histogram", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "Storage",
-                     "TestSupport"]),
+    Module(
+        name: "VerificationBenchmark", kind: .executable("verification-benchmark"),
+        path: "Benchmarks/VerificationBenchmark",
+        imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+    Module(
+        name: "ProduceBaseline", kind: .executable("produce-baseline"), path: "Benchmarks/ProduceBaseline",
+        imports: ["Logging", "RdKafka"]),
+    Module(
+        name: "HTTPBaseline", kind: .executable("http-baseline"), path: "Benchmarks/HTTPBaseline",
+        imports: ["Hummingbird"]),
+    Module(
+        name: "EntitlementsBenchmark", kind: .executable("entitlements-benchmark"),
+        path: "Benchmarks/EntitlementsBenchmark",
+        imports: [
+            "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
+        imports: [
+            "AppStoreModels", "AsyncHTTPClient", "Histogram", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
+            "PipelineRecords", "Storage",
+            "TestSupport",
+        ]),
 
     // MARK: Tests
-    Module(name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
-           imports: ["AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
-                     "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509"]),
-    Module(name: "AppStoreModelsTests", kind: .tests, path: "Tests/AppStoreModelsTests", imports: ["AppStoreModels", "TestSupport"]),
-    Module(name: "JWSVerificationTests", kind: .tests, path: "Tests/JWSVerificationTests",
-           imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "JWSVerification", "TestSupport", "X509"]),
-    Module(name: "RdKafkaTests", kind: .tests, path: "Tests/RdKafkaTests", imports: ["Logging", "RdKafka", "TestSupport"]),
-    Module(name: "IngestTests", kind: .tests, path: "Tests/IngestTests",
-           imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "Hummingbird", "HummingbirdTesting", "Ingest", "JWSVerification", "Logging",
-                     "NotificationPipeline", "PipelineRecords", "Prometheus", "RdKafka", "ServiceRuntime", "TestSupport", "X509"]),
-    Module(name: "ChainVerifierTests", kind: .tests, path: "Tests/ChainVerifierTests",
-           imports: ["AppStoreModels", "AppStoreSigning", "ChainVerifier", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline",
-                     "PipelineRecords", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "TestSupport"]),
-    Module(name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
-           imports: ["Hummingbird", "HummingbirdTesting", "Prometheus", "RateAndRetry", "RdKafka", "ServiceRuntime"]),
-    Module(name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
-           imports: ["AppStoreAPI", "AppStoreModels", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka", "ServiceRuntime",
-                     "TestSupport", "X509"]),
-    Module(name: "StorageTests", kind: .tests, path: "Tests/StorageTests",
-           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
-                     "PostgresNIO", "Storage", "TestSupport"]),
-    Module(name: "EntitlementsTests", kind: .tests, path: "Tests/EntitlementsTests",
-           imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "TestSupport"]),
-    Module(name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
-           imports: ["AppStoreModels", "EntitlementUpdater", "Entitlements", "EventPublisher", "JWSVerification", "Logging",
-                     "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
-                     "Storage", "TestSupport"]),
-    Module(name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests", imports: ["AppStoreAPI", "Crypto", "JWSVerification", "TestSupport"]),
-    Module(name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
-           imports: ["AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSim", "AsyncHTTPClient", "ChainVerifier", "Crypto",
-                     "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification", "Logging", "NIOCore",
-                     "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "RefundResolver",
-                     "ServiceLifecycle", "ServiceRuntime", "Storage", "TestSupport"]),
-    Module(name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",
-           imports: ["AppStoreModels", "CustomerAPI", "Hummingbird", "HummingbirdTesting", "JWSVerification", "Logging", "NotificationPipeline",
-                     "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport"]),
-    Module(name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests", imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "TestSupport"]),
+    Module(
+        name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
+        imports: [
+            "AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+            "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509",
+        ]),
+    Module(
+        name: "AppStoreModelsTests", kind: .tests, path: "Tests/AppStoreModelsTests",
+        imports: ["AppStoreModels", "TestSupport"]),
+    Module(
+        name: "JWSVerificationTests", kind: .tests, path: "Tests/JWSVerificationTests",
+        imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "JWSVerification", "TestSupport", "X509"]),
+    Module(
+        name: "RdKafkaTests", kind: .tests, path: "Tests/RdKafkaTests", imports: ["Logging", "RdKafka", "TestSupport"]),
+    Module(
+        name: "IngestTests", kind: .tests, path: "Tests/IngestTests",
+        imports: [
+            "AppStoreModels", "AppStoreSigning", "Crypto", "Hummingbird", "HummingbirdTesting", "Ingest",
+            "JWSVerification", "Logging",
+            "NotificationPipeline", "PipelineRecords", "Prometheus", "RdKafka", "ServiceRuntime", "TestSupport", "X509",
+        ]),
+    Module(
+        name: "ChainVerifierTests", kind: .tests, path: "Tests/ChainVerifierTests",
+        imports: [
+            "AppStoreModels", "AppStoreSigning", "ChainVerifier", "Hummingbird", "JWSVerification", "Logging",
+            "NotificationPipeline",
+            "PipelineRecords", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "TestSupport",
+        ]),
+    Module(
+        name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
+        imports: ["Hummingbird", "HummingbirdTesting", "Prometheus", "RateAndRetry", "RdKafka", "ServiceRuntime"]),
+    Module(
+        name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka",
+            "ServiceRuntime",
+            "TestSupport", "X509",
+        ]),
+    Module(
+        name: "StorageTests", kind: .tests, path: "Tests/StorageTests",
+        imports: [
+            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+            "PipelineRecords",
+            "PostgresNIO", "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "EntitlementsTests", kind: .tests, path: "Tests/EntitlementsTests",
+        imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "TestSupport"]),
+    Module(
+        name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
+        imports: [
+            "AppStoreModels", "EntitlementUpdater", "Entitlements", "EventPublisher", "JWSVerification", "Logging",
+            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
+            "ServiceRuntime",
+            "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests",
+        imports: ["AppStoreAPI", "Crypto", "JWSVerification", "TestSupport"]),
+    Module(
+        name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSim", "AsyncHTTPClient", "ChainVerifier",
+            "Crypto",
+            "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification",
+            "Logging", "NIOCore",
+            "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
+            "RefundResolver",
+            "ServiceLifecycle", "ServiceRuntime", "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",
+        imports: [
+            "AppStoreModels", "CustomerAPI", "Hummingbird", "HummingbirdTesting", "JWSVerification", "Logging",
+            "NotificationPipeline",
+            "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests",
+        imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "TestSupport"]),
 ]
 
 // MARK: - The package, from the table
@@ -182,14 +292,19 @@ let modules: [Module] = [
     case .library, .testSupport:
         let settings = if case .testSupport = module.kind { testSettings } else { strictSettings }
         let exclude = module.name == "Entitlements" ? ["Schemas"] : []
-        return .target(name: module.name, dependencies: dependencies(module), path: module.path, exclude: exclude, swiftSettings: settings)
+        return .target(
+            name: module.name, dependencies: dependencies(module), path: module.path, exclude: exclude,
+            swiftSettings: settings)
     case .executable:
         let settings = module.imports.contains("TestSupport") ? testSettings : strictSettings
-        return .executableTarget(name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: settings)
+        return .executableTarget(
+            name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: settings)
     case .tests:
-        return .testTarget(name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: testSettings)
+        return .testTarget(
+            name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: testSettings)
     case .system:
-        return .systemLibrary(name: module.name, path: module.path, pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])])
+        return .systemLibrary(
+            name: module.name, path: module.path, pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])])
     }
 }
 

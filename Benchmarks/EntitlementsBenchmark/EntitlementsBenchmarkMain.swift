@@ -2,11 +2,11 @@ import Dispatch
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import Storage
 import TestSupport
-import PipelineRecords
 
 /// Measures, against a local PostgreSQL and broker (`Benchmarks/run-entitlements.sh` starts them):
 /// notifications applied per second (`LANES` concurrent lanes over disjoint subjects, as the updater applies
@@ -34,7 +34,9 @@ enum EntitlementsBenchmarkMain {
         // As a topic carries them: each subscription's notifications in order, subscriptions interleaved (a
         // subscription's next notification comes days later, after many others').
         let lifeCycles = (0..<subscriptions).map(VerifiedRecords.lifeCycle)
-        let records = (0..<(lifeCycles.map(\.count).max() ?? 0)).flatMap { step in lifeCycles.compactMap { step < $0.count ? $0[step] : nil } }
+        let records = (0..<(lifeCycles.map(\.count).max() ?? 0)).flatMap { step in
+            lifeCycles.compactMap { step < $0.count ? $0[step] : nil }
+        }
         let topics = PipelineTopics()
         let workers = arguments.count > 4 ? Int(arguments[4]) ?? 8 : 8
         let transactionSize = arguments.count > 5 ? Int(arguments[5]) ?? 50 : 50
@@ -45,7 +47,8 @@ enum EntitlementsBenchmarkMain {
             try await client.query("CREATE TABLE IF NOT EXISTS bench_baseline (id bigint PRIMARY KEY)", logger: logger)
             let bare = try await Self.rate(count: records.count, workers: workers) { worker, index in
                 try await client.withTransaction(logger: logger) { connection -> Void in
-                    _ = try await connection.query("INSERT INTO bench_baseline (id) VALUES (\(Int64(index * workers + worker)))", logger: logger)
+                    _ = try await connection.query(
+                        "INSERT INTO bench_baseline (id) VALUES (\(Int64(index * workers + worker)))", logger: logger)
                 }
             }
             let repository = EntitlementRepository(client: client, logger: logger)
@@ -57,68 +60,97 @@ enum EntitlementsBenchmarkMain {
             /// The lanes' records applied `transactionSize` per transaction, on empty tables.
             let batched: @Sendable ([[VerifiedNotificationRecord]]) async throws -> Double = { lanes in
                 try await Self.emptyTables(client, logger: logger)
-                return try await Self.rate(lanes: lanes.map { lane in
-                    stride(from: 0, to: lane.count, by: transactionSize).map { Array(lane[$0..<min($0 + transactionSize, lane.count)]) }
-                }, items: { $0.count }) { batch in
-                    _ = try await repository.apply(batch.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: topics)
+                return try await Self.rate(
+                    lanes: lanes.map { lane in
+                        stride(from: 0, to: lane.count, by: transactionSize).map {
+                            Array(lane[$0..<min($0 + transactionSize, lane.count)])
+                        }
+                    }, items: { $0.count }
+                ) { batch in
+                    _ = try await repository.apply(
+                        batch.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: topics)
                 }
             }
             // The worst order for waves first: each subject's notifications back to back.
             let grouped = try await batched(lanes.map(Self.backToBack))
             let applied = try await batched(lanes)
             var events = 0
-            for try await count in try await client.query("SELECT count(*) FROM outbox", logger: logger).decode(Int.self) { events = count }
+            for try await count in try await client.query("SELECT count(*) FROM outbox", logger: logger).decode(
+                Int.self)
+            { events = count }
             return (bare, single, grouped, applied, events)
         }
 
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: bootstrap)), logger: logger)
-        let (direct, published) = try await DatabaseClient.with(settings, logger: logger) { client -> (Double, Double) in
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: bootstrap)),
+            logger: logger)
+        let (direct, published) = try await DatabaseClient.with(settings, logger: logger) {
+            client -> (Double, Double) in
             var rows: [OutboxRow] = []
-            let query = try await client.query("SELECT id, event_id, topic, key, payload::text FROM outbox ORDER BY id", logger: logger)
-            for try await (id, eventId, topic, key, payload) in query.decode((Int64, String, String, String, String).self) {
+            let query = try await client.query(
+                "SELECT id, event_id, topic, key, payload::text FROM outbox ORDER BY id", logger: logger)
+            for try await (id, eventId, topic, key, payload) in query.decode(
+                (Int64, String, String, String, String).self)
+            {
                 rows.append(OutboxRow(id: id, eventId: eventId, topic: topic, key: key, payload: payload))
             }
             let direct = try await Self.timed(rows.count) {
                 var pending: [PendingDelivery] = []
                 for row in rows {
-                    pending.append(try await producer.enqueue(ProducerRecord(topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8))))
+                    pending.append(
+                        try await producer.enqueue(
+                            ProducerRecord(topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8))))
                 }
                 for delivery in pending { _ = try await delivery.report }
             }
             let relay = OutboxRelay(client: client, logger: logger)
             let published = try await Self.timed(rows.count) {
-                while try await relay.relay(limit: 500, publish: { batch in
-                    var pending: [PendingDelivery] = []
-                    for row in batch {
-                        pending.append(try await producer.enqueue(ProducerRecord(
-                            topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8),
-                            headers: [KafkaHeader(name: "event-id", text: row.eventId)])))
-                    }
-                    for delivery in pending { _ = try await delivery.report }
-                }) > 0 {}
+                while try await relay.relay(
+                    limit: 500,
+                    publish: { batch in
+                        var pending: [PendingDelivery] = []
+                        for row in batch {
+                            pending.append(
+                                try await producer.enqueue(
+                                    ProducerRecord(
+                                        topic: row.topic, key: Array(row.key.utf8), value: Array(row.payload.utf8),
+                                        headers: [KafkaHeader(name: "event-id", text: row.eventId)])))
+                        }
+                        for delivery in pending { _ = try await delivery.report }
+                    }) > 0
+                {}
             }
             return (direct, published)
         }
         await producer.shutdown()
 
-        print("Entitlements benchmark: \(records.count) notifications of \(subscriptions) subscriptions, \(events) events, \(workers) workers")
+        print(
+            "Entitlements benchmark: \(records.count) notifications of \(subscriptions) subscriptions, \(events) events, \(workers) workers"
+        )
         print("measurement (2 cores, PostgreSQL and broker co-located)                 per second  compared with")
         Self.row("bare single-row INSERT transactions", bare, "baseline")
         let singleRatio: Double = single / bare
         let applyRatio: Double = applied / bare
         let publishRatio: Double = published / direct
-        Self.row("notifications applied, one per transaction", single, String(format: "%.2f of bare transactions", singleRatio))
-        Self.row("  \(transactionSize) per transaction, each subject's notifications back to back", grouped,
-                 String(format: "%.2f of bare transactions (the worst order for waves)", grouped / bare))
-        Self.row("notifications applied, \(transactionSize) per transaction (the updater)", applied,
-                 String(format: "%.2f of bare transactions", applyRatio))
+        Self.row(
+            "notifications applied, one per transaction", single,
+            String(format: "%.2f of bare transactions", singleRatio))
+        Self.row(
+            "  \(transactionSize) per transaction, each subject's notifications back to back", grouped,
+            String(format: "%.2f of bare transactions (the worst order for waves)", grouped / bare))
+        Self.row(
+            "notifications applied, \(transactionSize) per transaction (the updater)", applied,
+            String(format: "%.2f of bare transactions", applyRatio))
         Self.row("events produced directly (acks=all), no outbox", direct, "baseline")
-        Self.row("events published from the outbox (select, produce, mark published)", published,
-                 String(format: "%.2f of direct produce", publishRatio))
+        Self.row(
+            "events published from the outbox (select, produce, mark published)", published,
+            String(format: "%.2f of direct produce", publishRatio))
     }
 
     /// Runs `count` operations spread over `workers` concurrent loops; returns operations per second.
-    static func rate(count: Int, workers: Int, _ operation: @escaping @Sendable (Int, Int) async throws -> Void) async throws -> Double {
+    static func rate(count: Int, workers: Int, _ operation: @escaping @Sendable (Int, Int) async throws -> Void)
+        async throws -> Double
+    {
         try await self.timed(count) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for worker in 0..<workers {
@@ -144,7 +176,8 @@ enum EntitlementsBenchmarkMain {
     /// Empties every table the updater writes (the schema stays), so the next measurement starts as the first did.
     static func emptyTables(_ client: PostgresClient, logger: Logger) async throws {
         var tables: [String] = []
-        let query = try await client.query("""
+        let query = try await client.query(
+            """
             SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename NOT IN ('schema_migrations', 'bench_baseline')
             """, logger: logger)
         for try await table in query.decode(String.self) { tables.append(table) }
@@ -152,8 +185,10 @@ enum EntitlementsBenchmarkMain {
     }
 
     /// Runs each lane's items in order, lanes concurrently; returns units per second (`items` counts an item's units).
-    static func rate<Item: Sendable>(lanes: [[Item]], items: (Item) -> Int = { _ in 1 },
-                                     _ operation: @escaping @Sendable (Item) async throws -> Void) async throws -> Double {
+    static func rate<Item: Sendable>(
+        lanes: [[Item]], items: (Item) -> Int = { _ in 1 },
+        _ operation: @escaping @Sendable (Item) async throws -> Void
+    ) async throws -> Double {
         try await self.timed(lanes.flatMap { $0 }.map(items).reduce(0, +)) {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for lane in lanes { group.addTask { for item in lane { try await operation(item) } } }
@@ -171,6 +206,8 @@ enum EntitlementsBenchmarkMain {
 
     /// Prints one aligned row.
     static func row(_ name: String, _ rate: Double, _ comparison: String) {
-        print("\(name.padding(toLength: 74, withPad: " ", startingAt: 0)) \(String(format: "%10.0f", rate))  \(comparison)")
+        print(
+            "\(name.padding(toLength: 74, withPad: " ", startingAt: 0)) \(String(format: "%10.0f", rate))  \(comparison)"
+        )
     }
 }

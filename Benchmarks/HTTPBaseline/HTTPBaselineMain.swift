@@ -14,8 +14,9 @@ enum HTTPBaselineMain {
             return .ok
         }
         router.get("/v1/apps/:bundleId/customers/:customer") { _, _ -> Response in
-            Response(status: .ok, headers: [.contentType: "application/json"],
-                     body: .init(byteBuffer: ByteBuffer(string: #"{"entitlements":[],"subscriptions":[],"purchases":[]}"#)))
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"entitlements":[],"subscriptions":[],"purchases":[]}"#)))
         }
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
         try await app.runService()

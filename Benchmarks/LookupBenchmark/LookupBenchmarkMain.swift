@@ -6,9 +6,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationPipeline
+import PipelineRecords
 import Storage
 import TestSupport
-import PipelineRecords
 
 /// customer-api's look-up latency at a fixed offered rate, next to a bare Hummingbird endpoint measured in
 /// the same run (`Benchmarks/run-lookup.sh` starts PostgreSQL and both servers).
@@ -38,20 +38,30 @@ enum LookupBenchmarkMain {
             for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
                 _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
             }
-            return try await APIKeyStore(client: client, logger: quiet).create(bundleId: "com.example.app", ratePerSecond: 1_000_000).token
+            return try await APIKeyStore(client: client, logger: quiet).create(
+                bundleId: "com.example.app", ratePerSecond: 1_000_000
+            ).token
         }
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)?idType=originalTransactionId" }
-        let baseline = try await Self.offer(http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds)
-        let api = try await Self.offer(http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
+        let baseline = try await Self.offer(
+            http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds)
+        let api = try await Self.offer(
+            http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
         try await http.shutdown()
-        print("Look-up benchmark: \(Int(rate)) GETs/s offered for \(Int(seconds)) s, \(customers) customers (2 cores, PostgreSQL co-located)")
-        print("target                                        answered/s   errors    p50 ms    p90 ms    p99 ms    max ms")
+        print(
+            "Look-up benchmark: \(Int(rate)) GETs/s offered for \(Int(seconds)) s, \(customers) customers (2 cores, PostgreSQL co-located)"
+        )
+        print(
+            "target                                        answered/s   errors    p50 ms    p90 ms    p99 ms    max ms")
         print(baseline.line("bare Hummingbird GET (baseline)"))
         print(api.line("customer-api GET customer (PostgreSQL)"))
-        print(String(format: "customer-api p99 is %.1fx the baseline's", api.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
+        print(
+            String(
+                format: "customer-api p99 is %.1fx the baseline's",
+                api.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
     }
 
     /// What one target answered.
@@ -65,18 +75,25 @@ enum LookupBenchmarkMain {
 
         func line(_ name: String) -> String {
             name.padding(toLength: 44, withPad: " ", startingAt: 0)
-                + String(format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001), self.errors,
-                         self.milliseconds(50), self.milliseconds(90), self.milliseconds(99), self.milliseconds(100))
+                + String(
+                    format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001),
+                    self.errors,
+                    self.milliseconds(50), self.milliseconds(90), self.milliseconds(99), self.milliseconds(100))
         }
     }
 
     /// Offers `rate` requests a second for `seconds`, open loop; a warm-up second first is not counted.
-    static func offer(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, seconds: Double) async throws -> Result {
+    static func offer(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, seconds: Double)
+        async throws -> Result
+    {
         _ = try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate))
-        return try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate * seconds))
+        return try await Self.run(
+            http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate * seconds))
     }
 
-    static func run(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, count: Int) async throws -> Result {
+    static func run(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, count: Int)
+        async throws -> Result
+    {
         var result = Result()
         let started = ContinuousClock.now
         await withTaskGroup(of: (Bool, UInt64).self) { group in
@@ -86,7 +103,9 @@ enum LookupBenchmarkMain {
                 var request = HTTPClientRequest(url: base + paths[index % paths.count])
                 request.headers.add(name: "Authorization", value: "Bearer \(token)")
                 group.addTask {
-                    let ok = ((try? await http.execute(request, timeout: .seconds(10)))?.status.code).map { $0 == 200 } ?? false
+                    let ok =
+                        ((try? await http.execute(request, timeout: .seconds(10)))?.status.code).map { $0 == 200 }
+                        ?? false
                     let latency = ContinuousClock.now - due
                     return (ok, UInt64(max(0, latency.timeInterval * 1_000_000)))
                 }

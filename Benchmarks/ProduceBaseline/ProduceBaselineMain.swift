@@ -13,7 +13,8 @@ enum ProduceBaselineMain {
     static func main() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard arguments.count >= 2 else {
-            FileHandle.standardError.write(Data("usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]\n".utf8))
+            FileHandle.standardError.write(
+                Data("usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]\n".utf8))
             exit(2)
         }
         let body = Array(try Data(contentsOf: URL(fileURLWithPath: arguments[1])))
@@ -23,7 +24,8 @@ enum ProduceBaselineMain {
         var logger = Logger(label: "produce-baseline")
         logger.logLevel = .error
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [arguments[0]], clientID: "produce-baseline")),
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: [arguments[0]], clientID: "produce-baseline")),
             logger: logger)
         // A ring of deliveries in flight: at most `window` unacknowledged, each waited for in order.
         var inFlight: [PendingDelivery] = []

@@ -32,5 +32,7 @@ struct BenchmarkOptions {
 /// An unknown flag or a flag without its value.
 struct BenchmarkUsageError: Error, CustomStringConvertible {
     let flag: String
-    var description: String { "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] (at \(flag))" }
+    var description: String {
+        "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] (at \(flag))"
+    }
 }

@@ -19,7 +19,9 @@ enum Rate {
     }
 
     /// Runs `operation` in `tasks` concurrent loops for `seconds` and returns the combined rate.
-    static func measureAsync(seconds: Double, tasks: Int, _ operation: @escaping @Sendable () async throws -> Void) async throws -> Double {
+    static func measureAsync(seconds: Double, tasks: Int, _ operation: @escaping @Sendable () async throws -> Void)
+        async throws -> Double
+    {
         for _ in 0..<50 { try await operation() }  // warm-up
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = start + UInt64(seconds * 1e9)

@@ -5,9 +5,13 @@ enum Report {
     /// Prints one row per figure: what was measured, operations per second, and its comparison.
     static func print(_ rows: [(String, Double, String)]) {
         let width = rows.map(\.0.count).max() ?? 0
-        Swift.print("\("measurement".padding(toLength: width, withPad: " ", startingAt: 0))  \("per second".leftPadded(12))  compared with")
+        Swift.print(
+            "\("measurement".padding(toLength: width, withPad: " ", startingAt: 0))  \("per second".leftPadded(12))  compared with"
+        )
         for (name, rate, comparison) in rows {
-            Swift.print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(String(format: "%.0f", rate).leftPadded(12))  \(comparison)")
+            Swift.print(
+                "\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(String(format: "%.0f", rate).leftPadded(12))  \(comparison)"
+            )
         }
     }
 

@@ -13,8 +13,10 @@ struct SignatureInputs: @unchecked Sendable {
 
     /// Prepares the three signing inputs of the notification (outer, transaction, renewal info).
     init(notification: VerifiedNotification) {
-        let jwsList = [notification.signedPayload, notification.payload.data?.signedTransactionInfo,
-                       notification.payload.data?.signedRenewalInfo].compactMap { $0 }
+        let jwsList = [
+            notification.signedPayload, notification.payload.data?.signedTransactionInfo,
+            notification.payload.data?.signedRenewalInfo,
+        ].compactMap { $0 }
         let key = self.key
         self.signed = jwsList.map { jws in
             let input = Data(jws[..<jws.lastIndex(of: ".")!].utf8)

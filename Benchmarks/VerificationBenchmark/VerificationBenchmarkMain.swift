@@ -20,7 +20,9 @@ enum VerificationBenchmarkMain {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let inputs = SignatureInputs(notification: reference)
 
-        print("Verification benchmark: \(options.notification.lastPathComponent), \(options.seconds) s per figure, \(cores) cores")
+        print(
+            "Verification benchmark: \(options.notification.lastPathComponent), \(options.seconds) s per figure, \(cores) cores"
+        )
         let verifyRate = Rate.measure(seconds: options.seconds) { inputs.verifyDigestOnce() }
         let jwsChecksRate = Rate.measure(seconds: options.seconds) { inputs.verifyThreeSigningInputs() }
         let cold = try await Rate.measureAsync(seconds: options.seconds, tasks: 1) {
@@ -38,19 +40,27 @@ enum VerificationBenchmarkMain {
             ("3 JWS signature checks of this notification (hash + verify), 1 core", jwsChecksRate, "crypto limit"),
             ("full verification, fresh verifier each time (no chain cache), 1 core", cold, Report.ratio(cold, limit)),
             ("full verification, chain cache warm, 1 core", oneCore, Report.ratio(oneCore, limit)),
-            ("full verification, chain cache warm, \(cores) cores", allCores, Report.ratio(allCores, limit * Double(cores))),
+            (
+                "full verification, chain cache warm, \(cores) cores", allCores,
+                Report.ratio(allCores, limit * Double(cores))
+            ),
         ])
-        print(String(format: "Goal: >= 3000 notifications/s per core; measured %.0f per core (%.0f%% of the crypto limit).",
-                     oneCore, 100 * oneCore / limit))
+        print(
+            String(
+                format: "Goal: >= 3000 notifications/s per core; measured %.0f per core (%.0f%% of the crypto limit).",
+                oneCore, 100 * oneCore / limit))
     }
 
     /// The verifier for the real notification: Apple Root CA G3 (or the given root), the real app.
     static func makeVerifier(root: URL?) throws -> SignedDataVerifier {
         var roots = [AppleRootCertificates.rootCAG3]
-        if let root { roots = [try CertificateLoading.certificate(from: Array(Data(contentsOf: root)), source: root.path)] }
-        return SignedDataVerifier(configuration: try VerifierConfiguration(
-            environment: .sandbox,
-            apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)],
-            trustedRoots: roots))
+        if let root {
+            roots = [try CertificateLoading.certificate(from: Array(Data(contentsOf: root)), source: root.path)]
+        }
+        return SignedDataVerifier(
+            configuration: try VerifierConfiguration(
+                environment: .sandbox,
+                apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)],
+                trustedRoots: roots))
     }
 }

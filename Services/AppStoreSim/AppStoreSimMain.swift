@@ -14,7 +14,8 @@ import UnixSignals
 @main
 struct AppStoreSimMain: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "appstore-sim", abstract: "A stand-in for the App Store: signed notifications, the App Store Server API, expected state.",
+        commandName: "appstore-sim",
+        abstract: "A stand-in for the App Store: signed notifications, the App Store Server API, expected state.",
         subcommands: [Initialize.self, Run.self, Expected.self])
 }
 
@@ -23,7 +24,8 @@ let apiKeyFileName = "api-key.p8"
 
 /// `appstore-sim init --dir DIR`: creates the sim's PKI and API key, and prints the pipeline settings that trust them.
 struct Initialize: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create the sim's PKI and API key in a directory.")
+    static let configuration = CommandConfiguration(
+        commandName: "init", abstract: "Create the sim's PKI and API key in a directory.")
     @Option(help: "Directory for root.der, the keys and api-key.p8.") var dir: String
 
     func run() throws {
@@ -44,9 +46,13 @@ struct ScenarioOptions: ParsableArguments {
     @Option(help: "Random seed (a seed reproduces the scenario and the expected state).") var seed: UInt64 = 1
     @Option(help: "Bundle identifier.") var bundleId = "com.example.subscriptions"
     @Option(help: "App Store app identifier.") var appAppleId: Int64 = 1_234_567_890
-    @Option(help: "Environments, comma-separated: Production, Sandbox or both (Sandbox then gets a quarter as many customers, some sharing their appAccountToken with Production).")
+    @Option(
+        help:
+            "Environments, comma-separated: Production, Sandbox or both (Sandbox then gets a quarter as many customers, some sharing their appAccountToken with Production)."
+    )
     var environments = "Production,Sandbox"
-    @Flag(help: "Let subscription REFUNDs carry data.status (by default they do not, so refund-resolver must ask).") var refundCarriesStatus = false
+    @Flag(help: "Let subscription REFUNDs carry data.status (by default they do not, so refund-resolver must ask).")
+    var refundCarriesStatus = false
 
     /// The environments named, in order.
     func parsedEnvironments() throws -> [AppStoreModels.Environment] {
@@ -84,7 +90,8 @@ struct Expected: ParsableCommand {
 
 /// `appstore-sim run`: serves the API, delivers a scenario to ingest, prints a summary, and keeps serving if asked.
 struct Run: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve the App Store Server API and deliver a scenario to ingest.")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the App Store Server API and deliver a scenario to ingest.")
     @OptionGroup var scenario: ScenarioOptions
     @Option(help: "Directory made by `init` (PKI and api-key.p8).") var dir: String
     @Option(help: "API key id the pipeline uses.") var keyId = "SIMKEY0001"
@@ -96,16 +103,30 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Posts in flight at once.") var concurrency = 16
     @Option(help: "Share of notifications delivered twice.") var duplicates = 0.1
     @Flag(help: "Deliver in signing order instead of shuffled.") var inOrder = false
-    @Option(help: "Compressed Apple retry delays in ms between re-send passes, comma-separated (e.g. 1000,2000).") var retryDelaysMs = ""
+    @Option(help: "Compressed Apple retry delays in ms between re-send passes, comma-separated (e.g. 1000,2000).")
+    var retryDelaysMs = ""
     @Option(help: "Write the expected entitlements (JSON) here.") var expectedOut: String?
-    @Option(help: "Write the completeness facts (JSON: every carried transaction, every refund-like notification) here.") var factsOut: String?
+    @Option(
+        help: "Write the completeness facts (JSON: every carried transaction, every refund-like notification) here.")
+    var factsOut: String?
     @Flag(help: "Keep serving the API after delivering (until SIGINT/SIGTERM).") var keepServing = false
-    @Option(help: "Share of customers without an appAccountToken whose app posts the purchase to customer-api first (half of them instead of the notification).")
+    @Option(
+        help:
+            "Share of customers without an appAccountToken whose app posts the purchase to customer-api first (half of them instead of the notification)."
+    )
     var appPostShare = 0.0
-    @Option(help: "Share of DID_RENEW and EXPIRED notifications lost for good (never sent, not in notification history).") var lostShare = 0.0
-    @Option(help: "Share of purchases with a refund request open now: a CONSUMPTION_REQUEST signed minutes ago, its 12-hour window open.")
+    @Option(
+        help: "Share of DID_RENEW and EXPIRED notifications lost for good (never sent, not in notification history).")
+    var lostShare = 0.0
+    @Option(
+        help:
+            "Share of purchases with a refund request open now: a CONSUMPTION_REQUEST signed minutes ago, its 12-hour window open."
+    )
     var openRefundRequests = 0.0
-    @Option(help: "Share of those customers whose app records consent for consumption answers through customer-api before delivery.")
+    @Option(
+        help:
+            "Share of those customers whose app records consent for consumption answers through customer-api before delivery."
+    )
     var consentShare = 0.0
     @Option(help: "customer-api's base URL, where the app posts its purchases.") var customerApiUrl: String?
     @Option(help: "The app's customer-api key (default: CUSTOMER_API_KEY).") var customerApiKey: String?
@@ -116,7 +137,8 @@ struct Run: AsyncParsableCommand {
         let directory = URL(fileURLWithPath: self.dir)
         let pki = try TestPKI.loadOrCreate(in: directory)
         let pem = try String(contentsOf: directory.appendingPathComponent(apiKeyFileName), encoding: .utf8)
-        var configuration = SimConfiguration(apiPublicKey: try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
+        var configuration = SimConfiguration(
+            apiPublicKey: try P256.Signing.PrivateKey(pemRepresentation: pem).publicKey)
         configuration.customers = self.scenario.customers
         configuration.seed = self.scenario.seed
         configuration.bundleId = self.scenario.bundleId
@@ -132,15 +154,19 @@ struct Run: AsyncParsableCommand {
         configuration.concurrency = self.concurrency
         configuration.duplicates = self.duplicates
         configuration.shuffled = !self.inOrder
-        configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map { Duration.milliseconds($0) }
+        configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map {
+            Duration.milliseconds($0)
+        }
         configuration.appPostShare = self.appPostShare
         configuration.lostShare = self.lostShare
         configuration.openRefundRequestShare = self.openRefundRequests
         configuration.consentShare = self.consentShare
         configuration.customerAPIURL = self.customerApiUrl
         configuration.customerAPIKey = self.customerApiKey ?? ProcessInfo.processInfo.environment["CUSTOMER_API_KEY"]
-        guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil) else {
-            throw ValidationError("--app-post-share needs --customer-api-url and --customer-api-key (or CUSTOMER_API_KEY)")
+        guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil)
+        else {
+            throw ValidationError(
+                "--app-post-share needs --customer-api-url and --customer-api-key (or CUSTOMER_API_KEY)")
         }
         let simulator = try Simulator(configuration: configuration, pki: pki)
         if let path = self.expectedOut {
@@ -157,12 +183,13 @@ struct Run: AsyncParsableCommand {
             SimOutput.line("appstore-sim: App Store Server API on http://\(host):\(port)")
         }
         let runner = ScenarioRunner(simulator: simulator, http: http, keepServing: self.keepServing)
-        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [
-                .init(service: app),
-                .init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [
+                    .init(service: app),
+                    .init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         try await http.shutdown()
     }
@@ -177,24 +204,39 @@ struct ScenarioRunner: Service {
     func run() async throws {
         try await self.waitForOwnServer()
         let scenario = self.simulator.scenario
-        SimOutput.line("appstore-sim: \(self.simulator.configuration.customers) customers, \(scenario.notifications.count) notifications, "
-            + "\(scenario.expected.count) expected entitlements (\(scenario.expected.filter(\.active).count) active)")
-        for (name, count) in scenario.lifeCycles.sorted(by: { $0.key < $1.key }) { SimOutput.line("  \(count)\t\(name)") }
-        if !scenario.lost.isEmpty {
-            SimOutput.line("appstore-sim: \(scenario.lost.count) notifications lost for good (\(scenario.lost.filter { Scenario.losableTypes.contains($0.type) }.count) "
-                + "DID_RENEW/EXPIRED, the others purchases the app posted instead)")
+        SimOutput.line(
+            "appstore-sim: \(self.simulator.configuration.customers) customers, \(scenario.notifications.count) notifications, "
+                + "\(scenario.expected.count) expected entitlements (\(scenario.expected.filter(\.active).count) active)"
+        )
+        for (name, count) in scenario.lifeCycles.sorted(by: { $0.key < $1.key }) {
+            SimOutput.line("  \(count)\t\(name)")
         }
-        if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey, !scenario.appPosts.isEmpty {
-            SimOutput.line("appstore-sim: the app posts \(scenario.appPosts.count) purchases to \(url) (app user ids, no appAccountToken)")
-            let statuses = await self.simulator.postAppPurchases(http: self.http, to: url, key: key)
-            SimOutput.line("appstore-sim: app posts answered " + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+        if !scenario.lost.isEmpty {
+            SimOutput.line(
+                "appstore-sim: \(scenario.lost.count) notifications lost for good (\(scenario.lost.filter { Scenario.losableTypes.contains($0.type) }.count) "
+                    + "DID_RENEW/EXPIRED, the others purchases the app posted instead)")
         }
         if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey,
-           !self.simulator.consentingRefundRequests.isEmpty {
-            SimOutput.line("appstore-sim: \(scenario.openRefundRequests.count) refund requests open now; the app records consent for "
-                + "\(self.simulator.consentingRefundRequests.count) of their customers")
+            !scenario.appPosts.isEmpty
+        {
+            SimOutput.line(
+                "appstore-sim: the app posts \(scenario.appPosts.count) purchases to \(url) (app user ids, no appAccountToken)"
+            )
+            let statuses = await self.simulator.postAppPurchases(http: self.http, to: url, key: key)
+            SimOutput.line(
+                "appstore-sim: app posts answered "
+                    + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+        }
+        if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey,
+            !self.simulator.consentingRefundRequests.isEmpty
+        {
+            SimOutput.line(
+                "appstore-sim: \(scenario.openRefundRequests.count) refund requests open now; the app records consent for "
+                    + "\(self.simulator.consentingRefundRequests.count) of their customers")
             let statuses = await self.simulator.postConsents(http: self.http, to: url, key: key)
-            SimOutput.line("appstore-sim: consent posts answered " + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+            SimOutput.line(
+                "appstore-sim: consent posts answered "
+                    + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
         }
         if let url = self.simulator.configuration.ingestURL {
             let plan = self.simulator.deliveryPlan()
@@ -202,7 +244,9 @@ struct ScenarioRunner: Service {
             _ = await self.simulator.deliver(plan, http: self.http, to: url, progress: SimOutput.line)
             await self.simulator.retryUndelivered(http: self.http, to: url, progress: SimOutput.line)
             let undelivered = await self.simulator.store.undeliveredCount()
-            SimOutput.line("appstore-sim: \(undelivered) notifications undelivered (they stay in notification history with onlyFailures)")
+            SimOutput.line(
+                "appstore-sim: \(undelivered) notifications undelivered (they stay in notification history with onlyFailures)"
+            )
         }
         if self.keepServing { try? await gracefulShutdown() }
     }
@@ -212,7 +256,9 @@ struct ScenarioRunner: Service {
         let host = self.simulator.configuration.host == "0.0.0.0" ? "127.0.0.1" : self.simulator.configuration.host
         let url = "http://\(host):\(self.simulator.configuration.port)/sim/stats"
         for _ in 0..<200 {
-            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
+            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok {
+                return
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw ValidationError("the API did not start on \(url)")

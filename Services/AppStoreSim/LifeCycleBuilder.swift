@@ -37,28 +37,47 @@ struct LifeCycleBuilder {
 
     /// How an auto-renewable subscription's story ends.
     enum Ending: String, CaseIterable {
-        case active, voluntaryExpiry = "voluntary-expiry", billingRetryExpiry = "billing-retry-expiry", inGrace = "in-grace",
-             graceExpired = "grace-expired", recoveredFromGrace = "recovered-from-grace", refundOfOldPeriod = "refund-of-old-period",
-             refundOfLatestPeriod = "refund-of-latest-period", refundReversed = "refund-reversed", familyRevoked = "revoked"
+        case active
+        case voluntaryExpiry = "voluntary-expiry"
+        case billingRetryExpiry = "billing-retry-expiry"
+        case inGrace = "in-grace"
+        case
+            graceExpired = "grace-expired"
+        case recoveredFromGrace = "recovered-from-grace"
+        case refundOfOldPeriod = "refund-of-old-period"
+        case
+            refundOfLatestPeriod = "refund-of-latest-period"
+        case refundReversed = "refund-reversed"
+        case familyRevoked = "revoked"
 
         /// Whether the last period still runs now (otherwise it ended shortly before now).
-        var lastPeriodRunsNow: Bool { ![.voluntaryExpiry, .billingRetryExpiry, .inGrace, .graceExpired].contains(self) }
+        var lastPeriodRunsNow: Bool {
+            ![.voluntaryExpiry, .billingRetryExpiry, .inGrace, .graceExpired].contains(self)
+        }
     }
 
     private mutating func autoRenewable(family: Bool) -> String {
-        let endings: [Ending] = family ? [.active, .familyRevoked, .voluntaryExpiry]
+        let endings: [Ending] =
+            family
+            ? [.active, .familyRevoked, .voluntaryExpiry]
             : Ending.allCases.filter { $0 != .familyRevoked }
         var ending = endings.randomElement(using: &self.random)!
         let renewals = Int64.random(in: 1...4, using: &self.random)
         if ending == .refundOfOldPeriod && renewals < 1 { ending = .active }
         let original = String(2_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
-        let token: String? = !family && Bool.random(using: &self.random) ? ScenarioGenerator.uuid("account", self.index) : nil
+        let token: String? =
+            !family && Bool.random(using: &self.random) ? ScenarioGenerator.uuid("account", self.index) : nil
         let customer = token ?? original
-        let offset = ending.lastPeriodRunsNow ? Int64.random(in: 2 * day...5 * day, using: &self.random)
+        let offset =
+            ending.lastPeriodRunsNow
+            ? Int64.random(in: 2 * day...5 * day, using: &self.random)
             : Int64.random(in: 3 * day...5 * day, using: &self.random)
-        let start = ending.lastPeriodRunsNow ? self.epoch - renewals * self.period - offset : self.epoch - (renewals + 1) * self.period - offset
+        let start =
+            ending.lastPeriodRunsNow
+            ? self.epoch - renewals * self.period - offset : self.epoch - (renewals + 1) * self.period - offset
         var subscription = SubscriptionState(
-            original: original, customer: customer, token: token, family: family, start: start, generator: self.generator)
+            original: original, customer: customer, token: token, family: family, start: start,
+            generator: self.generator)
 
         subscription.transactions.append(subscription.transaction(number: 0, from: start, until: start + self.period))
         self.send(&subscription, "SUBSCRIBED", "INITIAL_BUY", at: start + 60_000, status: .active)
@@ -70,10 +89,12 @@ struct LifeCycleBuilder {
                 self.send(&subscription, "DID_FAIL_TO_RENEW", "GRACE_PERIOD", at: from, status: .billingGracePeriod)
                 subscription.renewal.isInBillingRetryPeriod = false
                 subscription.renewal.gracePeriodExpiresDate = nil
-                subscription.transactions.append(subscription.transaction(number: n, from: from + self.day, until: from + self.day + self.period))
+                subscription.transactions.append(
+                    subscription.transaction(number: n, from: from + self.day, until: from + self.day + self.period))
                 self.send(&subscription, "DID_RENEW", "BILLING_RECOVERY", at: from + self.day + 60_000, status: .active)
             } else {
-                subscription.transactions.append(subscription.transaction(number: n, from: from, until: from + self.period))
+                subscription.transactions.append(
+                    subscription.transaction(number: n, from: from, until: from + self.period))
                 self.send(&subscription, "DID_RENEW", nil, at: from + 60_000, status: .active)
             }
         }
@@ -86,7 +107,9 @@ struct LifeCycleBuilder {
             break
         case .voluntaryExpiry:
             subscription.renewal.rawAutoRenewStatus = 0
-            self.send(&subscription, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: lastStart + self.day, status: .active)
+            self.send(
+                &subscription, "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", at: lastStart + self.day,
+                status: .active)
             subscription.renewal.rawExpirationIntent = 1
             status = .expired
             self.send(&subscription, "EXPIRED", "VOLUNTARY", at: lastEnd, status: status)
@@ -113,17 +136,22 @@ struct LifeCycleBuilder {
             self.refund(&subscription, transaction: refunded, at: lastStart + 3 * self.hour, status: .active)
         case .refundOfLatestPeriod:
             status = .revoked
-            self.refund(&subscription, transaction: subscription.transactions.count - 1, at: lastStart + 3 * self.hour, status: status)
+            self.refund(
+                &subscription, transaction: subscription.transactions.count - 1, at: lastStart + 3 * self.hour,
+                status: status)
         case .refundReversed:
             let latest = subscription.transactions.count - 1
             self.refund(&subscription, transaction: latest, at: lastStart + 3 * self.hour, status: .revoked)
             subscription.transactions[latest].revocationDate = nil
             subscription.transactions[latest].rawRevocationReason = nil
             subscription.transactions[latest].rawRevocationType = nil
-            self.send(&subscription, "REFUND_REVERSED", nil, at: lastStart + 6 * self.hour, status: .active, transaction: latest)
+            self.send(
+                &subscription, "REFUND_REVERSED", nil, at: lastStart + 6 * self.hour, status: .active,
+                transaction: latest)
         case .familyRevoked:
             let latest = subscription.transactions.count - 1
-            subscription.transactions[latest].revocationDate = Timestamp(millisecondsSince1970: lastStart + 3 * self.hour)
+            subscription.transactions[latest].revocationDate = Timestamp(
+                millisecondsSince1970: lastStart + 3 * self.hour)
             subscription.transactions[latest].rawRevocationReason = 0
             subscription.transactions[latest].revocationType = .familyRevoke
             status = .revoked
@@ -131,7 +159,8 @@ struct LifeCycleBuilder {
         }
         self.purchase = SimPurchase(
             originalTransactionId: original, customer: customer, productId: ScenarioGenerator.subscriptionProduct,
-            productType: .autoRenewableSubscription, transactions: subscription.transactions, renewal: subscription.renewal, status: status)
+            productType: .autoRenewableSubscription, transactions: subscription.transactions,
+            renewal: subscription.renewal, status: status)
         self.expected = ExpectedEntitlement(
             customer: customer, productId: ScenarioGenerator.subscriptionProduct, originalTransactionId: original,
             active: status == .active || status == .billingGracePeriod, revoked: status == .revoked)
@@ -160,19 +189,24 @@ struct LifeCycleBuilder {
         s.transactions[index].revocationType = .refundFull
         s.transactions[index].revocationPercentage = 100_000
         self.send(&s, "CONSUMPTION_REQUEST", nil, at: at - 60 * 60_000, status: .active, transaction: index)
-        self.send(&s, "REFUND", nil, at: at, status: self.generator.refundCarriesStatus ? status : nil, transaction: index)
+        self.send(
+            &s, "REFUND", nil, at: at, status: self.generator.refundCarriesStatus ? status : nil, transaction: index)
     }
 
     /// Records a notification about a subscription transaction (default: the newest).
-    private mutating func send(_ s: inout SubscriptionState, _ type: String, _ subtype: String?, at: Int64, status: Status?,
-                               transaction index: Int? = nil) {
+    private mutating func send(
+        _ s: inout SubscriptionState, _ type: String, _ subtype: String?, at: Int64, status: Status?,
+        transaction index: Int? = nil
+    ) {
         var transaction = s.transactions[index ?? s.transactions.count - 1]
         transaction.signedDate = Timestamp(millisecondsSince1970: at)
         var renewal = s.renewal
         renewal.signedDate = Timestamp(millisecondsSince1970: at)
-        self.notifications.append(SimNotification(
-            uuid: ScenarioGenerator.uuid("\(s.original)-\(self.notifications.count)", self.index), type: type, subtype: subtype, signedDate: at,
-            transaction: transaction, renewal: renewal, status: status, customer: s.customer))
+        self.notifications.append(
+            SimNotification(
+                uuid: ScenarioGenerator.uuid("\(s.original)-\(self.notifications.count)", self.index), type: type,
+                subtype: subtype, signedDate: at,
+                transaction: transaction, renewal: renewal, status: status, customer: s.customer))
     }
 
     // MARK: One-time purchases
@@ -181,7 +215,8 @@ struct LifeCycleBuilder {
         let outcome = ["kept", "refunded", "refund-reversed"].randomElement(using: &self.random)!
         let original = String(3_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
         let at = self.epoch - Int64.random(in: 2 * day...20 * day, using: &self.random)
-        var transaction = self.oneTime(original: original, product: ScenarioGenerator.lifetimeProduct, type: .nonConsumable, at: at)
+        var transaction = self.oneTime(
+            original: original, product: ScenarioGenerator.lifetimeProduct, type: .nonConsumable, at: at)
         self.notifyOneTime("ONE_TIME_CHARGE", transaction, at: at + 60_000)
         if Bool.random(using: &self.random) { self.notifyOneTime("REFUND_DECLINED", transaction, at: at + self.hour) }
         if outcome != "kept" {
@@ -196,17 +231,20 @@ struct LifeCycleBuilder {
             transaction.rawRevocationType = nil
             self.notifyOneTime("REFUND_REVERSED", transaction, at: at + 2 * self.day)
         }
-        self.purchase = SimPurchase(originalTransactionId: original, customer: original, productId: ScenarioGenerator.lifetimeProduct,
-                                    productType: .nonConsumable, transactions: [transaction])
-        self.expected = ExpectedEntitlement(customer: original, productId: ScenarioGenerator.lifetimeProduct, originalTransactionId: original,
-                                            active: outcome != "refunded", revoked: outcome == "refunded")
+        self.purchase = SimPurchase(
+            originalTransactionId: original, customer: original, productId: ScenarioGenerator.lifetimeProduct,
+            productType: .nonConsumable, transactions: [transaction])
+        self.expected = ExpectedEntitlement(
+            customer: original, productId: ScenarioGenerator.lifetimeProduct, originalTransactionId: original,
+            active: outcome != "refunded", revoked: outcome == "refunded")
         return "lifetime " + outcome
     }
 
     private mutating func consumable() -> String {
         let original = String(4_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
         let at = self.epoch - Int64.random(in: 2 * day...20 * day, using: &self.random)
-        var transaction = self.oneTime(original: original, product: ScenarioGenerator.consumableProduct, type: .consumable, at: at)
+        var transaction = self.oneTime(
+            original: original, product: ScenarioGenerator.consumableProduct, type: .consumable, at: at)
         self.notifyOneTime("ONE_TIME_CHARGE", transaction, at: at + 60_000)
         let refunded = Bool.random(using: &self.random)
         if refunded {
@@ -215,13 +253,16 @@ struct LifeCycleBuilder {
             transaction.rawRevocationReason = 0
             self.notifyOneTime("REFUND", transaction, at: at + self.day)
         }
-        self.purchase = SimPurchase(originalTransactionId: original, customer: original, productId: ScenarioGenerator.consumableProduct,
-                                    productType: .consumable, transactions: [transaction])
+        self.purchase = SimPurchase(
+            originalTransactionId: original, customer: original, productId: ScenarioGenerator.consumableProduct,
+            productType: .consumable, transactions: [transaction])
         return refunded ? "consumable refunded" : "consumable"
     }
 
     /// A one-time purchase's transaction.
-    private func oneTime(original: String, product: String, type: ProductType, at: Int64) -> JWSTransactionDecodedPayload {
+    private func oneTime(original: String, product: String, type: ProductType, at: Int64)
+        -> JWSTransactionDecodedPayload
+    {
         var t = JWSTransactionDecodedPayload()
         t.originalTransactionId = original
         t.transactionId = original
@@ -245,9 +286,11 @@ struct LifeCycleBuilder {
     private mutating func notifyOneTime(_ type: String, _ transaction: JWSTransactionDecodedPayload, at: Int64) {
         var signed = transaction
         signed.signedDate = Timestamp(millisecondsSince1970: at)
-        self.notifications.append(SimNotification(
-            uuid: ScenarioGenerator.uuid("\(transaction.originalTransactionId!)-\(self.notifications.count)", self.index), type: type,
-            subtype: nil, signedDate: at, transaction: signed, customer: transaction.originalTransactionId))
+        self.notifications.append(
+            SimNotification(
+                uuid: ScenarioGenerator.uuid(
+                    "\(transaction.originalTransactionId!)-\(self.notifications.count)", self.index), type: type,
+                subtype: nil, signedDate: at, transaction: signed, customer: transaction.originalTransactionId))
     }
 }
 

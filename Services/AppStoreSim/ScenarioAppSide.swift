@@ -16,25 +16,34 @@ extension Scenario {
         var random = SimRandom(seed: seed ^ 0xA995_EED0)
         var lost: Set<String> = []
         for original in self.purchases.keys.sorted() {
-            guard var purchase = self.purchases[original], purchase.customer == original, purchase.productType != .consumable,
-                  let first = purchase.transactions.first, first.inAppOwnershipType != .familyShared, first.appAccountToken == nil,
-                  Double.random(in: 0..<1, using: &random) < appPostShare
+            guard var purchase = self.purchases[original], purchase.customer == original,
+                purchase.productType != .consumable,
+                let first = purchase.transactions.first, first.inAppOwnershipType != .familyShared,
+                first.appAccountToken == nil,
+                Double.random(in: 0..<1, using: &random) < appPostShare
             else { continue }
             let user = "app-user-" + original
             purchase.customer = user
             self.purchases[original] = purchase
-            for index in self.expected.indices where self.expected[index].originalTransactionId == original { self.expected[index].customer = user }
+            for index in self.expected.indices where self.expected[index].originalTransactionId == original {
+                self.expected[index].customer = user
+            }
             // The app posts right after buying: nothing is refunded yet.
             var posted = first
             posted.revocationDate = nil
             posted.rawRevocationReason = nil
             posted.rawRevocationType = nil
             posted.revocationPercentage = nil
-            self.appPosts.append(AppPost(appUserId: user, environment: purchase.environment, transaction: posted,
-                                         signedAt: first.purchaseDate?.millisecondsSince1970 ?? 0))
-            if Bool.random(using: &random), let purchaseNotification = self.notifications.first(where: {
-                $0.transaction?.transactionId == first.transactionId && ["SUBSCRIBED", "ONE_TIME_CHARGE"].contains($0.type)
-            }) {
+            self.appPosts.append(
+                AppPost(
+                    appUserId: user, environment: purchase.environment, transaction: posted,
+                    signedAt: first.purchaseDate?.millisecondsSince1970 ?? 0))
+            if Bool.random(using: &random),
+                let purchaseNotification = self.notifications.first(where: {
+                    $0.transaction?.transactionId == first.transactionId
+                        && ["SUBSCRIBED", "ONE_TIME_CHARGE"].contains($0.type)
+                })
+            {
                 lost.insert(purchaseNotification.uuid)
             }
         }

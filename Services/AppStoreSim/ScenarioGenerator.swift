@@ -62,10 +62,14 @@ struct ScenarioGenerator {
         let app = "app-" + self.environment.rawValue
         return [
             SimNotification(uuid: Self.uuid(app, 1), type: "TEST", subtype: nil, signedDate: at),
-            SimNotification(uuid: Self.uuid(app, 2), type: "RENEWAL_EXTENSION", subtype: "SUMMARY", signedDate: at + 1, container: .summary),
-            SimNotification(uuid: Self.uuid(app, 3), type: "EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", signedDate: at + 2,
-                            container: .externalPurchaseToken),
-            SimNotification(uuid: Self.uuid(app, 4), type: "RESCIND_CONSENT", subtype: nil, signedDate: at + 3, container: .appData),
+            SimNotification(
+                uuid: Self.uuid(app, 2), type: "RENEWAL_EXTENSION", subtype: "SUMMARY", signedDate: at + 1,
+                container: .summary),
+            SimNotification(
+                uuid: Self.uuid(app, 3), type: "EXTERNAL_PURCHASE_TOKEN", subtype: "UNREPORTED", signedDate: at + 2,
+                container: .externalPurchaseToken),
+            SimNotification(
+                uuid: Self.uuid(app, 4), type: "RESCIND_CONSENT", subtype: nil, signedDate: at + 3, container: .appData),
         ]
     }
 
@@ -79,8 +83,12 @@ struct ScenarioGenerator {
         var bytes = b
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                           bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15])).uuidString.lowercased()
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        ).uuidString.lowercased()
     }
 }
 

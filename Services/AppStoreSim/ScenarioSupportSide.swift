@@ -14,15 +14,19 @@ extension Scenario {
         for original in self.purchases.keys.sorted() {
             let purchase = self.purchases[original]!
             guard Double.random(in: 0..<1, using: &random) < share, var transaction = purchase.transactions.last,
-                  transaction.revocationDate == nil else { continue }
+                transaction.revocationDate == nil
+            else { continue }
             let at = epoch - Int64.random(in: 1...50, using: &random) * 60_000
             transaction.signedDate = Timestamp(millisecondsSince1970: at)
             var renewal = purchase.renewal
             renewal?.signedDate = Timestamp(millisecondsSince1970: at)
-            self.notifications.append(SimNotification(
-                uuid: ScenarioGenerator.uuid("open-refund-request-\(original)", Int(at % 1_000_000)), type: "CONSUMPTION_REQUEST", subtype: nil,
-                signedDate: at, transaction: transaction, renewal: renewal, status: purchase.status, customer: purchase.customer,
-                environment: purchase.environment))
+            self.notifications.append(
+                SimNotification(
+                    uuid: ScenarioGenerator.uuid("open-refund-request-\(original)", Int(at % 1_000_000)),
+                    type: "CONSUMPTION_REQUEST", subtype: nil,
+                    signedDate: at, transaction: transaction, renewal: renewal, status: purchase.status,
+                    customer: purchase.customer,
+                    environment: purchase.environment))
             self.openRefundRequests.append(transaction.transactionId!)
         }
         self.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }

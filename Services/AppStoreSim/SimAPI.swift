@@ -21,29 +21,45 @@ struct SimAPI: Sendable {
     /// `/sandbox/inApps` (point the pipeline's sandbox base URL at `…/sandbox`), each seeing only its own
     /// environment's purchases and notifications, as Apple's two hosts do.
     func addRoutes(to router: Router<BasicRequestContext>) {
-        for (prefix, environment) in [("inApps", AppStoreModels.Environment.production), ("sandbox/inApps", AppStoreModels.Environment.sandbox)] {
+        for (prefix, environment) in [
+            ("inApps", AppStoreModels.Environment.production), ("sandbox/inApps", AppStoreModels.Environment.sandbox),
+        ] {
             let api = router.group(RouterPath(prefix))
-                .add(middleware: BearerTokenMiddleware(tokens: self.tokens, bundleId: self.signer.bundleId, store: self.store))
-            api.get("v1/subscriptions/:id") { _, context in try await self.statuses(context.parameters.require("id"), environment) }
-            api.get("v1/transactions/:id") { _, context in try await self.transactionInfo(context.parameters.require("id"), environment) }
+                .add(
+                    middleware: BearerTokenMiddleware(
+                        tokens: self.tokens, bundleId: self.signer.bundleId, store: self.store))
+            api.get("v1/subscriptions/:id") { _, context in
+                try await self.statuses(context.parameters.require("id"), environment)
+            }
+            api.get("v1/transactions/:id") { _, context in
+                try await self.transactionInfo(context.parameters.require("id"), environment)
+            }
             api.get("v2/history/:id") { request, context in
-                try await self.history(context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"), environment)
+                try await self.history(
+                    context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"), environment
+                )
             }
             api.post("v1/notifications/history") { request, _ in
-                try await self.notificationHistory(try await request.body.collect(upTo: 1 << 16),
-                                                   token: request.uri.queryParameters.get("paginationToken"), environment)
+                try await self.notificationHistory(
+                    try await request.body.collect(upTo: 1 << 16),
+                    token: request.uri.queryParameters.get("paginationToken"), environment)
             }
             api.post("v1/notifications/test") { _, _ in try await self.requestTest(environment) }
-            api.get("v1/notifications/test/:token") { _, context in try await self.testStatus(context.parameters.require("token")) }
+            api.get("v1/notifications/test/:token") { _, context in
+                try await self.testStatus(context.parameters.require("token"))
+            }
             api.put("v2/transactions/consumption/:id") { request, context in
-                try await self.consumption(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+                try await self.consumption(
+                    context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
             api.put("v1/transactions/consumption/:id") { request, context in
-                try await self.consumptionV1(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+                try await self.consumptionV1(
+                    context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
             self.addSupportRoutes(to: api, environment)
             api.put("v1/transactions/:id/appAccountToken") { request, context in
-                try await self.appAccountToken(context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
+                try await self.appAccountToken(
+                    context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
         }
         // Accepts posts like ingest does, to measure the sim alone or to answer test notifications in tests.
@@ -62,45 +78,73 @@ struct SimAPI: Sendable {
     // MARK: Endpoints
 
     private func statuses(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
-        if let fault = await self.store.admit(endpoint: "subscriptions", isStatusCall: true) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
-        guard purchase.productType == .autoRenewableSubscription, let status = purchase.status, let latest = purchase.transactions.last else {
+        if let fault = await self.store.admit(endpoint: "subscriptions", isStatusCall: true) {
+            return Self.error(fault)
+        }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
+        guard purchase.productType == .autoRenewableSubscription, let status = purchase.status,
+            let latest = purchase.transactions.last
+        else {
             return Self.error(400, 4_000_047)
         }
         let item = LastTransactionsItem(
             status: status.rawValue, originalTransactionId: purchase.originalTransactionId,
-            signedTransactionInfo: try self.signer.signTransaction(latest), signedRenewalInfo: try purchase.renewal.map { try self.signer.signRenewal($0) })
-        return Self.json(StatusResponse(
-            environment: environment.rawValue, bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
-            data: [SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: latest.subscriptionGroupIdentifier, lastTransactions: [item])]))
+            signedTransactionInfo: try self.signer.signTransaction(latest),
+            signedRenewalInfo: try purchase.renewal.map { try self.signer.signRenewal($0) })
+        return Self.json(
+            StatusResponse(
+                environment: environment.rawValue, bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
+                data: [
+                    SubscriptionGroupIdentifierItem(
+                        subscriptionGroupIdentifier: latest.subscriptionGroupIdentifier, lastTransactions: [item])
+                ]))
     }
 
     private func transactionInfo(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
-        if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id, in: environment), let transaction = purchase.transactions.first(where: { $0.transactionId == id }) else {
+        if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) {
+            return Self.error(fault)
+        }
+        guard let purchase = await self.store.purchase(for: id, in: environment),
+            let transaction = purchase.transactions.first(where: { $0.transactionId == id })
+        else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
         return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
     }
 
-    private func history(_ id: String, revision: String?, _ environment: AppStoreModels.Environment) async throws -> Response {
+    private func history(_ id: String, revision: String?, _ environment: AppStoreModels.Environment) async throws
+        -> Response
+    {
         if let fault = await self.store.admit(endpoint: "history", isStatusCall: false) { return Self.error(fault) }
-        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
         guard let offset = revision.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_005) }
         let page = purchase.transactions.dropFirst(offset).prefix(self.pageSize)
         let next = offset + page.count
-        return Self.json(HistoryResponse(
-            revision: String(next), bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
-            environment: environment.rawValue, hasMore: next < purchase.transactions.count,
-            signedTransactions: try page.map { try self.signer.signTransaction($0) }))
+        return Self.json(
+            HistoryResponse(
+                revision: String(next), bundleId: self.signer.bundleId, appAppleId: self.signer.appAppleId,
+                environment: environment.rawValue, hasMore: next < purchase.transactions.count,
+                signedTransactions: try page.map { try self.signer.signTransaction($0) }))
     }
 
-    private func notificationHistory(_ body: ByteBuffer, token: String?, _ environment: AppStoreModels.Environment) async throws -> Response {
-        if let fault = await self.store.admit(endpoint: "notification-history", isStatusCall: false) { return Self.error(fault) }
-        guard let request = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView)) else {
+    private func notificationHistory(_ body: ByteBuffer, token: String?, _ environment: AppStoreModels.Environment)
+        async throws -> Response
+    {
+        if let fault = await self.store.admit(endpoint: "notification-history", isStatusCall: false) {
+            return Self.error(fault)
+        }
+        guard
+            let request = try? JSONDecoder().decode(NotificationHistoryRequest.self, from: Data(body.readableBytesView))
+        else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
-        if request.transactionId != nil && request.notificationType != nil { return Self.error(400, APIErrorCode.multipleFilters) }
+        if request.transactionId != nil && request.notificationType != nil {
+            return Self.error(400, APIErrorCode.multipleFilters)
+        }
         guard request.startDate <= request.endDate else { return Self.error(400, 4_000_013) }
         guard let offset = token.map({ Int($0) }) ?? 0 else { return Self.error(400, 4_000_014) }
         var items = await self.store.history(request, environment: environment)
@@ -109,16 +153,20 @@ struct SimAPI: Sendable {
         }
         let page = items.dropFirst(offset).prefix(self.pageSize)
         let next = offset + page.count
-        return Self.json(NotificationHistoryResponse(
-            paginationToken: next < items.count ? String(next) : nil, hasMore: next < items.count,
-            notificationHistory: page.map { NotificationHistoryResponseItem(sendAttempts: $0.attempts, signedPayload: $0.signedPayload) }))
+        return Self.json(
+            NotificationHistoryResponse(
+                paginationToken: next < items.count ? String(next) : nil, hasMore: next < items.count,
+                notificationHistory: page.map {
+                    NotificationHistoryResponseItem(sendAttempts: $0.attempts, signedPayload: $0.signedPayload)
+                }))
     }
 
     private func requestTest(_ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "test", isStatusCall: false) { return Self.error(fault) }
         let token = UUID().uuidString.lowercased() + "_" + String(Int64(Date().timeIntervalSince1970 * 1000))
         let notification = SimNotification(
-            uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil, signedDate: Int64(Date().timeIntervalSince1970 * 1000),
+            uuid: UUID().uuidString.lowercased(), type: "TEST", subtype: nil,
+            signedDate: Int64(Date().timeIntervalSince1970 * 1000),
             environment: environment)
         await self.store.registerTest(token: token, uuid: notification.uuid)
         let deliver = self.deliverNow
@@ -128,29 +176,44 @@ struct SimAPI: Sendable {
 
     private func testStatus(_ token: String) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "test-status", isStatusCall: false) { return Self.error(fault) }
-        guard let sent = await self.store.testNotification(token: token) else { return Self.error(404, APIErrorCode.testNotificationNotFound) }
+        guard let sent = await self.store.testNotification(token: token) else {
+            return Self.error(404, APIErrorCode.testNotificationNotFound)
+        }
         return Self.json(CheckTestNotificationResponse(signedPayload: sent.signedPayload, sendAttempts: sent.attempts))
     }
 
     /// Send Consumption Information (v2) with Apple's checks: consent given (no consent, no answer), a known
     /// delivery status and refund preference, a percentage within 0…100000 and never for an auto-renewable,
     /// GRANT_PRORATED only with a percentage strictly between 0 and 100000.
-    private func consumption(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
+    private func consumption(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws
+        -> Response
+    {
         if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
-        guard let request = try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView)) else {
+        guard let request = try? JSONDecoder().decode(ConsumptionRequest.self, from: Data(body.readableBytesView))
+        else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
-        guard let purchase = await self.store.purchase(for: id, in: environment) else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard let purchase = await self.store.purchase(for: id, in: environment) else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
         guard request.customerConsented else { return Self.error(400, 4_000_033) }
-        let deliveryStatuses = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]
+        let deliveryStatuses = [
+            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+            "UNDELIVERED_OTHER",
+        ]
         guard deliveryStatuses.contains(request.deliveryStatus) else { return Self.error(400, 4_000_034) }
-        if let preference = request.refundPreference, !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference) {
+        if let preference = request.refundPreference, !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(preference)
+        {
             return Self.error(400, 4_000_037)
         }
         if let percentage = request.consumptionPercentage {
-            guard purchase.productType != .autoRenewableSubscription, (0...100_000).contains(percentage) else { return Self.error(400, 4_000_032) }
+            guard purchase.productType != .autoRenewableSubscription, (0...100_000).contains(percentage) else {
+                return Self.error(400, 4_000_032)
+            }
         }
-        if request.refundPreference == "GRANT_PRORATED", !(request.consumptionPercentage.map { $0 > 0 && $0 < 100_000 } ?? false) {
+        if request.refundPreference == "GRANT_PRORATED",
+            !(request.consumptionPercentage.map { $0 > 0 && $0 < 100_000 } ?? false)
+        {
             return Self.error(400, 4_000_032)
         }
         await self.store.recordConsumptionAnswer(id, body: String(buffer: body), version: "v2")
@@ -158,17 +221,24 @@ struct SimAPI: Sendable {
     }
 
     /// Send Consumption Information V1 with Apple's checks: consent given and every coded field within its range.
-    private func consumptionV1(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
+    private func consumptionV1(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws
+        -> Response
+    {
         if let fault = await self.store.admit(endpoint: "consumption", isStatusCall: false) { return Self.error(fault) }
-        guard let request = try? JSONDecoder().decode(ConsumptionRequestV1.self, from: Data(body.readableBytesView)) else {
+        guard let request = try? JSONDecoder().decode(ConsumptionRequestV1.self, from: Data(body.readableBytesView))
+        else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
-        guard await self.store.purchase(for: id, in: environment) != nil else { return Self.error(404, APIErrorCode.transactionIdNotFound) }
+        guard await self.store.purchase(for: id, in: environment) != nil else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
         guard request.customerConsented else { return Self.error(400, 4_000_033) }
         let ranges: [(Int32, ClosedRange<Int32>, Int)] = [
-            (request.accountTenure, 0...7, 4_000_035), (request.consumptionStatus, 0...3, 4_000_036), (request.deliveryStatus, 0...5, 4_000_034),
+            (request.accountTenure, 0...7, 4_000_035), (request.consumptionStatus, 0...3, 4_000_036),
+            (request.deliveryStatus, 0...5, 4_000_034),
             (request.lifetimeDollarsPurchased, 0...7, 4_000_038), (request.lifetimeDollarsRefunded, 0...7, 4_000_039),
-            (request.platform, 0...2, 4_000_040), (request.playTime, 0...7, 4_000_041), (request.refundPreference, 0...3, 4_000_037),
+            (request.platform, 0...2, 4_000_040), (request.playTime, 0...7, 4_000_041),
+            (request.refundPreference, 0...3, 4_000_037),
             (request.userStatus, 0...4, 4_000_042),
         ]
         if let bad = ranges.first(where: { !$0.1.contains($0.0) }) { return Self.error(400, bad.2) }
@@ -179,13 +249,20 @@ struct SimAPI: Sendable {
         return Response(status: .accepted)
     }
 
-    private func appAccountToken(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws -> Response {
-        if let fault = await self.store.admit(endpoint: "app-account-token", isStatusCall: false) { return Self.error(fault) }
-        guard let request = try? JSONDecoder().decode(UpdateAppAccountTokenRequest.self, from: Data(body.readableBytesView)),
-              UUID(uuidString: request.appAccountToken) != nil
+    private func appAccountToken(_ id: String, body: ByteBuffer, _ environment: AppStoreModels.Environment) async throws
+        -> Response
+    {
+        if let fault = await self.store.admit(endpoint: "app-account-token", isStatusCall: false) {
+            return Self.error(fault)
+        }
+        guard
+            let request = try? JSONDecoder().decode(
+                UpdateAppAccountTokenRequest.self, from: Data(body.readableBytesView)),
+            UUID(uuidString: request.appAccountToken) != nil
         else { return Self.error(400, APIErrorCode.invalidAppAccountToken) }
         guard await self.store.purchase(for: id, in: environment) != nil,
-              await self.store.setAppAccountToken(request.appAccountToken.lowercased(), original: id) else {
+            await self.store.setAppAccountToken(request.appAccountToken.lowercased(), original: id)
+        else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
         return Response(status: .ok)
@@ -201,12 +278,15 @@ struct SimAPI: Sendable {
     /// A JSON answer.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
         let data = (try? JSONEncoder().encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// An error answer with Apple's JSON body and, for 429, `Retry-After` in UNIX milliseconds.
     static func error(_ status: Int, _ code: Int, retryAfter: Int64? = nil) -> Response {
-        var response = Self.json(ErrorPayload(errorCode: code, errorMessage: "sim error \(code)"), status: HTTPResponse.Status(code: status))
+        var response = Self.json(
+            ErrorPayload(errorCode: code, errorMessage: "sim error \(code)"), status: HTTPResponse.Status(code: status))
         if let retryAfter { response.headers[HTTPField.Name("Retry-After")!] = String(retryAfter) }
         return response
     }
@@ -223,7 +303,9 @@ struct BearerTokenMiddleware: RouterMiddleware {
     let bundleId: String
     let store: SimStore
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let header = request.headers[.authorization] ?? ""
         do {
             guard header.hasPrefix("Bearer ") else { throw APITokenError("no bearer token") }
@@ -231,8 +313,9 @@ struct BearerTokenMiddleware: RouterMiddleware {
             guard claims.bid == self.bundleId else { throw APITokenError("bid \(claims.bid) is not \(self.bundleId)") }
         } catch {
             await self.store.countRejectedToken()
-            return Response(status: .unauthorized, headers: [.contentType: "text/plain"],
-                            body: .init(byteBuffer: ByteBuffer(string: "Unauthenticated: \(error)\n")))
+            return Response(
+                status: .unauthorized, headers: [.contentType: "text/plain"],
+                body: .init(byteBuffer: ByteBuffer(string: "Unauthenticated: \(error)\n")))
         }
         return try await next(request, context)
     }

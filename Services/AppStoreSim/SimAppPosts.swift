@@ -22,9 +22,12 @@ extension Simulator {
                 }
                 running += 1
                 group.addTask {
-                    guard let signed = try? signer.signTransaction(post.transaction, now: Date(timeIntervalSince1970: Double(post.signedAt) / 1000))
+                    guard
+                        let signed = try? signer.signTransaction(
+                            post.transaction, now: Date(timeIntervalSince1970: Double(post.signedAt) / 1000))
                     else { return 0 }
-                    var request = HTTPClientRequest(url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(post.appUserId)/transactions")
+                    var request = HTTPClientRequest(
+                        url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(post.appUserId)/transactions")
                     request.method = .POST
                     request.headers.add(name: "Authorization", value: "Bearer \(key)")
                     request.headers.add(name: "Content-Type", value: "application/json")
@@ -58,15 +61,22 @@ extension Simulator {
     func postConsents(http: HTTPClient, to baseURL: String, key: String) async -> [Int: Int] {
         let bundleId = self.configuration.bundleId
         var owners: [String: SimPurchase] = [:]
-        for purchase in self.scenario.purchases.values { for transaction in purchase.transactions { owners[transaction.transactionId!] = purchase } }
+        for purchase in self.scenario.purchases.values {
+            for transaction in purchase.transactions { owners[transaction.transactionId!] = purchase }
+        }
         var statuses: [Int: Int] = [:]
         for id in self.consentingRefundRequests {
             guard let purchase = owners[id] else { continue }
-            var request = HTTPClientRequest(url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(purchase.customer)/consumption-facts")
+            var request = HTTPClientRequest(
+                url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(purchase.customer)/consumption-facts")
             request.method = .PUT
             request.headers.add(name: "Authorization", value: "Bearer \(key)")
             request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: #"{"environment":"\#(purchase.environment.rawValue)","customerConsented":true,"playTimeMinutes":90}"#))
+            request.body = .bytes(
+                ByteBuffer(
+                    string:
+                        #"{"environment":"\#(purchase.environment.rawValue)","customerConsented":true,"playTimeMinutes":90}"#
+                ))
             let status = (try? await http.execute(request, timeout: .seconds(30))).map { Int($0.status.code) } ?? 0
             statuses[status, default: 0] += 1
         }

@@ -26,8 +26,11 @@ struct SimDelivery: Sendable {
 
         var description: String {
             let rate = self.seconds > 0 ? Double(self.sent) / self.seconds : 0
-            func ms(_ p: Double) -> String { String(format: "%.2f", Double(self.latencyMicros.valueAtPercentile(p)) / 1000) }
-            return "posted \(self.sent) (\(self.succeeded) accepted, \(self.failed) failed) in \(String(format: "%.1f", self.seconds)) s = "
+            func ms(_ p: Double) -> String {
+                String(format: "%.2f", Double(self.latencyMicros.valueAtPercentile(p)) / 1000)
+            }
+            return
+                "posted \(self.sent) (\(self.succeeded) accepted, \(self.failed) failed) in \(String(format: "%.1f", self.seconds)) s = "
                 + "\(String(format: "%.0f", rate))/s; latency ms p50 \(ms(50)) p90 \(ms(90)) p99 \(ms(99)) max \(ms(100))"
         }
     }
@@ -81,7 +84,8 @@ struct SimDelivery: Sendable {
         let started = ContinuousClock.now
         let result: String
         do {
-            let response = try await self.http.execute(request, timeout: .milliseconds(Int64(self.timeout.timeInterval * 1000)))
+            let response = try await self.http.execute(
+                request, timeout: .milliseconds(Int64(self.timeout.timeInterval * 1000)))
             _ = try await response.body.collect(upTo: 1 << 20)
             result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
@@ -125,7 +129,9 @@ final class ProgressTicker: @unchecked Sendable {
         guard now.timeIntervalSince(self.last) >= 1 else { return }
         self.last = now
         let rate = Double(report.sent) / max(now.timeIntervalSince(self.started), 0.001)
-        output("  delivering \(report.sent)/\(self.total): \(report.succeeded) accepted, \(report.failed) failed, \(Int(rate))/s")
+        output(
+            "  delivering \(report.sent)/\(self.total): \(report.succeeded) accepted, \(report.failed) failed, \(Int(rate))/s"
+        )
     }
 
     func finish(_ report: SimDelivery.Report) {

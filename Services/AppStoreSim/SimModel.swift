@@ -49,7 +49,9 @@ struct ExpectedEntitlement: Codable, Hashable, Sendable, Comparable {
     var active: Bool
     var revoked: Bool
 
-    static func < (a: Self, b: Self) -> Bool { (a.environment, a.customer, a.productId) < (b.environment, b.customer, b.productId) }
+    static func < (a: Self, b: Self) -> Bool {
+        (a.environment, a.customer, a.productId) < (b.environment, b.customer, b.productId)
+    }
 }
 
 /// A generated run: every notification in signing order, every purchase's final state, and the expected
@@ -115,11 +117,15 @@ extension Scenario {
     /// The completeness facts of this scenario, from the sim's own final state of each purchase.
     var facts: ScenarioFacts {
         var carried: Set<ScenarioFacts.CarriedTransaction> = []
-        let sent = self.notifications.map { ($0.environment, $0.transaction) } + self.appPosts.map { ($0.environment, Optional($0.transaction)) }
+        let sent =
+            self.notifications.map { ($0.environment, $0.transaction) }
+            + self.appPosts.map { ($0.environment, Optional($0.transaction)) }
         for (environment, transaction) in sent {
             guard let id = transaction?.transactionId, let original = transaction?.originalTransactionId,
-                  let final = self.purchases[original]?.transactions.first(where: { $0.transactionId == id }) else { continue }
-            carried.insert(.init(environment: environment.rawValue, transactionId: id, revoked: final.revocationDate != nil))
+                let final = self.purchases[original]?.transactions.first(where: { $0.transactionId == id })
+            else { continue }
+            carried.insert(
+                .init(environment: environment.rawValue, transactionId: id, revoked: final.revocationDate != nil))
         }
         return ScenarioFacts(
             transactions: carried.sorted { ($0.environment, $0.transactionId) < ($1.environment, $1.transactionId) },

@@ -55,8 +55,10 @@ struct SimSigner: Sendable {
             appData.environment = n.environment
             payload.appData = appData
         }
-        let appTransaction: AppTransaction? = n.container == .appData ? self.appTransaction(at: n.signedDate, environment: n.environment) : nil
-        return try self.signer.signNotification(payload, transaction: n.transaction, renewalInfo: n.renewal, appTransaction: appTransaction)
+        let appTransaction: AppTransaction? =
+            n.container == .appData ? self.appTransaction(at: n.signedDate, environment: n.environment) : nil
+        return try self.signer.signNotification(
+            payload, transaction: n.transaction, renewalInfo: n.renewal, appTransaction: appTransaction)
     }
 
     /// A transaction as an API answer carries it: signed now.

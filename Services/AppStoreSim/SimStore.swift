@@ -62,7 +62,9 @@ actor SimStore {
         self.purchases = scenario.purchases
         self.expected = scenario.expected
         for purchase in scenario.purchases.values {
-            for transaction in purchase.transactions { self.originalByTransaction[transaction.transactionId!] = purchase.originalTransactionId }
+            for transaction in purchase.transactions {
+                self.originalByTransaction[transaction.transactionId!] = purchase.originalTransactionId
+            }
         }
     }
 
@@ -70,7 +72,9 @@ actor SimStore {
 
     /// The purchase any of its transaction ids names, in one environment (another environment's id is not found, as at Apple).
     func purchase(for transactionId: String, in environment: Environment) -> SimPurchase? {
-        self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }.flatMap { $0.environment == environment ? $0 : nil }
+        self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }.flatMap {
+            $0.environment == environment ? $0 : nil
+        }
     }
 
     /// Sets a purchase's app account token (Set App Account Token).
@@ -84,16 +88,20 @@ actor SimStore {
     // MARK: Deliveries
 
     /// Records a notification as sent (before its first attempt).
-    func register(_ signedPayload: String, uuid: String, environment: Environment, signedDate: Int64, transactionIds: Set<String>) {
+    func register(
+        _ signedPayload: String, uuid: String, environment: Environment, signedDate: Int64, transactionIds: Set<String>
+    ) {
         guard self.sent[uuid] == nil else { return }
-        self.sent[uuid] = Sent(signedPayload: signedPayload, uuid: uuid, environment: environment, signedDate: signedDate,
-                               transactionIds: transactionIds)
+        self.sent[uuid] = Sent(
+            signedPayload: signedPayload, uuid: uuid, environment: environment, signedDate: signedDate,
+            transactionIds: transactionIds)
         self.sentOrder.append(uuid)
     }
 
     /// Records one delivery attempt's result (`SUCCESS`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`, `TIMED_OUT`, …).
     func recordAttempt(uuid: String, result: String, at: Date = Date()) {
-        self.sent[uuid]?.attempts.append(SendAttemptItem(attemptDate: Int64(at.timeIntervalSince1970 * 1000), sendAttemptResult: result))
+        self.sent[uuid]?.attempts.append(
+            SendAttemptItem(attemptDate: Int64(at.timeIntervalSince1970 * 1000), sendAttemptResult: result))
     }
 
     /// Notification history as Get Notification History filters it (sent in `[start, end)` by signedDate).
@@ -101,7 +109,8 @@ actor SimStore {
     /// `environment` nil: every environment (the sim's own retries).
     func history(_ request: NotificationHistoryRequest, environment: Environment?) -> [Sent] {
         self.sentOrder.compactMap { self.sent[$0] }.filter { item in
-            (environment == nil || item.environment == environment) && !item.attempts.isEmpty && item.signedDate >= request.startDate && item.signedDate < request.endDate
+            (environment == nil || item.environment == environment) && !item.attempts.isEmpty
+                && item.signedDate >= request.startDate && item.signedDate < request.endDate
                 && (request.onlyFailures != true || !item.delivered)
                 && (request.transactionId == nil || item.transactionIds.contains(request.transactionId!))
         }
@@ -175,16 +184,24 @@ extension SimStore {
 
     /// Every refunded transaction of the customer who owns `transactionId`, in this app and environment, oldest
     /// refund first (Get Refund History).
-    func refundedTransactions(of transactionId: String, in environment: Environment) -> [JWSTransactionDecodedPayload]? {
+    func refundedTransactions(of transactionId: String, in environment: Environment) -> [JWSTransactionDecodedPayload]?
+    {
         guard let owner = self.purchase(for: transactionId, in: environment)?.customer else { return nil }
-        return self.purchases.values.filter { $0.environment == environment && $0.customer == owner }.flatMap(\.transactions)
-            .filter { $0.revocationDate != nil }
-            .sorted { ($0.revocationDate!.millisecondsSince1970, $0.transactionId ?? "") < ($1.revocationDate!.millisecondsSince1970, $1.transactionId ?? "") }
+        return self.purchases.values.filter { $0.environment == environment && $0.customer == owner }.flatMap(
+            \.transactions
+        )
+        .filter { $0.revocationDate != nil }
+        .sorted {
+            ($0.revocationDate!.millisecondsSince1970, $0.transactionId ?? "") < (
+                $1.revocationDate!.millisecondsSince1970, $1.transactionId ?? ""
+            )
+        }
     }
 
     /// What an extension did to one subscription.
     enum ExtensionResult: Sendable {
-        case extended(original: String, webOrderLineItemId: String?, effectiveDate: Int64, notification: SimNotification?)
+        case extended(
+            original: String, webOrderLineItemId: String?, effectiveDate: Int64, notification: SimNotification?)
         /// Apple's error: (HTTP status, errorCode).
         case refused(Int, Int)
     }
@@ -192,17 +209,24 @@ extension SimStore {
     /// Extends an active subscription's current period by `days` (at most twice in 365 days; a repeated
     /// `requestIdentifier` repeats the earlier answer without extending again). Returns the RENEWAL_EXTENDED
     /// notification the App Store sends.
-    func extend(_ original: String, days: Int32, requestIdentifier: String, environment: Environment, now: Date = Date()) -> ExtensionResult {
-        guard var purchase = self.purchase(for: original, in: environment), purchase.originalTransactionId == original else {
+    func extend(
+        _ original: String, days: Int32, requestIdentifier: String, environment: Environment, now: Date = Date()
+    ) -> ExtensionResult {
+        guard var purchase = self.purchase(for: original, in: environment), purchase.originalTransactionId == original
+        else {
             return .refused(404, 4_040_005)
         }
         if let earlier = self.extensionAnswers[environment.rawValue + "/" + requestIdentifier + "/" + original] {
-            return .extended(original: original, webOrderLineItemId: purchase.transactions.last?.webOrderLineItemId, effectiveDate: earlier,
-                             notification: nil)
+            return .extended(
+                original: original, webOrderLineItemId: purchase.transactions.last?.webOrderLineItemId,
+                effectiveDate: earlier,
+                notification: nil)
         }
         let millis = Int64(now.timeIntervalSince1970 * 1000)
-        guard purchase.productType == .autoRenewableSubscription, purchase.status == .active, var latest = purchase.transactions.last,
-              let expires = latest.expiresDate?.millisecondsSince1970, expires > millis else { return .refused(403, 4_030_004) }
+        guard purchase.productType == .autoRenewableSubscription, purchase.status == .active,
+            var latest = purchase.transactions.last,
+            let expires = latest.expiresDate?.millisecondsSince1970, expires > millis
+        else { return .refused(403, 4_030_004) }
         let recent = self.extensionDates[original, default: []].filter { $0 > millis - 365 * ScenarioGenerator.day }
         guard recent.count < 2 else { return .refused(403, 4_030_005) }
         let newExpiry = expires + Int64(days) * ScenarioGenerator.day
@@ -215,9 +239,12 @@ extension SimStore {
         self.extensionDates[original, default: []].append(millis)
         self.extensionAnswers[environment.rawValue + "/" + requestIdentifier + "/" + original] = newExpiry
         let notification = SimNotification(
-            uuid: UUID().uuidString.lowercased(), type: "RENEWAL_EXTENDED", subtype: nil, signedDate: millis, transaction: latest,
+            uuid: UUID().uuidString.lowercased(), type: "RENEWAL_EXTENDED", subtype: nil, signedDate: millis,
+            transaction: latest,
             renewal: purchase.renewal, status: .active, customer: purchase.customer, environment: environment)
-        return .extended(original: original, webOrderLineItemId: latest.webOrderLineItemId, effectiveDate: newExpiry, notification: notification)
+        return .extended(
+            original: original, webOrderLineItemId: latest.webOrderLineItemId, effectiveDate: newExpiry,
+            notification: notification)
     }
 
     /// The active subscriptions of a product in an environment (what a mass extension covers).
@@ -234,24 +261,33 @@ extension SimStore {
         let key = environment.rawValue + "/" + request.requestIdentifier
         guard self.massExtensions[key] == nil else { return false }
         self.massExtensions[key] = MassExtendRenewalDateStatusResponse(
-            requestIdentifier: request.requestIdentifier, complete: false, completeDate: nil, succeededCount: 0, failedCount: 0)
+            requestIdentifier: request.requestIdentifier, complete: false, completeDate: nil, succeededCount: 0,
+            failedCount: 0)
         self.massExtensionProducts[key] = request.productId
         return true
     }
 
     func recordMassExtension(_ requestIdentifier: String, environment: Environment, succeeded: Bool) {
         let key = environment.rawValue + "/" + requestIdentifier
-        if succeeded { self.massExtensions[key]?.succeededCount? += 1 } else { self.massExtensions[key]?.failedCount? += 1 }
+        if succeeded {
+            self.massExtensions[key]?.succeededCount? += 1
+        } else {
+            self.massExtensions[key]?.failedCount? += 1
+        }
     }
 
-    func completeMassExtension(_ requestIdentifier: String, environment: Environment, at: Int64) -> MassExtendRenewalDateStatusResponse? {
+    func completeMassExtension(_ requestIdentifier: String, environment: Environment, at: Int64)
+        -> MassExtendRenewalDateStatusResponse?
+    {
         let key = environment.rawValue + "/" + requestIdentifier
         self.massExtensions[key]?.complete = true
         self.massExtensions[key]?.completeDate = at
         return self.massExtensions[key]
     }
 
-    func massExtension(productId: String, requestIdentifier: String, environment: Environment) -> MassExtendRenewalDateStatusResponse? {
+    func massExtension(productId: String, requestIdentifier: String, environment: Environment)
+        -> MassExtendRenewalDateStatusResponse?
+    {
         let key = environment.rawValue + "/" + requestIdentifier
         return self.massExtensionProducts[key] == productId ? self.massExtensions[key] : nil
     }
@@ -259,7 +295,8 @@ extension SimStore {
     /// Refunds one transaction now (as Apple does when it grants a refund request), for scenarios and tests.
     func refund(_ transactionId: String, at millis: Int64) {
         guard let original = self.originalByTransaction[transactionId], var purchase = self.purchases[original],
-              let index = purchase.transactions.firstIndex(where: { $0.transactionId == transactionId }) else { return }
+            let index = purchase.transactions.firstIndex(where: { $0.transactionId == transactionId })
+        else { return }
         purchase.transactions[index].revocationDate = Timestamp(millisecondsSince1970: millis)
         purchase.transactions[index].rawRevocationReason = 0
         self.purchases[original] = purchase
@@ -267,7 +304,9 @@ extension SimStore {
 
     /// Records a consumption answer the API accepted.
     func recordConsumptionAnswer(_ transactionId: String, body: String, version: String, at: Date = Date()) {
-        self.consumptionAnswers.append(.init(transactionId: transactionId, version: version, at: Int64(at.timeIntervalSince1970 * 1000), body: body))
+        self.consumptionAnswers.append(
+            .init(
+                transactionId: transactionId, version: version, at: Int64(at.timeIntervalSince1970 * 1000), body: body))
     }
 }
 

@@ -63,9 +63,12 @@ struct Simulator: Sendable {
         self.configuration = configuration
         self.scenario = Self.scenario(configuration, epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000)
         self.store = SimStore(scenario: self.scenario, pageSize: configuration.apiPageSize)
-        self.signer = SimSigner(signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
+        self.signer = SimSigner(
+            signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         let signer = self.signer
-        self.signed = try self.scenario.notifications.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0)) }
+        self.signed = try self.scenario.notifications.map {
+            SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0))
+        }
     }
 
     /// One scenario per environment, merged: notifications in signing order, purchases and expectations of both.
@@ -73,22 +76,27 @@ struct Simulator: Sendable {
         var merged = Scenario(notifications: [], purchases: [:], expected: [], lifeCycles: [:])
         for environment in configuration.environments {
             let generator = ScenarioGenerator(
-                bundleId: configuration.bundleId, appAppleId: configuration.appAppleId, environment: environment, epoch: epoch,
+                bundleId: configuration.bundleId, appAppleId: configuration.appAppleId, environment: environment,
+                epoch: epoch,
                 refundCarriesStatus: configuration.refundCarriesStatus)
             let alone = configuration.environments.count == 1 || environment == .production
             let customers = alone ? configuration.customers : max(1, configuration.customers / 4)
-            let part = generator.generate(customers: customers, seed: configuration.seed ^ (environment == .production ? 0 : 0x5A4D_B0C5))
+            let part = generator.generate(
+                customers: customers, seed: configuration.seed ^ (environment == .production ? 0 : 0x5A4D_B0C5))
             merged.notifications += part.notifications
             merged.purchases.merge(part.purchases) { a, _ in a }
             merged.expected += part.expected
             for (name, count) in part.lifeCycles {
-                merged.lifeCycles[(environment == .production ? "" : environment.rawValue + " ") + name, default: 0] += count
+                merged.lifeCycles[(environment == .production ? "" : environment.rawValue + " ") + name, default: 0] +=
+                    count
             }
         }
         merged.notifications.sort { ($0.signedDate, $0.uuid) < ($1.signedDate, $1.uuid) }
         merged.expected.sort()
-        merged.applyAppSide(appPostShare: configuration.appPostShare, lostShare: configuration.lostShare, seed: configuration.seed)
-        merged.addOpenRefundRequests(share: configuration.openRefundRequestShare, epoch: epoch, seed: configuration.seed)
+        merged.applyAppSide(
+            appPostShare: configuration.appPostShare, lostShare: configuration.lostShare, seed: configuration.seed)
+        merged.addOpenRefundRequests(
+            share: configuration.openRefundRequestShare, epoch: epoch, seed: configuration.seed)
         return merged
     }
 
@@ -96,20 +104,28 @@ struct Simulator: Sendable {
     func deliveryPlan() -> [SimDelivery.Item] {
         var random = SimRandom(seed: self.configuration.seed ^ 0xDE11_7E57)
         var plan = self.signed
-        for item in self.signed where Double.random(in: 0..<1, using: &random) < self.configuration.duplicates { plan.append(item) }
+        for item in self.signed where Double.random(in: 0..<1, using: &random) < self.configuration.duplicates {
+            plan.append(item)
+        }
         if self.configuration.shuffled { plan.shuffle(using: &random) }
         return plan
     }
 
     /// Registers the items as sent (notification history) and posts them.
-    func deliver(_ items: [SimDelivery.Item], http: HTTPClient, to ingestURL: String, rate: Double? = nil, concurrency: Int? = nil,
-                 timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil) async -> SimDelivery.Report {
+    func deliver(
+        _ items: [SimDelivery.Item], http: HTTPClient, to ingestURL: String, rate: Double? = nil,
+        concurrency: Int? = nil,
+        timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
+    ) async -> SimDelivery.Report {
         let byUUID = Dictionary(self.scenario.notifications.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
         for item in items {
             let notification = byUUID[item.uuid]
             await self.store.register(
-                item.signedPayload, uuid: item.uuid, environment: notification?.environment ?? .production, signedDate: notification?.signedDate ?? 0,
-                transactionIds: Set([notification?.transaction?.transactionId, notification?.transaction?.originalTransactionId].compactMap { $0 }))
+                item.signedPayload, uuid: item.uuid, environment: notification?.environment ?? .production,
+                signedDate: notification?.signedDate ?? 0,
+                transactionIds: Set(
+                    [notification?.transaction?.transactionId, notification?.transaction?.originalTransactionId]
+                        .compactMap { $0 }))
         }
         let delivery = SimDelivery(
             http: http, store: self.store, ingestURL: ingestURL, rate: rate ?? self.configuration.rate,
@@ -121,33 +137,48 @@ struct Simulator: Sendable {
     func retryUndelivered(http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil) async {
         for delay in self.configuration.retryDelays {
             try? await Task.sleep(for: delay)
-            let pending = await self.store.history(NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true), environment: nil)
+            let pending = await self.store.history(
+                NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true), environment: nil)
             guard !pending.isEmpty else { return }
             progress?("  retrying \(pending.count) undelivered notifications")
-            _ = await self.deliver(pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http, to: ingestURL,
-                                   progress: progress)
+            _ = await self.deliver(
+                pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http,
+                to: ingestURL,
+                progress: progress)
         }
     }
 
     /// The API server: Hummingbird serving ``SimAPI`` on the configured address.
-    func application(http: HTTPClient, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
+    func application(
+        http: HTTPClient, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    )
         -> some ApplicationProtocol
     {
         let router = Router()
         let simulator = self
         let api = SimAPI(
             store: self.store, signer: self.signer,
-            tokens: APITokenValidator(keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey], issuerID: self.configuration.issuerID),
+            tokens: APITokenValidator(
+                keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey],
+                issuerID: self.configuration.issuerID),
             deliverNow: { notification in
-                guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification) else { return }
+                guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification)
+                else { return }
                 let item = SimDelivery.Item(uuid: notification.uuid, signedPayload: signed)
-                await simulator.store.register(signed, uuid: notification.uuid, environment: notification.environment,
-                                               signedDate: notification.signedDate, transactionIds: Set([notification.transaction?.transactionId, notification.transaction?.originalTransactionId].compactMap { $0 }))
-                _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1).post(item)
+                await simulator.store.register(
+                    signed, uuid: notification.uuid, environment: notification.environment,
+                    signedDate: notification.signedDate,
+                    transactionIds: Set(
+                        [notification.transaction?.transactionId, notification.transaction?.originalTransactionId]
+                            .compactMap { $0 }))
+                _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1)
+                    .post(item)
             })
         api.addRoutes(to: router)
         return Application(
-            router: router, configuration: ApplicationConfiguration(address: .hostname(self.configuration.host, port: self.configuration.port)),
+            router: router,
+            configuration: ApplicationConfiguration(
+                address: .hostname(self.configuration.host, port: self.configuration.port)),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) }, logger: logger)
     }
 }

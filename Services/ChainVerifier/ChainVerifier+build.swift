@@ -1,10 +1,10 @@
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// Builds the chain verifier: the consumer loop over the raw topic, the producer for the verified and
 /// rejected topics, and the operations endpoints. Shutdown stops the loop first (it finishes its batch and
@@ -15,15 +15,18 @@ func buildApplication(
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let consumer = try KafkaConsumer(
         configuration: KafkaConsumerConfiguration(
-            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw], sessionTimeout: settings.sessionTimeout),
+            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw],
+            sessionTimeout: settings.sessionTimeout),
         logger: logger)
     let readiness = Readiness()
     let handler = VerifyBatchHandler(
-        verification: NotificationVerification(verifiers: try settings.makeVerifiers(), topics: settings.topics, signing: settings.signing),
+        verification: NotificationVerification(
+            verifiers: try settings.makeVerifiers(), topics: settings.topics, signing: settings.signing),
         producer: producer, metrics: ChainVerifierMetrics(registry: registry))
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
-        services: [producer, loop, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)], logger: logger)
+        services: [producer, loop, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)],
+        logger: logger)
 }

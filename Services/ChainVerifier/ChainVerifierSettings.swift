@@ -1,9 +1,9 @@
 import AppStoreModels
 import JWSVerification
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// Everything the chain verifier reads from its environment (see the README's configuration table).
 struct ChainVerifierSettings: Sendable {

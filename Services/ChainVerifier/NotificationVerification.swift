@@ -2,8 +2,8 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import RdKafka
 import PipelineRecords
+import RdKafka
 
 /// What verifying one raw message produced.
 enum VerificationOutcome: Sendable {
@@ -25,41 +25,58 @@ struct NotificationVerification: Sendable {
     /// Verifies a raw message; never throws: every input ends as a verified record, a DLQ record, or a retry.
     func verify(_ message: ConsumerRecord) async -> VerificationOutcome {
         guard let value = message.value, let signedPayload = EnvelopeReader.signedPayload(in: value) else {
-            return self.reject(message, reason: "envelope", detail: "the value is not Apple's {\"signedPayload\": …} body", uuid: nil)
+            return self.reject(
+                message, reason: "envelope", detail: "the value is not Apple's {\"signedPayload\": …} body", uuid: nil)
         }
         // Decoded without verification only where needed: a missing environment header, or a DLQ record.
         let untrusted = { try? UnverifiedJWS(signedPayload).decodePayload(as: ResponseBodyV2DecodedPayload.self) }
         let environmentName = message.header(PipelineHeaders.environment)?.text ?? untrusted()?.rawEnvironment
         guard let environment = environmentName.flatMap(AppStoreModels.Environment.init(rawValue:)),
-              let verifier = self.verifiers[environment]
+            let verifier = self.verifiers[environment]
         else {
-            return self.reject(message, reason: VerificationError.Kind.environment.rawValue,
-                               detail: "no verifier for environment \(environmentName ?? "(none)")", uuid: untrusted()?.notificationUUID)
+            return self.reject(
+                message, reason: VerificationError.Kind.environment.rawValue,
+                detail: "no verifier for environment \(environmentName ?? "(none)")",
+                uuid: untrusted()?.notificationUUID)
         }
         do {
             let (verified, signedJSON) = try await verifier.verifyNotificationKeepingJSON(signedPayload)
             // Encoding plain decoded values cannot fail. Apple's JSON goes out as Apple signed it.
             let (record, value) = try! VerifiedNotificationRecord.encoding(
-                verified, json: signedJSON, source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
-            var headers = message.headers.filter { [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name) }
+                verified, json: signedJSON,
+                source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
+            var headers = message.headers.filter {
+                [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name)
+            }
             headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
-            headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
-            headers.append(KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
+            headers.append(
+                KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
+            headers.append(
+                KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
             headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
-            return .verified(self.signing.sign(ProducerRecord(topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers)))
-        } catch where error.isRetryable {
+            return .verified(
+                self.signing.sign(
+                    ProducerRecord(
+                        topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers)))
+        } catch  where error.isRetryable {
             return .retry(error)
         } catch {
-            return self.reject(message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted()?.notificationUUID)
+            return self.reject(
+                message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted()?.notificationUUID)
         }
     }
 
     /// A DLQ record carrying the original message and why it was refused.
-    private func reject(_ message: ConsumerRecord, reason: String, detail: String, uuid: String?) -> VerificationOutcome {
-        let record = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: .init(message))
-        return .rejected(ProducerRecord(
-            topic: self.topics.rejected, key: message.key, value: try! record.encoded(),
-            headers: message.headers + [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]),
+    private func reject(_ message: ConsumerRecord, reason: String, detail: String, uuid: String?) -> VerificationOutcome
+    {
+        let record = RejectedNotificationRecord(
+            reason: reason, detail: detail, notificationUUID: uuid, original: .init(message))
+        return .rejected(
+            ProducerRecord(
+                topic: self.topics.rejected, key: message.key, value: try! record.encoded(),
+                headers: message.headers + [
+                    KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)
+                ]),
             reason: reason)
     }
 }

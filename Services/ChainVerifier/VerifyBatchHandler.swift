@@ -28,7 +28,8 @@ struct VerifyBatchHandler: BatchHandler {
                 // Enqueue the ready prefix, in input order.
                 while pending.count < records.count, let next = outcomes[pending.count] {
                     switch next {
-                    case .verified(let record), .rejected(let record, _): pending.append(try await self.producer.enqueue(record))
+                    case .verified(let record), .rejected(let record, _):
+                        pending.append(try await self.producer.enqueue(record))
                     case .retry(let error): throw error  // the rest is cancelled; the batch is tried again
                     }
                 }
@@ -54,9 +55,12 @@ struct ChainVerifierMetrics: Sendable {
 
     init(registry: PrometheusCollectorRegistry) {
         self.rejectedByReason = LabelledCounter(
-            registry: registry, namespace: "chain_verifier", name: "rejected", label: "reason", help: "Messages dead-lettered, by reason")
-        self.verified = registry.makeCounter(descriptor: MetricNameDescriptor(
-            namespace: "chain_verifier", metricName: "verified", unitName: "total", helpText: "Notifications verified"))
+            registry: registry, namespace: "chain_verifier", name: "rejected", label: "reason",
+            help: "Messages dead-lettered, by reason")
+        self.verified = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "chain_verifier", metricName: "verified", unitName: "total",
+                helpText: "Notifications verified"))
     }
 
     /// Counts a message sent to the DLQ, by reason.

@@ -15,7 +15,9 @@ struct APIErrorResponse: Encodable {
     }()
 
     /// A response with this body and status (and extra headers such as `Retry-After`).
-    static func response(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:]) -> Response {
+    static func response(_ status: HTTPResponse.Status, _ error: String, _ message: String, headers: HTTPFields = [:])
+        -> Response
+    {
         var headers = headers
         headers[.contentType] = "application/json"
         let body = (try? Self.encoder.encode(APIErrorResponse(error: error, message: message))) ?? Data("{}".utf8)

@@ -29,7 +29,9 @@ struct APIKeyMiddleware: RouterMiddleware {
     /// Each key's share of the requests in flight.
     var concurrency = KeyConcurrency(share: 64)
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let header = request.headers[.authorization] ?? ""
         guard header.hasPrefix("Bearer ") else {
             self.outcomes.increment("unauthorized")
@@ -59,14 +61,16 @@ struct APIKeyMiddleware: RouterMiddleware {
         }
         if let wait = self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
             self.outcomes.increment("rate-limited")
-            return Self.tooMany("rate-limited", "this key may make \(key.ratePerSecond) requests a second", retryAfter: wait)
+            return Self.tooMany(
+                "rate-limited", "this key may make \(key.ratePerSecond) requests a second", retryAfter: wait)
         }
         // `/v1/apps/{bundleId}/…` for apps, `/v1/admin/apps/{bundleId}/…` for support (admin keys only).
         let segments = request.uri.path.split(separator: "/").map(String.init)
         let isAdminRoute = segments.count > 1 && segments[1] == "admin"
         if isAdminRoute && !key.isAdmin {
             self.outcomes.increment("forbidden")
-            return APIErrorResponse.response(.forbidden, "admin-only", "the support routes need a key created with --role admin")
+            return APIErrorResponse.response(
+                .forbidden, "admin-only", "the support routes need a key created with --role admin")
         }
         let bundleId = segments.dropFirst(isAdminRoute ? 3 : 2).first
         guard bundleId == key.bundleId else {
@@ -75,8 +79,10 @@ struct APIKeyMiddleware: RouterMiddleware {
         }
         guard self.concurrency.enter(key.keyId) else {
             self.outcomes.increment("key-concurrency")
-            return Self.tooMany("too-many-in-flight", "this key has \(self.concurrency.share) requests in flight; retry when one is answered",
-                                retryAfter: 1)
+            return Self.tooMany(
+                "too-many-in-flight",
+                "this key has \(self.concurrency.share) requests in flight; retry when one is answered",
+                retryAfter: 1)
         }
         defer { self.concurrency.leave(key.keyId) }
         var context = context

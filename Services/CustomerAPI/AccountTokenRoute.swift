@@ -1,9 +1,9 @@
+import AppStoreModels
 import Entitlements
 import Foundation
 import Hummingbird
 import ServiceRuntime
 import Storage
-import AppStoreModels
 
 /// `POST /v1/apps/{bundleId}/customers/{appUserId}/account-tokens`: the app team declares that an appAccountToken
 /// (the UUID its app passes to StoreKit at purchase) belongs to this app user. Only then can the user claim the
@@ -40,33 +40,47 @@ struct AccountTokenRoute: Sendable {
         let bundleId = try context.parameters.require("bundleId")
         let appUserId = try context.parameters.require("customer")
         guard !appUserId.isEmpty, appUserId.count <= 128 else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
         }
         let bytes = try await BoundedBody.read(request, limit: 4096, timeout: self.bodyTimeout)
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: #"expected {"appAccountToken": "<uuid>", "environment": "Production"}"#)
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-body",
+                message: #"expected {"appAccountToken": "<uuid>", "environment": "Production"}"#)
         }
         guard let token = CustomerKey.validToken(body.appAccountToken) else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-account-token", message: "appAccountToken is a UUID other than all zeros")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-account-token",
+                message: "appAccountToken is a UUID other than all zeros")
         }
         let environment = body.environment ?? "Production"
         guard ["Production", "Sandbox", "Xcode", "LocalTesting"].contains(environment) else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-environment", message: "environment must be Production, Sandbox, Xcode or LocalTesting")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-environment",
+                message: "environment must be Production, Sandbox, Xcode or LocalTesting")
         }
         let declared = try await self.owners.declare(
-            token: token, appUserId: appUserId, environment: environment, bundleId: bundleId, keyId: context.key?.keyId ?? "unknown")
-        let answer = #"{"appAccountToken":"# + JSONText.quoted(token) + #","appUserId":"# + JSONText.quoted(appUserId)
+            token: token, appUserId: appUserId, environment: environment, bundleId: bundleId,
+            keyId: context.key?.keyId ?? "unknown")
+        let answer =
+            #"{"appAccountToken":"# + JSONText.quoted(token) + #","appUserId":"# + JSONText.quoted(appUserId)
             + #","environment":"# + JSONText.quoted(environment) + "}"
         switch declared {
         case .created:
             self.outcomes.increment("token-declared")
-            return Response(status: .created, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer)))
+            return Response(
+                status: .created, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: answer)))
         case .unchanged:
             self.outcomes.increment("token-declared")
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: answer)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: answer)))
         case .conflict:
             self.outcomes.increment("conflict")
-            return APIErrorResponse.response(.conflict, "token-owned-by-another-user", "this appAccountToken was declared for another app user")
+            return APIErrorResponse.response(
+                .conflict, "token-owned-by-another-user", "this appAccountToken was declared for another app user")
         }
     }
 }

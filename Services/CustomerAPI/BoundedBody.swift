@@ -13,7 +13,8 @@ enum BoundedBody {
         do {
             return try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
         } catch is DeadlineExceeded {
-            throw PurchaseRefusal(status: .requestTimeout, code: "body-timeout", message: "the body did not arrive in time")
+            throw PurchaseRefusal(
+                status: .requestTimeout, code: "body-timeout", message: "the body did not arrive in time")
         } catch {
             throw Self.tooLarge(limit)
         }
@@ -21,7 +22,8 @@ enum BoundedBody {
 
     /// 413 with the limit.
     private static func tooLarge(_ limit: Int) -> PurchaseRefusal {
-        PurchaseRefusal(status: .contentTooLarge, code: "body-too-large", message: "the body is larger than \(limit) bytes")
+        PurchaseRefusal(
+            status: .contentTooLarge, code: "body-too-large", message: "the body is larger than \(limit) bytes")
     }
 }
 

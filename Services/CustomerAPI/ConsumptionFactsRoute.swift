@@ -1,13 +1,13 @@
 import Foundation
-import Logging
 import HTTPTypes
 import Hummingbird
+import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// `PUT /v1/apps/{bundleId}/customers/{customer}/consumption-facts`: the app records its customer's consent to
 /// share consumption data with Apple (and, optionally, play time, delivery, consumption, user status) for the
@@ -37,7 +37,9 @@ struct ConsumptionFactsRoute: Sendable {
     }
 
     func add(to group: RouterGroup<CustomerAPIContext>) {
-        group.put("apps/:bundleId/customers/:customer/consumption-facts") { request, context in try await self.put(request, context) }
+        group.put("apps/:bundleId/customers/:customer/consumption-facts") { request, context in
+            try await self.put(request, context)
+        }
     }
 
     func put(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
@@ -60,17 +62,21 @@ struct ConsumptionFactsRoute: Sendable {
         }
         let environment = body.environment ?? "Production"
         guard ["Production", "Sandbox"].contains(environment) else {
-            return APIErrorResponse.response(.badRequest, "bad-environment", "environment must be Production or Sandbox")
+            return APIErrorResponse.response(
+                .badRequest, "bad-environment", "environment must be Production or Sandbox")
         }
         let facts = ConsumptionFactsRecord(
             environment: environment, bundleId: bundleId, customer: customer, transactionId: body.transactionId ?? "",
-            customerConsented: body.customerConsented, playTimeMinutes: body.playTimeMinutes, deliveryStatus: body.deliveryStatus,
+            customerConsented: body.customerConsented, playTimeMinutes: body.playTimeMinutes,
+            deliveryStatus: body.deliveryStatus,
             consumptionPercentage: body.consumptionPercentage, userStatus: body.userStatus)
         if let problem = facts.problem {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(.badRequest, "bad-consumption-facts", problem)
         }
-        _ = try await self.producer.enqueue(try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics, signing: self.signing)).report
+        _ = try await self.producer.enqueue(
+            try VerifiedTopicRecords.consumptionFacts(facts, topics: self.topics, signing: self.signing)
+        ).report
         let (database, logger) = (self.database, self.logger)
         let stored = try await pollUntil(within: self.applyWait) {
             try await ConsumptionRequests.isStored(facts, client: database, logger: logger) ? true : nil

@@ -17,7 +17,8 @@ func buildApplication(
     return Application(
         router: router,
         server: settings.http.server,
-        configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
+        configuration: ApplicationConfiguration(
+            address: .hostname(settings.http.host, port: settings.http.port), serverName: "customer-api"),
         services: services,
         logger: logger)
 }
@@ -33,16 +34,23 @@ func buildRouter(
     let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
     let readiness = Readiness()
     readiness.set(true)
-    let outcomes = LabelledCounter(registry: registry, namespace: "customer_api", name: "requests", label: "outcome",
-                                   help: "customer-api requests by outcome")
+    let outcomes = LabelledCounter(
+        registry: registry, namespace: "customer_api", name: "requests", label: "outcome",
+        help: "customer-api requests by outcome")
     let router = Router(context: CustomerAPIContext.self)
     let routeMethods = RouteMethods()
     router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
-    router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { outcomes.increment("overloaded") })
-    OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
-    for (path, type, text) in [("console", "text/html; charset=utf-8", SupportPage.shell),
-                               ("console.js", "text/javascript; charset=utf-8", SupportPage.script),
-                               ("console.css", "text/css; charset=utf-8", SupportPage.stylesheet)] {
+    router.add(
+        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
+            outcomes.increment("overloaded")
+        })
+    OperationsRoutes.add(
+        to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
+    for (path, type, text) in [
+        ("console", "text/html; charset=utf-8", SupportPage.shell),
+        ("console.js", "text/javascript; charset=utf-8", SupportPage.script),
+        ("console.css", "text/css; charset=utf-8", SupportPage.stylesheet),
+    ] {
         router.get(RouterPath(path)) { _, _ in
             var headers = SupportPage.securityHeaders
             headers[.contentType] = type
@@ -50,45 +58,66 @@ func buildRouter(
         }
     }
     router.get("openapi.json") { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
     }
-    let v1 = router.group("v1").add(middleware: APIKeyMiddleware(
-        store: APIKeyStore(client: database, logger: logger), cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
-        concurrency: KeyConcurrency(share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4))))
+    let v1 = router.group("v1").add(
+        middleware: APIKeyMiddleware(
+            store: APIKeyStore(client: database, logger: logger),
+            cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
+            limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
+            concurrency: KeyConcurrency(
+                share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4))))
     let lookup = CustomerLookup(client: database, logger: logger)
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)
-    AccountTokenRoute(owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes)
-        .add(to: v1)
+    AccountTokenRoute(
+        owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout,
+        outcomes: outcomes
+    )
+    .add(to: v1)
     var services: [any Service] = [database]
-    var checks: [DependencyProbe.Check] = [.init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }]
+    var checks: [DependencyProbe.Check] = [
+        .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }
+    ]
     if let purchases = settings.purchases {
         let http = HTTPClientService()
         let verifiers = try purchases.trust.makeVerifiers(for: purchases.accepted)
-        let client = try purchases.api.map { try $0.makeClient(http: http.client, verifiers: verifiers, logger: logger) }
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
+        let client = try purchases.api.map {
+            try $0.makeClient(http: http.client, verifiers: verifiers, logger: logger)
+        }
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
         PurchaseRoutes(
-            settings: purchases, bodyTimeout: settings.http.bodyTimeout, intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
+            settings: purchases, bodyTimeout: settings.http.bodyTimeout,
+            intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
-        ConsumptionFactsRoute(producer: producer, topics: purchases.topics, signing: purchases.signing, database: database, applyWait: purchases.applyWait,
-                              bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
-                              logger: logger).add(to: v1)
+        ConsumptionFactsRoute(
+            producer: producer, topics: purchases.topics, signing: purchases.signing, database: database,
+            applyWait: purchases.applyWait,
+            bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
+            logger: logger
+        ).add(to: v1)
         SupportRoutes(
-            client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer, topics: purchases.topics,
+            client: client, purchaseImport: client.map(PurchaseImport.init), producer: producer,
+            topics: purchases.topics,
             signing: purchases.signing, lookup: lookup,
-            support: SupportLookup(client: database, logger: logger), deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
+            support: SupportLookup(client: database, logger: logger),
+            deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
             bodyTimeout: settings.http.bodyTimeout
         ).add(to: v1)
         services += [http, producer]
         checks.append(.broker(producer))
     } else {
         v1.post("apps/:bundleId/customers/:customer/transactions") { _, _ in
-            APIErrorResponse.response(.serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
+            APIErrorResponse.response(
+                .serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
         }
         v1.get("admin/apps/:bundleId/**") { _, _ in
-            APIErrorResponse.response(.serviceUnavailable, "not-configured", "the support routes need APPSTORE_APPS and KAFKA_BROKERS")
+            APIErrorResponse.response(
+                .serviceUnavailable, "not-configured", "the support routes need APPSTORE_APPS and KAFKA_BROKERS")
         }
     }
     services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))

@@ -8,7 +8,8 @@ enum CustomerAPIMain {
     static func main() async throws {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "customer-api", settings: environment)
-        let app = try buildApplication(settings: try CustomerAPISettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(
+            settings: try CustomerAPISettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
         try await app.runService()
     }
 }

@@ -1,10 +1,10 @@
 import Entitlements
 import Foundation
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// Everything customer-api reads from its environment (see the README's configuration table).
 struct CustomerAPISettings: Sendable {
@@ -51,16 +51,22 @@ struct CustomerAPISettings: Sendable {
         self.database = try DatabaseSettings(environment: settings.values)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
         self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
-        self.keyLookupsPerSecond = try settings.int("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
-        guard self.keyLookupsPerSecond >= 1 else { throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1") }
+        self.keyLookupsPerSecond = try settings.int(
+            "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
+        guard self.keyLookupsPerSecond >= 1 else {
+            throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1")
+        }
         if let share = settings.values["CUSTOMER_API_KEY_CONCURRENCY"], !share.isEmpty {
-            guard let value = Int(share), value >= 1 else { throw SettingsError("CUSTOMER_API_KEY_CONCURRENCY must be at least 1, not \(share)") }
+            guard let value = Int(share), value >= 1 else {
+                throw SettingsError("CUSTOMER_API_KEY_CONCURRENCY must be at least 1, not \(share)")
+            }
             self.keyConcurrency = value
         }
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
         let accepted = try AcceptedApps(settings)
-        var purchases = PurchaseSettings(accepted: accepted, signing: try RecordSigningKeys(settings),
-                                         kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
+        var purchases = PurchaseSettings(
+            accepted: accepted, signing: try RecordSigningKeys(settings),
+            kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
         purchases.trust = try TrustSettings(settings)
         purchases.topics = PipelineTopics(settings)
         if !settings.string("APPSTORE_API_KEY_FILE", default: "").isEmpty {
@@ -72,7 +78,8 @@ struct CustomerAPISettings: Sendable {
         }
         purchases.onConflict = onConflict
         purchases.applyWait = try settings.milliseconds("CUSTOMER_API_APPLY_WAIT_MS", default: purchases.applyWait)
-        purchases.maximumBodyBytes = max(1024, try settings.int("CUSTOMER_API_MAX_BODY_BYTES", default: purchases.maximumBodyBytes))
+        purchases.maximumBodyBytes = max(
+            1024, try settings.int("CUSTOMER_API_MAX_BODY_BYTES", default: purchases.maximumBodyBytes))
         self.purchases = purchases
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import Foundation
 import HTTPTypes
@@ -6,7 +7,6 @@ import JWSVerification
 import Logging
 import ServiceRuntime
 import Storage
-import AppStoreModels
 
 /// The read routes: `GET /v1/apps/{bundleId}/customers/{customer}` answers the customer's entitlements as
 /// of the request time, with an ETag; `?environment=Production|Sandbox` narrows it. The id is an app user id
@@ -30,7 +30,8 @@ struct CustomerRoutes {
         let environment = request.uri.queryParameters.get("environment")
         if let environment, !["Production", "Sandbox", "Xcode", "LocalTesting"].contains(environment) {
             self.outcomes.increment("bad-request")
-            return APIErrorResponse.response(.badRequest, "bad-environment", "environment must be Production, Sandbox, Xcode or LocalTesting")
+            return APIErrorResponse.response(
+                .badRequest, "bad-environment", "environment must be Production, Sandbox, Xcode or LocalTesting")
         }
         guard customer.count <= 128 else {
             self.outcomes.increment("bad-request")
@@ -39,21 +40,27 @@ struct CustomerRoutes {
         let kindName = request.uri.queryParameters.get("idType") ?? CustomerIDKind.appUserId.rawValue
         guard let kind = CustomerIDKind(rawValue: kindName) else {
             self.outcomes.increment("bad-request")
-            return APIErrorResponse.response(.badRequest, "bad-id-type", "idType must be appUserId, appAccountToken or originalTransactionId")
+            return APIErrorResponse.response(
+                .badRequest, "bad-id-type", "idType must be appUserId, appAccountToken or originalTransactionId")
         }
-        return try await self.viewResponse(bundleId: bundleId, customer: customer, kind: kind, environment: environment,
-                                           ifNoneMatch: request.headers[.ifNoneMatch])
+        return try await self.viewResponse(
+            bundleId: bundleId, customer: customer, kind: kind, environment: environment,
+            ifNoneMatch: request.headers[.ifNoneMatch])
     }
 
     /// The customer's view as of now with its ETag (304 when `ifNoneMatch` still matches, 404 when nothing is
     /// known); `extra` is more JSON members for the object (the POST adds its request id).
-    func viewResponse(bundleId: String, customer: String, kind: CustomerIDKind, environment: String?, ifNoneMatch: String?,
-                      extra: String? = nil) async throws -> Response {
+    func viewResponse(
+        bundleId: String, customer: String, kind: CustomerIDKind, environment: String?, ifNoneMatch: String?,
+        extra: String? = nil
+    ) async throws -> Response {
         let asOf = Int64(Date().timeIntervalSince1970 * 1000)
-        let view = try await self.lookup.view(bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
+        let view = try await self.lookup.view(
+            bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
         guard !view.isEmpty else {
             self.outcomes.increment("not-found")
-            return APIErrorResponse.response(.notFound, "unknown-customer", "nothing is stored for \(customer) in \(bundleId)")
+            return APIErrorResponse.response(
+                .notFound, "unknown-customer", "nothing is stored for \(customer) in \(bundleId)")
         }
         // The ETag covers the state, not the evaluation instant: the same entitlements give the same tag.
         let state = view.entitlements + "\u{1F}" + view.subscriptions + "\u{1F}" + view.purchases
@@ -68,8 +75,11 @@ struct CustomerRoutes {
         headers[.contentType] = "application/json"
         self.outcomes.increment("ok")
         // The body is CustomerView's JSON; PostgreSQL built the arrays, so nothing is decoded and encoded again.
-        let body = #"{"bundleId":"# + JSONText.quoted(bundleId) + #","customer":"# + JSONText.quoted(customer) + #","asOf":"# + String(asOf)
-            + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"# + view.purchases
+        let body =
+            #"{"bundleId":"# + JSONText.quoted(bundleId) + #","customer":"# + JSONText.quoted(customer) + #","asOf":"#
+            + String(asOf)
+            + #","entitlements":"# + view.entitlements + #","subscriptions":"# + view.subscriptions + #","purchases":"#
+            + view.purchases
             + (extra.map { "," + $0 } ?? "") + "}"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

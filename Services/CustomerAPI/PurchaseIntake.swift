@@ -38,15 +38,20 @@ struct PurchaseIntake: Sendable {
     let purchaseImport: PurchaseImport?
 
     /// The verified transactions the body names, all of app `bundleId`.
-    func transactions(_ body: PurchaseBody, bundleId: String) async throws(PurchaseRefusal) -> (AppPurchaseRecord.Source, [VerifiedTransaction]) {
+    func transactions(_ body: PurchaseBody, bundleId: String) async throws(PurchaseRefusal) -> (
+        AppPurchaseRecord.Source, [VerifiedTransaction]
+    ) {
         let given = [body.signedTransaction, body.transactionId, body.appReceipt].compactMap { $0 }
         guard given.count == 1 else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "send exactly one of signedTransaction, transactionId, appReceipt")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-body",
+                message: "send exactly one of signedTransaction, transactionId, appReceipt")
         }
         var environment: Environment?
         if let name = body.environment {
             guard let named = Environment(rawValue: name), named.isAppStoreServer else {
-                throw PurchaseRefusal(status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
+                throw PurchaseRefusal(
+                    status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
             }
             environment = named
         }
@@ -55,27 +60,46 @@ struct PurchaseIntake: Sendable {
             result = (.signedTransaction, [try await self.verify(signed)])
         } else if let id = body.transactionId {
             guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
-                throw PurchaseRefusal(status: .badRequest, code: "bad-transaction-id", message: "a transaction id is 1 to 64 letters or digits")
+                throw PurchaseRefusal(
+                    status: .badRequest, code: "bad-transaction-id",
+                    message: "a transaction id is 1 to 64 letters or digits")
             }
             let purchaseImport = try self.requireAPI()
             // A subscription's id may name an old period: its history (every page) brings the newest one too.
-            result = (.transactionId, try await Self.asking { () async throws(AppStoreAPIError) in
-                let found = try await purchaseImport.transaction(id, bundleId: bundleId, environment: environment)
-                guard found.transaction.type == .autoRenewableSubscription else { return [found] }
-                return try await purchaseImport.history(of: [id], bundleId: bundleId, environment: found.transaction.environment ?? environment)
-            })
+            result = (
+                .transactionId,
+                try await Self.asking { () async throws(AppStoreAPIError) in
+                    let found = try await purchaseImport.transaction(id, bundleId: bundleId, environment: environment)
+                    guard found.transaction.type == .autoRenewableSubscription else { return [found] }
+                    return try await purchaseImport.history(
+                        of: [id], bundleId: bundleId, environment: found.transaction.environment ?? environment)
+                }
+            )
         } else {
-            guard let ids = AppReceipt.transactionIds(fromBase64: body.appReceipt ?? "") ?? LegacyReceipt.transactionId(fromBase64: body.appReceipt ?? "").map({ [$0] })
-            else { throw PurchaseRefusal(status: .badRequest, code: "bad-receipt", message: "appReceipt is not a base64 app receipt") }
-            guard !ids.isEmpty else { throw PurchaseRefusal(status: .unprocessableContent, code: "empty-receipt", message: "the receipt holds no in-app purchase") }
+            guard
+                let ids = AppReceipt.transactionIds(fromBase64: body.appReceipt ?? "")
+                    ?? LegacyReceipt.transactionId(fromBase64: body.appReceipt ?? "").map({ [$0] })
+            else {
+                throw PurchaseRefusal(
+                    status: .badRequest, code: "bad-receipt", message: "appReceipt is not a base64 app receipt")
+            }
+            guard !ids.isEmpty else {
+                throw PurchaseRefusal(
+                    status: .unprocessableContent, code: "empty-receipt",
+                    message: "the receipt holds no in-app purchase")
+            }
             let purchaseImport = try self.requireAPI()
-            result = (.appReceipt, try await Self.asking { () async throws(AppStoreAPIError) in
-                try await purchaseImport.history(of: ids, bundleId: bundleId, environment: environment)
-            })
+            result = (
+                .appReceipt,
+                try await Self.asking { () async throws(AppStoreAPIError) in
+                    try await purchaseImport.history(of: ids, bundleId: bundleId, environment: environment)
+                }
+            )
         }
         for item in result.1 where item.transaction.bundleId != bundleId {
-            throw PurchaseRefusal(status: .forbidden, code: "wrong-app-transaction",
-                                  message: "the transaction belongs to \(item.transaction.bundleId ?? "no app"), not \(bundleId)")
+            throw PurchaseRefusal(
+                status: .forbidden, code: "wrong-app-transaction",
+                message: "the transaction belongs to \(item.transaction.bundleId ?? "no app"), not \(bundleId)")
         }
         return result
     }
@@ -84,21 +108,24 @@ struct PurchaseIntake: Sendable {
     private func verify(_ signed: String) async throws(PurchaseRefusal) -> VerifiedTransaction {
         let claimed = (try? UnverifiedJWS(signed).decodePayload(as: JWSTransactionDecodedPayload.self))?.environment
         guard let claimed, let verifier = self.verifiers[claimed] else {
-            throw PurchaseRefusal(status: .badRequest, code: "invalid-signed-transaction",
-                                  message: "not a signed transaction of an accepted environment")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "invalid-signed-transaction",
+                message: "not a signed transaction of an accepted environment")
         }
         do {
             return VerifiedTransaction(signed: signed, transaction: try await verifier.verifyTransaction(signed))
         } catch {
-            throw PurchaseRefusal(status: .badRequest, code: "invalid-signed-transaction", message: "verification failed: \(error)")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "invalid-signed-transaction", message: "verification failed: \(error)")
         }
     }
 
     /// The importer, or 503 when no App Store Server API key is configured.
     private func requireAPI() throws(PurchaseRefusal) -> PurchaseImport {
         guard let purchaseImport = self.purchaseImport else {
-            throw PurchaseRefusal(status: .serviceUnavailable, code: "not-configured",
-                                  message: "transaction ids and receipts need an App Store Server API key (APPSTORE_API_KEY_FILE)")
+            throw PurchaseRefusal(
+                status: .serviceUnavailable, code: "not-configured",
+                message: "transaction ids and receipts need an App Store Server API key (APPSTORE_API_KEY_FILE)")
         }
         return purchaseImport
     }
@@ -108,12 +135,17 @@ struct PurchaseIntake: Sendable {
         do {
             return try await call()
         } catch {
-            if error.status == 404 || error.errorCode == APIErrorCode.transactionIdNotFound || error.errorCode == 4_040_010 {
-                throw PurchaseRefusal(status: .notFound, code: "unknown-transaction", message: "the App Store does not know this transaction")
+            if error.status == 404 || error.errorCode == APIErrorCode.transactionIdNotFound
+                || error.errorCode == 4_040_010
+            {
+                throw PurchaseRefusal(
+                    status: .notFound, code: "unknown-transaction",
+                    message: "the App Store does not know this transaction")
             }
             if error.isRetryable {
                 let wait = error.retryAfter.map { max(1, Int($0.timeIntervalSinceNow.rounded(.up))) } ?? 5
-                throw PurchaseRefusal(status: .serviceUnavailable, code: "app-store-unavailable", message: "\(error)", retryAfter: wait)
+                throw PurchaseRefusal(
+                    status: .serviceUnavailable, code: "app-store-unavailable", message: "\(error)", retryAfter: wait)
             }
             throw PurchaseRefusal(status: .badGateway, code: "app-store-error", message: "\(error)")
         }

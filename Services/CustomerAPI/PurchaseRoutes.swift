@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AppStoreModels
 import Entitlements
 import Foundation
 import HTTPTypes
@@ -8,7 +9,6 @@ import NotificationPipeline
 import RdKafka
 import ServiceRuntime
 import Storage
-import AppStoreModels
 
 /// `POST /v1/apps/{bundleId}/customers/{appUserId}/transactions`: the app (or the team's backend) hands over a
 /// purchase, as StoreKit 2's signed transaction, a transaction id or a StoreKit 1 receipt. The verified
@@ -32,7 +32,9 @@ struct PurchaseRoutes {
             do {
                 return try await self.post(request, context: context)
             } catch let refusal as PurchaseRefusal {
-                self.outcomes.increment(refusal.status.code >= 500 ? "unavailable" : refusal.code == Self.ownedByAnother.code ? "conflict" : "bad-request")
+                self.outcomes.increment(
+                    refusal.status.code >= 500
+                        ? "unavailable" : refusal.code == Self.ownedByAnother.code ? "conflict" : "bad-request")
                 return refusal.response
             }
         }
@@ -43,19 +45,24 @@ struct PurchaseRoutes {
         let bundleId = try context.parameters.require("bundleId")
         let appUserId = try context.parameters.require("customer")
         guard !appUserId.isEmpty, appUserId.count <= 128 else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
         }
         let body = try await self.body(request)
         let (source, transactions) = try await self.intake.transactions(body, bundleId: bundleId)
         let proof = try Self.deviceProof(body, transactions: transactions)
-        let purchase = PurchaseImport.Request(appUserId: appUserId, onConflict: self.settings.onConflict, transferProof: proof, source: source)
+        let purchase = PurchaseImport.Request(
+            appUserId: appUserId, onConflict: self.settings.onConflict, transferProof: proof, source: source)
         let records = PurchaseImport.records(transactions, request: purchase)
         try await self.refuseIfOwnedByAnother(records, bundleId: bundleId, appUserId: appUserId)
         do {
-            try await PurchaseImport.publish(records, producer: self.producer, topics: self.settings.topics, signing: self.settings.signing)
+            try await PurchaseImport.publish(
+                records, producer: self.producer, topics: self.settings.topics, signing: self.settings.signing)
         } catch {
             self.logger.error("cannot publish purchases", metadata: ["error": "\(error)"])
-            throw PurchaseRefusal(status: .serviceUnavailable, code: "unavailable", message: "the pipeline cannot take it now", retryAfter: 1)
+            throw PurchaseRefusal(
+                status: .serviceUnavailable, code: "unavailable", message: "the pipeline cannot take it now",
+                retryAfter: 1)
         }
         let location = "/v1/apps/\(bundleId)/customers/\(appUserId)"
         guard let outcomes = try await self.committed(records.map(\.logID)) else {
@@ -63,7 +70,8 @@ struct PurchaseRoutes {
             var headers = HTTPFields()
             headers[.location] = location
             headers[.contentType] = "application/json"
-            let accepted = #"{"status":"accepted","requestId":"# + JSONText.quoted(purchase.requestId) + #","location":"#
+            let accepted =
+                #"{"status":"accepted","requestId":"# + JSONText.quoted(purchase.requestId) + #","location":"#
                 + JSONText.quoted(location) + "}"
             return Response(status: .accepted, headers: headers, body: .init(byteBuffer: ByteBuffer(string: accepted)))
         }
@@ -71,36 +79,45 @@ struct PurchaseRoutes {
             throw Self.ownedByAnother
         }
         self.outcomes.increment("purchase-applied")
-        return try await self.views.viewResponse(bundleId: bundleId, customer: appUserId, kind: .appUserId, environment: nil, ifNoneMatch: nil,
-                                                 extra: #""requestId":"# + JSONText.quoted(purchase.requestId))
+        return try await self.views.viewResponse(
+            bundleId: bundleId, customer: appUserId, kind: .appUserId, environment: nil, ifNoneMatch: nil,
+            extra: #""requestId":"# + JSONText.quoted(purchase.requestId))
     }
 
     // MARK: Steps
 
     /// The JSON body, refused above the size limit before it is read in full.
     private func body(_ request: Request) async throws(PurchaseRefusal) -> PurchaseBody {
-        let buffer = try await BoundedBody.read(request, limit: self.settings.maximumBodyBytes, timeout: self.bodyTimeout)
+        let buffer = try await BoundedBody.read(
+            request, limit: self.settings.maximumBodyBytes, timeout: self.bodyTimeout)
         do {
             return try JSONDecoder().decode(PurchaseBody.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "the body is not the JSON object this route takes")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-body", message: "the body is not the JSON object this route takes")
         }
     }
 
     /// The 409 of a purchase that belongs to another customer.
     static let ownedByAnother = PurchaseRefusal(
         status: .conflict, code: "owned-by-another-customer",
-        message: "this purchase belongs to another customer (bound to another app user, or bought under an appAccountToken not declared "
+        message:
+            "this purchase belongs to another customer (bound to another app user, or bought under an appAccountToken not declared "
             + "for this app user); a transaction id, receipt or signed transaction is not proof of ownership")
 
     /// 409 before anything is written when a purchase belongs to another customer and the post has no proof that
     /// moves it (``PurchaseOwnership``; the updater decides again under the subject's lock).
-    private func refuseIfOwnedByAnother(_ records: [AppPurchaseRecord], bundleId: String, appUserId: String) async throws {
+    private func refuseIfOwnedByAnother(_ records: [AppPurchaseRecord], bundleId: String, appUserId: String)
+        async throws
+    {
         var seen = Set<String>()
         for record in records where seen.insert(record.environment + "/" + record.subject).inserted {
-            let owner = try await self.lookup.owner(environment: record.environment, bundleId: bundleId, subject: record.subject,
-                                                    claimedToken: PurchaseOwnership.accountToken(of: record.transaction))
-            if case .refuse = PurchaseOwnership.decide(claimant: appUserId, owner: owner, policy: record.onConflict, proof: record.transferProof) {
+            let owner = try await self.lookup.owner(
+                environment: record.environment, bundleId: bundleId, subject: record.subject,
+                claimedToken: PurchaseOwnership.accountToken(of: record.transaction))
+            if case .refuse = PurchaseOwnership.decide(
+                claimant: appUserId, owner: owner, policy: record.onConflict, proof: record.transferProof)
+            {
                 throw Self.ownedByAnother
             }
         }
@@ -108,14 +125,18 @@ struct PurchaseRoutes {
 
     /// The device's proof of a signed transaction, when the body carries `deviceVerificationId`: 400 beside an id
     /// or receipt (which no device signed for), 403 when its hash does not match the transaction's.
-    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction]) throws(PurchaseRefusal) -> TransferProof? {
+    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction]) throws(PurchaseRefusal)
+        -> TransferProof?
+    {
         guard let id = body.deviceVerificationId else { return nil }
         guard body.signedTransaction != nil, let transaction = transactions.first?.transaction else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "deviceVerificationId goes with signedTransaction only")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-body", message: "deviceVerificationId goes with signedTransaction only")
         }
         guard TransferProof.deviceVerifies(transaction, verificationId: id) else {
-            throw PurchaseRefusal(status: .forbidden, code: "device-verification-failed",
-                                  message: "the device verification id does not match the transaction's deviceVerification")
+            throw PurchaseRefusal(
+                status: .forbidden, code: "device-verification-failed",
+                message: "the device verification id does not match the transaction's deviceVerification")
         }
         return .device(verificationId: id)
     }

@@ -8,21 +8,31 @@ import Storage
 enum SupportFragment {
     /// The parsed template (parsed once; a parse error is a programming error caught by the tests).
     static let template: MustacheTemplate = {
-        do { return try MustacheTemplate(string: Self.text) } catch { fatalError("the support fragment's template does not parse: \(error)") }
+        do { return try MustacheTemplate(string: Self.text) } catch {
+            fatalError("the support fragment's template does not parse: \(error)")
+        }
     }()
 
     // MARK: The values, all text
 
     /// What the template renders: the view with every instant as UTC text and every flag as a boolean.
     struct Model {
-        struct Entitlement { var environment, entitlementId, productId: String, active: Bool, validUntil, revokedAt, purchase, ownership: String }
+        struct Entitlement {
+            var environment, entitlementId, productId: String, active: Bool, validUntil, revokedAt, purchase,
+                ownership: String
+        }
         struct Subscription {
-            var environment, purchase, productId, status, expires, graceUntil, billingRetry, autoRenew, nextProduct: String
+            var environment, purchase, productId, status, expires, graceUntil, billingRetry, autoRenew,
+                nextProduct: String
         }
         struct Purchase { var environment, transactionId, purchase, productId, type, bought, refunded: String }
-        struct Step { var signed, notification, environment, purchase, outcome: String, duplicates: String?, detail: String }
+        struct Step {
+            var signed, notification, environment, purchase, outcome: String, duplicates: String?, detail: String
+        }
         struct Rejection { var recorded, position, reason, detail, notification: String, replayed: Bool }
-        struct Consumption { var requested, transactionId, reason, deadline, status, attempts, answered, detail: String }
+        struct Consumption {
+            var requested, transactionId, reason, deadline, status, attempts, answered, detail: String
+        }
         struct Refund { var transactionId, productId, refunded, reason: String }
 
         var customer, bundleId, query, asOf: String
@@ -34,7 +44,8 @@ enum SupportFragment {
         var deadLetters: [Rejection]
         var consumptionRequests: [Consumption]
         var refunds: [Refund]
-        var hasEntitlements, hasSubscriptions, hasPurchases, hasTimeline, hasDeadLetters, hasConsumptionRequests, refundsAsked, hasRefunds: Bool
+        var hasEntitlements, hasSubscriptions, hasPurchases, hasTimeline, hasDeadLetters, hasConsumptionRequests,
+            refundsAsked, hasRefunds: Bool
 
         init(_ view: SupportView, bundleId: String) {
             self.customer = view.customer
@@ -43,37 +54,55 @@ enum SupportFragment {
             self.asOf = Self.time(view.asOf)
             self.notes = view.notes
             self.entitlements = view.entitlements.map {
-                Entitlement(environment: $0.environment, entitlementId: $0.entitlementId, productId: $0.productId, active: $0.active,
-                            validUntil: Self.time($0.validUntil), revokedAt: Self.time($0.revokedAt), purchase: $0.originalTransactionId,
-                            ownership: $0.ownershipType)
+                Entitlement(
+                    environment: $0.environment, entitlementId: $0.entitlementId, productId: $0.productId,
+                    active: $0.active,
+                    validUntil: Self.time($0.validUntil), revokedAt: Self.time($0.revokedAt),
+                    purchase: $0.originalTransactionId,
+                    ownership: $0.ownershipType)
             }
             self.subscriptions = view.subscriptions.map {
-                Subscription(environment: $0.environment, purchase: $0.originalTransactionId, productId: $0.productId,
-                             status: Self.statusName($0.status), expires: Self.time($0.expiresDate), graceUntil: Self.time($0.gracePeriodExpiresDate),
-                             billingRetry: $0.isInBillingRetry.map { $0 ? "yes" : "no" } ?? "",
-                             autoRenew: $0.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "", nextProduct: $0.autoRenewProductId ?? "")
+                Subscription(
+                    environment: $0.environment, purchase: $0.originalTransactionId, productId: $0.productId,
+                    status: Self.statusName($0.status), expires: Self.time($0.expiresDate),
+                    graceUntil: Self.time($0.gracePeriodExpiresDate),
+                    billingRetry: $0.isInBillingRetry.map { $0 ? "yes" : "no" } ?? "",
+                    autoRenew: $0.autoRenewStatus.map { $0 == 1 ? "on" : "off" } ?? "",
+                    nextProduct: $0.autoRenewProductId ?? "")
             }
             self.purchases = view.purchases.map {
-                Purchase(environment: $0.environment, transactionId: $0.transactionId, purchase: $0.originalTransactionId, productId: $0.productId,
-                         type: $0.productType ?? "", bought: Self.time($0.purchaseDate), refunded: Self.time($0.revocationDate))
+                Purchase(
+                    environment: $0.environment, transactionId: $0.transactionId, purchase: $0.originalTransactionId,
+                    productId: $0.productId,
+                    type: $0.productType ?? "", bought: Self.time($0.purchaseDate),
+                    refunded: Self.time($0.revocationDate))
             }
             self.timeline = view.timeline.map {
-                Step(signed: Self.time($0.signedDate), notification: $0.type + ($0.subtype.map { " / " + $0 } ?? ""), environment: $0.environment,
-                     purchase: $0.subject, outcome: $0.outcome,
-                     duplicates: $0.duplicates > 0 ? "\($0.duplicates) duplicate\($0.duplicates == 1 ? "" : "s")" : nil, detail: $0.detail ?? "")
+                Step(
+                    signed: Self.time($0.signedDate), notification: $0.type + ($0.subtype.map { " / " + $0 } ?? ""),
+                    environment: $0.environment,
+                    purchase: $0.subject, outcome: $0.outcome,
+                    duplicates: $0.duplicates > 0 ? "\($0.duplicates) duplicate\($0.duplicates == 1 ? "" : "s")" : nil,
+                    detail: $0.detail ?? "")
             }
             self.deadLetters = view.deadLetters.map {
-                Rejection(recorded: ISO8601DateFormatter().string(from: $0.recordedAt), position: $0.position, reason: $0.reason,
-                          detail: $0.detail ?? "", notification: $0.notificationUUID ?? "", replayed: $0.replayedAt != nil)
+                Rejection(
+                    recorded: ISO8601DateFormatter().string(from: $0.recordedAt), position: $0.position,
+                    reason: $0.reason,
+                    detail: $0.detail ?? "", notification: $0.notificationUUID ?? "", replayed: $0.replayedAt != nil)
             }
             self.consumptionRequests = view.consumptionRequests.map {
-                Consumption(requested: Self.time($0.requestedAt), transactionId: $0.transactionId, reason: $0.reason ?? "",
-                            deadline: Self.time($0.deadline), status: $0.status, attempts: String($0.attempts), answered: Self.time($0.answeredAt),
-                            detail: $0.detail ?? "")
+                Consumption(
+                    requested: Self.time($0.requestedAt), transactionId: $0.transactionId, reason: $0.reason ?? "",
+                    deadline: Self.time($0.deadline), status: $0.status, attempts: String($0.attempts),
+                    answered: Self.time($0.answeredAt),
+                    detail: $0.detail ?? "")
             }
             self.refunds = (view.refunds ?? []).map {
-                Refund(transactionId: $0.transactionId ?? "", productId: $0.productId ?? "", refunded: Self.time($0.revocationDate?.millisecondsSince1970),
-                       reason: $0.rawRevocationReason.map(String.init) ?? "")
+                Refund(
+                    transactionId: $0.transactionId ?? "", productId: $0.productId ?? "",
+                    refunded: Self.time($0.revocationDate?.millisecondsSince1970),
+                    reason: $0.rawRevocationReason.map(String.init) ?? "")
             }
             self.hasEntitlements = !self.entitlements.isEmpty
             self.hasSubscriptions = !self.subscriptions.isEmpty

@@ -104,7 +104,8 @@ enum SupportPage {
     /// The headers every console response carries: a Content-Security-Policy without inline script (same-origin
     /// scripts, styles and fetches only, no framing, no form posts elsewhere), nosniff, no referrer, no caching.
     static let securityHeaders: HTTPFields = [
-        HTTPField.Name("Content-Security-Policy")!: "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        HTTPField.Name("Content-Security-Policy")!:
+            "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
             + "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
         HTTPField.Name("X-Content-Type-Options")!: "nosniff",
         HTTPField.Name("Referrer-Policy")!: "no-referrer",

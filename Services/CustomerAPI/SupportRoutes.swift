@@ -6,10 +6,10 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// The support routes (`/v1/admin/apps/{bundleId}/…`, admin keys only): what a support agent needs to answer
 /// "why does this user have or lack access?" and to act on it. Reads come from PostgreSQL and the App Store
@@ -37,19 +37,26 @@ struct SupportRoutes: Sendable {
                 guard let order = try await client.lookUpOrder(try context.parameters.require("orderId")) else {
                     return APIErrorResponse.response(.notFound, "unknown-order", "Apple knows no order with this id")
                 }
-                return Self.json(TransactionsAnswer(environment: order.environment.rawValue, transactions: order.transactions.map(\.transaction)))
+                return Self.json(
+                    TransactionsAnswer(
+                        environment: order.environment.rawValue, transactions: order.transactions.map(\.transaction)))
             }
         }
         admin.get("refunds/:transactionId") { request, context in
             try await self.asking(request, context) { client, _ in
                 let refunds = try await client.refundHistory(try context.parameters.require("transactionId"))
-                return Self.json(TransactionsAnswer(environment: refunds.environment.rawValue, transactions: refunds.transactions.map(\.transaction)))
+                return Self.json(
+                    TransactionsAnswer(
+                        environment: refunds.environment.rawValue, transactions: refunds.transactions.map(\.transaction)
+                    ))
             }
         }
         admin.get("transactions/:transactionId") { request, context in
             try await self.asking(request, context) { client, _ in
                 let found = try await client.transactionInfo(try context.parameters.require("transactionId"))
-                return Self.json(TransactionsAnswer(environment: found.transaction.rawEnvironment ?? "", transactions: [found.transaction]))
+                return Self.json(
+                    TransactionsAnswer(
+                        environment: found.transaction.rawEnvironment ?? "", transactions: [found.transaction]))
             }
         }
         admin.post("subscriptions/:originalTransactionId/extend") { request, context in
@@ -57,25 +64,30 @@ struct SupportRoutes: Sendable {
             return try await self.asking(request, context) { client, _ in
                 let answer = try await client.extendRenewalDate(
                     try context.parameters.require("originalTransactionId"),
-                    ExtendRenewalDateRequest(extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
-                                             requestIdentifier: body.requestIdentifier ?? UUID().uuidString.lowercased()))
+                    ExtendRenewalDateRequest(
+                        extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
+                        requestIdentifier: body.requestIdentifier ?? UUID().uuidString.lowercased()))
                 return Self.json(answer)
             }
         }
         admin.post("extensions") { request, context in
             let body = try await self.decode(MassExtensionBody.self, request)
             return try await self.asking(request, context) { client, _ in
-                let answer = try await client.extendRenewalDatesForAllActiveSubscribers(MassExtendRenewalDateRequest(
-                    extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
-                    requestIdentifier: body.requestIdentifier ?? UUID().uuidString.lowercased(), productId: body.productId,
-                    storefrontCountryCodes: body.storefrontCountryCodes))
+                let answer = try await client.extendRenewalDatesForAllActiveSubscribers(
+                    MassExtendRenewalDateRequest(
+                        extendByDays: body.extendByDays, extendReasonCode: body.extendReasonCode,
+                        requestIdentifier: body.requestIdentifier ?? UUID().uuidString.lowercased(),
+                        productId: body.productId,
+                        storefrontCountryCodes: body.storefrontCountryCodes))
                 return Self.json(answer, status: .accepted)
             }
         }
         admin.get("extensions/:productId/:requestIdentifier") { request, context in
             try await self.asking(request, context) { client, _ in
-                Self.json(try await client.massExtensionStatus(
-                    productId: try context.parameters.require("productId"), requestIdentifier: try context.parameters.require("requestIdentifier")))
+                Self.json(
+                    try await client.massExtensionStatus(
+                        productId: try context.parameters.require("productId"),
+                        requestIdentifier: try context.parameters.require("requestIdentifier")))
             }
         }
         admin.post("customers/:customer/resync") { request, context in try await self.resync(request, context) }
@@ -95,7 +107,9 @@ struct SupportRoutes: Sendable {
         var key = query
         if Self.looksLikeOrderId(query), let client = try? self.scoped(request, bundleId: bundleId) {
             do {
-                if let order = try await client.lookUpOrder(query), let first = order.transactions.first?.transaction.originalTransactionId {
+                if let order = try await client.lookUpOrder(query),
+                    let first = order.transactions.first?.transaction.originalTransactionId
+                {
                     key = first
                     notes.append("order \(query) holds \(order.transactions.count) transaction(s) of purchase \(first)")
                 } else {
@@ -115,11 +129,15 @@ struct SupportRoutes: Sendable {
             subscriptions: try decoder.decode([CustomerView.Subscription].self, from: Data(json.subscriptions.utf8)),
             purchases: try decoder.decode([CustomerView.Purchase].self, from: Data(json.purchases.utf8)),
             timeline: [], deadLetters: [], consumptionRequests: [], refunds: nil)
-        let subjects = Array(Set(view.purchases.map(\.originalTransactionId) + view.subscriptions.map(\.originalTransactionId)
-            + view.entitlements.map(\.originalTransactionId))).sorted()
+        let subjects = Array(
+            Set(
+                view.purchases.map(\.originalTransactionId) + view.subscriptions.map(\.originalTransactionId)
+                    + view.entitlements.map(\.originalTransactionId))
+        ).sorted()
         view.timeline = try await self.support.timeline(bundleId: bundleId, subjects: subjects)
         view.deadLetters = try await self.deadLetters.rows(bundleId: bundleId, subjects: subjects)
-        view.consumptionRequests = try await self.support.consumptionRequests(bundleId: bundleId, customer: customer, subjects: subjects)
+        view.consumptionRequests = try await self.support.consumptionRequests(
+            bundleId: bundleId, customer: customer, subjects: subjects)
         let anyTransaction = view.purchases.first?.transactionId ?? subjects.first
         if request.uri.queryParameters.get("refunds") == "1", let any = anyTransaction {
             do {
@@ -131,8 +149,9 @@ struct SupportRoutes: Sendable {
         }
         self.outcomes.increment("support-view")
         if request.uri.queryParameters.get("format") == "html" {
-            return Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: SupportPage.fragment(view, bundleId: bundleId))))
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: SupportPage.fragment(view, bundleId: bundleId))))
         }
         return Self.json(view)
     }
@@ -148,19 +167,26 @@ struct SupportRoutes: Sendable {
         }
         let (customer, kind) = try await self.support.customer(for: named, bundleId: bundleId)
         guard let purchaseImport = self.purchaseImport else {
-            return APIErrorResponse.response(.serviceUnavailable, "not-configured", "resync needs the App Store Server API settings")
+            return APIErrorResponse.response(
+                .serviceUnavailable, "not-configured", "resync needs the App Store Server API settings")
         }
-        let json = try await self.lookup.view(bundleId: bundleId, customer: customer, kind: kind, asOf: Int64(Date().timeIntervalSince1970 * 1000))
+        let json = try await self.lookup.view(
+            bundleId: bundleId, customer: customer, kind: kind, asOf: Int64(Date().timeIntervalSince1970 * 1000))
         let purchases = try JSONDecoder().decode([CustomerView.Purchase].self, from: Data(json.purchases.utf8))
         let originals = Array(Set(purchases.map(\.originalTransactionId))).sorted()
-        guard !originals.isEmpty else { return APIErrorResponse.response(.notFound, "unknown-customer", "no purchase is stored for \(customer)") }
+        guard !originals.isEmpty else {
+            return APIErrorResponse.response(.notFound, "unknown-customer", "no purchase is stored for \(customer)")
+        }
         var total = PurchaseImport.Resynced(transactions: 0, statuses: 0)
         do {
             for original in originals {
-                let environment = purchases.first { $0.originalTransactionId == original }.flatMap { Environment(rawValue: $0.environment) }
+                let environment = purchases.first { $0.originalTransactionId == original }.flatMap {
+                    Environment(rawValue: $0.environment)
+                }
                 let resynced = try await purchaseImport.resync(
                     [original], bundleId: bundleId, environment: environment,
-                    request: PurchaseImport.Request(appUserId: kind == .appUserId ? customer : nil, onConflict: .refuse, source: .resync),
+                    request: PurchaseImport.Request(
+                        appUserId: kind == .appUserId ? customer : nil, onConflict: .refuse, source: .resync),
                     producer: self.producer, topics: self.topics, signing: self.signing)
                 total.transactions += resynced.transactions
                 total.statuses += resynced.statuses
@@ -169,7 +195,9 @@ struct SupportRoutes: Sendable {
             return Self.apiError(error)
         }
         self.outcomes.increment("support-resync")
-        return Self.json(["customer": customer, "transactions": String(total.transactions), "statuses": String(total.statuses)], status: .accepted)
+        return Self.json(
+            ["customer": customer, "transactions": String(total.transactions), "statuses": String(total.statuses)],
+            status: .accepted)
     }
 
     /// Sends a DLQ record (by position) back to the topic it came from.
@@ -184,7 +212,8 @@ struct SupportRoutes: Sendable {
             return APIErrorResponse.response(.forbidden, "wrong-app", "the DLQ record does not belong to \(bundleId)")
         }
         guard let record = rejected.replayRecord(from: body.position) else {
-            return APIErrorResponse.response(.unprocessableContent, "not-replayable", "the DLQ record kept no original value")
+            return APIErrorResponse.response(
+                .unprocessableContent, "not-replayable", "the DLQ record kept no original value")
         }
         _ = try await self.producer.enqueue(record).report
         try await self.deadLetters.markReplayed(body.position)
@@ -196,8 +225,10 @@ struct SupportRoutes: Sendable {
 
     /// Runs an App Store Server API call for the app in the request's environment (`environment=`, default
     /// Production then Sandbox), mapping Apple's errors to JSON errors.
-    private func asking(_ request: Request, _ context: CustomerAPIContext,
-                        _ call: (AppStoreServerAPIClient, String) async throws -> Response) async throws -> Response {
+    private func asking(
+        _ request: Request, _ context: CustomerAPIContext,
+        _ call: (AppStoreServerAPIClient, String) async throws -> Response
+    ) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
         let client: AppStoreServerAPIClient
         do {
@@ -221,8 +252,11 @@ struct SupportRoutes: Sendable {
     private func scoped(_ request: Request, bundleId: String) throws -> AppStoreServerAPIClient {
         guard let client = self.client else { throw NotConfigured() }
         let name = request.uri.queryParameters.get("environment")
-        guard let environment = name.map({ Environment(rawValue: String($0)) }) ?? .production, environment.isAppStoreServer else {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
+        guard let environment = name.map({ Environment(rawValue: String($0)) }) ?? .production,
+            environment.isAppStoreServer
+        else {
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
         }
         return try client.scoped(bundleID: bundleId, environment: environment, fallbackToSandbox: name == nil)
     }
@@ -243,7 +277,9 @@ struct SupportRoutes: Sendable {
             return APIErrorResponse.response(.badGateway, "app-store-error", "\(error)")
         }
         if status == 404 { return APIErrorResponse.response(.notFound, "not-found", "Apple: \(error)") }
-        return APIErrorResponse.response(HTTPResponse.Status(code: status == 401 ? 502 : status), "app-store-refused", "Apple errorCode \(code.map(String.init) ?? "none"): \(error)")
+        return APIErrorResponse.response(
+            HTTPResponse.Status(code: status == 401 ? 502 : status), "app-store-refused",
+            "Apple errorCode \(code.map(String.init) ?? "none"): \(error)")
     }
 
     /// Whether a search looks like an App Store order id (ten letters and digits starting with M).
@@ -257,7 +293,8 @@ struct SupportRoutes: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
         } catch {
-            throw PurchaseRefusal(status: .badRequest, code: "bad-body", message: "expected a JSON body of \(T.self): \(error)")
+            throw PurchaseRefusal(
+                status: .badRequest, code: "bad-body", message: "expected a JSON body of \(T.self): \(error)")
         }
     }
 
@@ -267,7 +304,9 @@ struct SupportRoutes: Sendable {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 

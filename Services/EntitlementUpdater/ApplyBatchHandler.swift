@@ -2,11 +2,11 @@ import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// Applies a batch of verified notifications (and refund-resolver's status snapshots, and purchases customer-api
 /// posted, told apart by the `schema` header); an undecodable record goes to the DLQ. Records are split into
@@ -75,7 +75,9 @@ struct ApplyBatchHandler: BatchHandler {
                 dead.append(try await self.producer.enqueue(self.deadLetter(record)))
                 self.count("dead-lettered")
             case .unauthenticated(let refusal):
-                dead.append(try await self.producer.enqueue(self.deadLetter(record, reason: "unauthenticated", detail: refusal.description)))
+                dead.append(
+                    try await self.producer.enqueue(
+                        self.deadLetter(record, reason: "unauthenticated", detail: refusal.description)))
                 self.count("unauthenticated")
             }
         }
@@ -106,13 +108,21 @@ struct ApplyBatchHandler: BatchHandler {
         let decoder = JSONDecoder()
         switch record.header(PipelineHeaders.schema)?.text {
         case StatusSnapshot.schema:
-            if let snapshot = try? decoder.decode(StatusSnapshot.self, from: data) { return .input(EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt)) }
+            if let snapshot = try? decoder.decode(StatusSnapshot.self, from: data) {
+                return .input(EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt))
+            }
         case AppPurchaseRecord.schema:
-            if let purchase = try? decoder.decode(AppPurchaseRecord.self, from: data) { return .input(EntitlementInput(.purchase(purchase), receivedAt: receivedAt)) }
+            if let purchase = try? decoder.decode(AppPurchaseRecord.self, from: data) {
+                return .input(EntitlementInput(.purchase(purchase), receivedAt: receivedAt))
+            }
         case ConsumptionOutcome.schema:
-            if let outcome = try? decoder.decode(ConsumptionOutcome.self, from: data) { return .consumptionOutcome(outcome) }
+            if let outcome = try? decoder.decode(ConsumptionOutcome.self, from: data) {
+                return .consumptionOutcome(outcome)
+            }
         case ConsumptionFactsRecord.schema:
-            if let facts = try? decoder.decode(ConsumptionFactsRecord.self, from: data) { return .consumptionFacts(facts) }
+            if let facts = try? decoder.decode(ConsumptionFactsRecord.self, from: data) {
+                return .consumptionFacts(facts)
+            }
         default:
             break
         }
@@ -131,12 +141,16 @@ struct ApplyBatchHandler: BatchHandler {
 
     /// A DLQ record for a message that is not a verified-topic record (`format`), or not signed by a producer of
     /// the topic (`unauthenticated`).
-    private func deadLetter(_ record: ConsumerRecord, reason: String = "format", detail: String? = nil) throws -> ProducerRecord {
+    private func deadLetter(_ record: ConsumerRecord, reason: String = "format", detail: String? = nil) throws
+        -> ProducerRecord
+    {
         let rejected = RejectedNotificationRecord(
             reason: reason,
-            detail: detail ?? "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema), \(AppPurchaseRecord.schema) or \(ConsumptionOutcome.schema) record",
+            detail: detail
+                ?? "not an \(VerifiedNotificationRecord.schema), \(StatusSnapshot.schema), \(AppPurchaseRecord.schema) or \(ConsumptionOutcome.schema) record",
             notificationUUID: nil, original: .init(record))
-        return ProducerRecord(topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
+        return ProducerRecord(
+            topic: self.topics.rejected, key: record.key, value: try rejected.encoded(), headers: record.headers)
     }
 
     /// Counts notifications by outcome.

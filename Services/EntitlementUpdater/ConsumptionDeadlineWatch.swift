@@ -21,12 +21,15 @@ struct ConsumptionDeadlineWatch: Service {
     /// One pass.
     func checkOnce() async {
         do {
-            let missed = try await ConsumptionRequests.markMissed(now: Int64(Date().timeIntervalSince1970 * 1000), client: self.client, logger: self.logger)
+            let missed = try await ConsumptionRequests.markMissed(
+                now: Int64(Date().timeIntervalSince1970 * 1000), client: self.client, logger: self.logger)
             guard missed > 0 else { return }
             self.statuses.increment("missed", by: missed)
-            self.logger.warning("consumption requests missed their 12-hour deadline", metadata: ["requests": "\(missed)"])
+            self.logger.warning(
+                "consumption requests missed their 12-hour deadline", metadata: ["requests": "\(missed)"])
         } catch {
-            self.logger.error("consumption deadline check failed; the next pass tries again", metadata: ["error": "\(error)"])
+            self.logger.error(
+                "consumption deadline check failed; the next pass tries again", metadata: ["error": "\(error)"])
         }
     }
 }

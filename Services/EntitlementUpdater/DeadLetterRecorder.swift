@@ -25,7 +25,9 @@ struct DeadLetterRecorder: BatchHandler {
             topic: record.topic, partition: record.partition, offset: record.offset,
             subject: rejected?.original.key ?? record.key.map { String(decoding: $0, as: UTF8.self) },
             environment: rejected?.original.headers[PipelineHeaders.environment], bundleId: rejected?.bundleId,
-            reason: rejected?.reason ?? "unreadable", detail: rejected?.detail, notificationUUID: rejected?.notificationUUID,
-            json: rejected != nil ? text : String(decoding: try JSONEncoder().encode(["unparsed": text]), as: UTF8.self))
+            reason: rejected?.reason ?? "unreadable", detail: rejected?.detail,
+            notificationUUID: rejected?.notificationUUID,
+            json: rejected != nil ? text : String(decoding: try JSONEncoder().encode(["unparsed": text]), as: UTF8.self)
+        )
     }
 }

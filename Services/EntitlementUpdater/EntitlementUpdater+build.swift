@@ -1,13 +1,13 @@
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Prometheus
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// Builds the entitlement updater: the PostgreSQL client, the DLQ producer and the consumer loop over the
 /// verified topic (after migrating, when configured) and the renewal-time sweeper, behind the operations
@@ -19,19 +19,23 @@ func buildApplication(
     let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let consumer = try KafkaConsumer(
         configuration: KafkaConsumerConfiguration(
-            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified], sessionTimeout: settings.sessionTimeout),
+            client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.verified],
+            sessionTimeout: settings.sessionTimeout),
         logger: logger)
     let readiness = Readiness()
-    let consumptionStatuses = LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "consumption_requests", label: "status",
-                                              help: "Consumption requests by the status they were recorded with (missed: no answer by the deadline)")
+    let consumptionStatuses = LabelledCounter(
+        registry: registry, namespace: "entitlement_updater", name: "consumption_requests", label: "status",
+        help: "Consumption requests by the status they were recorded with (missed: no answer by the deadline)")
     let repository = EntitlementRepository(
         client: database, logger: logger, catalog: settings.catalog, consumptionPolicy: settings.consumptionPolicy,
         consumptionStatuses: { consumptionStatuses.increment($0) })
     let handler = ApplyBatchHandler(
         repository: repository, producer: producer, topics: settings.topics, signing: settings.signing,
-        outcomes: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
-                                  help: "Verified notifications by outcome"),
-        lanes: settings.lanes, transactionSize: settings.transactionSize, transactionTimeout: settings.database.transactionTimeout)
+        outcomes: LabelledCounter(
+            registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
+            help: "Verified notifications by outcome"),
+        lanes: settings.lanes, transactionSize: settings.transactionSize,
+        transactionTimeout: settings.database.transactionTimeout)
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
     loop.maximumBatch = settings.maximumBatch
     loop.linger = settings.batchLinger
@@ -41,23 +45,36 @@ func buildApplication(
             client: settings.kafka, groupID: settings.groupID + "-dead-letters", topics: [settings.topics.rejected],
             sessionTimeout: settings.sessionTimeout),
         logger: logger)
-    let deadLetterLoop = ConsumerLoop(consumer: deadLetterConsumer, handler: DeadLetterRecorder(deadLetters: DeadLetters(client: database, logger: logger)),
-                                      logger: logger)
+    let deadLetterLoop = ConsumerLoop(
+        consumer: deadLetterConsumer,
+        handler: DeadLetterRecorder(deadLetters: DeadLetters(client: database, logger: logger)),
+        logger: logger)
     var services: [any Service] = [
         database, producer, worker, deadLetterLoop,
-        DependencyProbe(checks: [.init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }, .broker(producer)], readiness: readiness, logger: logger),
+        DependencyProbe(
+            checks: [
+                .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) },
+                .broker(producer),
+            ], readiness: readiness, logger: logger),
     ]
-    services.append(ConsumptionDeadlineWatch(client: database, interval: settings.consumptionWatchInterval, statuses: consumptionStatuses, logger: logger))
+    services.append(
+        ConsumptionDeadlineWatch(
+            client: database, interval: settings.consumptionWatchInterval, statuses: consumptionStatuses, logger: logger
+        ))
     if let interval = settings.sweepInterval {
-        services.append(RenewalSweeperService(
-            sweep: RenewalSweep(client: database, logger: logger, topics: settings.topics), interval: interval, margin: settings.sweepMargin,
-            batch: settings.sweepBatch,
-            requests: LabelledCounter(registry: registry, namespace: "entitlement_updater", name: "renewal_sweep", label: "result",
-                                      help: "Status requests written by the renewal-time sweep"),
-            logger: logger))
+        services.append(
+            RenewalSweeperService(
+                sweep: RenewalSweep(client: database, logger: logger, topics: settings.topics), interval: interval,
+                margin: settings.sweepMargin,
+                batch: settings.sweepBatch,
+                requests: LabelledCounter(
+                    registry: registry, namespace: "entitlement_updater", name: "renewal_sweep", label: "result",
+                    help: "Status requests written by the renewal-time sweep"),
+                logger: logger))
     }
     return OperationsServer.build(
-        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry, services: services, logger: logger)
+        host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
+        services: services, logger: logger)
 }
 
 /// Applies pending migrations (when asked), then runs a service.

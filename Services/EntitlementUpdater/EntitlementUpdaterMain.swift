@@ -8,7 +8,9 @@ enum EntitlementUpdaterMain {
     static func main() async throws {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "entitlement-updater", settings: environment)
-        let app = try buildApplication(settings: try EntitlementUpdaterSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(
+            settings: try EntitlementUpdaterSettings(environment), registry: PrometheusCollectorRegistry(),
+            logger: logger)
         try await app.runService()
     }
 }

@@ -1,9 +1,9 @@
 import Entitlements
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
 import Storage
-import PipelineRecords
 
 /// Everything the entitlement updater reads from its environment (see the README's configuration table).
 struct EntitlementUpdaterSettings: Sendable {
@@ -71,6 +71,7 @@ struct EntitlementUpdaterSettings: Sendable {
         } catch {
             throw SettingsError("CONSUMPTION_POLICY: \(error)")
         }
-        self.consumptionWatchInterval = try settings.milliseconds("CONSUMPTION_WATCH_INTERVAL_MS", default: self.consumptionWatchInterval)
+        self.consumptionWatchInterval = try settings.milliseconds(
+            "CONSUMPTION_WATCH_INTERVAL_MS", default: self.consumptionWatchInterval)
     }
 }

@@ -25,7 +25,9 @@ struct RenewalSweeperService: Service {
         do {
             let written = try await self.sweep.sweep(endedBefore: cutoff, batch: self.batch)
             self.requests.increment("requested", by: written)
-            if written > 0 { self.logger.info("renewal-time sweep asked for statuses", metadata: ["subscriptions": "\(written)"]) }
+            if written > 0 {
+                self.logger.info("renewal-time sweep asked for statuses", metadata: ["subscriptions": "\(written)"])
+            }
         } catch {
             self.requests.increment("failed")
             self.logger.error("renewal-time sweep failed; the next pass tries again", metadata: ["error": "\(error)"])

@@ -8,7 +8,8 @@ enum EventPublisherMain {
     static func main() async throws {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "event-publisher", settings: environment)
-        let app = try buildApplication(settings: try EventPublisherSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(
+            settings: try EventPublisherSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
         try await app.runService()
     }
 }

@@ -1,13 +1,13 @@
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Prometheus
+import RateAndRetry
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import PipelineRecords
-import RateAndRetry
 
 /// Relays the outbox to the downstream topics until graceful shutdown (a failed relay is retried with backoff
 /// while PostgreSQL or the broker is away): each event keyed by
@@ -39,12 +39,14 @@ struct OutboxPublisher: Service {
                     } catch let error where !Self.isCancellation(error) {
                         // PostgreSQL or the broker is away: nothing was marked published, so wait and relay again.
                         failures += 1
-                        self.logger.warning("relay failed, retrying", metadata: ["attempt": "\(failures)", "error": "\(String(reflecting: error))"])
+                        self.logger.warning(
+                            "relay failed, retrying",
+                            metadata: ["attempt": "\(failures)", "error": "\(String(reflecting: error))"])
                         try await Task.sleep(for: Self.backoff.delay(attempt: failures))
                     }
                 }
             }
-        } catch where Self.isCancellation(error) {
+        } catch  where Self.isCancellation(error) {
             // Shutdown interrupted a pause or an unfinished relay, whose transaction rolled back.
         }
     }

@@ -19,12 +19,16 @@ struct APIAccess {
     /// The configured (app, environment) pairs, narrowed to `apps` and `environments` when given (comma-separated).
     func scopes(apps: String?, environments: String?) throws -> [APIScope] {
         let appNames = apps.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
-        let environmentNames = environments.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
+        let environmentNames = environments.map {
+            Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
         let scopes = self.configured.filter {
             (appNames?.contains($0.bundleId) ?? true) && (environmentNames?.contains($0.environment.rawValue) ?? true)
         }
         guard !scopes.isEmpty else {
-            throw ValidationError("no configured app and environment matches (configured: \(self.configured.map(\.description).joined(separator: ", ")))")
+            throw ValidationError(
+                "no configured app and environment matches (configured: \(self.configured.map(\.description).joined(separator: ", ")))"
+            )
         }
         return scopes
     }
@@ -36,7 +40,8 @@ struct APIAccess {
         let api = try AppStoreAPISettings(settings, accepted: accepted)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
-            let client = try api.makeClient(http: http, verifiers: try trust.makeVerifiers(for: accepted), logger: logger)
+            let client = try api.makeClient(
+                http: http, verifiers: try trust.makeVerifiers(for: accepted), logger: logger)
             return APIAccess(http: http, client: client, configured: api.scopes(accepted))
         } catch {
             try? http.syncShutdown()
@@ -45,7 +50,9 @@ struct APIAccess {
     }
 
     /// Runs `body` with a client, shutting the HTTP client down afterwards.
-    static func with<T>(_ settings: EnvironmentSettings = .process, logger: Logger, _ body: (APIAccess) async throws -> T) async throws -> T {
+    static func with<T>(
+        _ settings: EnvironmentSettings = .process, logger: Logger, _ body: (APIAccess) async throws -> T
+    ) async throws -> T {
         let access = try Self.make(settings, logger: logger)
         do {
             let result = try await body(access)
@@ -65,9 +72,12 @@ struct APIAccess {
     }
 
     /// A producer to `--bootstrap-servers` (or `KAFKA_BOOTSTRAP_SERVERS`) for a command, shut down after `body`.
-    static func withProducer<T>(_ option: String?, clientID: String, logger: Logger, _ body: (KafkaProducer) async throws -> T) async throws -> T {
+    static func withProducer<T>(
+        _ option: String?, clientID: String, logger: Logger, _ body: (KafkaProducer) async throws -> T
+    ) async throws -> T {
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: Self.bootstrapServers(option), clientID: clientID)),
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: Self.bootstrapServers(option), clientID: clientID)),
             logger: logger)
         do {
             let result = try await body(producer)
@@ -81,6 +91,7 @@ struct APIAccess {
 
     /// `--bootstrap-servers`, or `KAFKA_BOOTSTRAP_SERVERS`, or 127.0.0.1:9092.
     static func bootstrapServers(_ option: String?, _ settings: EnvironmentSettings = .process) -> [String] {
-        option.map { $0.split(separator: ",").map(String.init) } ?? settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"])
+        option.map { $0.split(separator: ",").map(String.init) }
+            ?? settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"])
     }
 }

@@ -11,10 +11,11 @@ struct APIKeysCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Rotate.self, Revoke.self])
 
     /// Runs `body` with a key store on the database the option names.
-    static func withStore<T: Sendable>(_ database: DatabaseOption, _ body: @Sendable (APIKeyStore) async throws -> T) async throws -> T {
+    static func withStore<T: Sendable>(_ database: DatabaseOption, _ body: @Sendable (APIKeyStore) async throws -> T)
+        async throws -> T
+    {
         try await database.withClient { client, logger in try await body(APIKeyStore(client: client, logger: logger)) }
     }
-
 
     /// A new key and its token, as printed by `create` and `rotate`.
     struct Issued: Encodable {
@@ -29,7 +30,8 @@ struct APIKeysCommand: AsyncParsableCommand {
         @Option(help: "The app the key may read and write for.") var bundleId: String
         @Option(help: "A note for operators (who uses the key).") var label = ""
         @Option(help: "Requests per second the key may make (429 with Retry-After above it).") var rate = 100
-        @Option(help: "app (the app's own calls) or admin (also the support routes and console of the app).") var role = "app"
+        @Option(help: "app (the app's own calls) or admin (also the support routes and console of the app).") var role =
+            "app"
 
         func validate() throws {
             guard self.rate > 0 else { throw ValidationError("--rate must be positive") }
@@ -47,13 +49,16 @@ struct APIKeysCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List keys (never their secrets), one JSON line each.")
+        static let configuration = CommandConfiguration(
+            abstract: "List keys (never their secrets), one JSON line each.")
         @OptionGroup var database: DatabaseOption
         @Option(help: "Only this app's keys.") var bundleId: String?
 
         func run() async throws {
             let bundleId = self.bundleId
-            for key in try await APIKeysCommand.withStore(self.database, { try await $0.list(bundleId: bundleId) }) { try StandardStreams.writeJSONLine(key) }
+            for key in try await APIKeysCommand.withStore(self.database, { try await $0.list(bundleId: bundleId) }) {
+                try StandardStreams.writeJSONLine(key)
+            }
         }
     }
 
@@ -67,7 +72,9 @@ struct APIKeysCommand: AsyncParsableCommand {
         func run() async throws {
             let (keyId, grace) = (self.keyId, Duration.seconds(self.graceSeconds))
             do {
-                let issued = try await APIKeysCommand.withStore(self.database) { try await $0.rotate(keyId, grace: grace) }
+                let issued = try await APIKeysCommand.withStore(self.database) {
+                    try await $0.rotate(keyId, grace: grace)
+                }
                 try StandardStreams.writeJSONLine(Issued(key: issued.key, token: issued.token))
             } catch let error as APIKeyStoreError {
                 StandardStreams.writeError("error: \(error)")

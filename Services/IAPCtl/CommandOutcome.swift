@@ -12,5 +12,7 @@ struct CommandOutcome: Equatable, Sendable {
     static func invalid(_ message: String) -> CommandOutcome { CommandOutcome(exitCode: 1, standardError: message) }
 
     /// The command could not run as asked (exit 2).
-    static func usage(_ message: String) -> CommandOutcome { CommandOutcome(exitCode: 2, standardError: "error: " + message) }
+    static func usage(_ message: String) -> CommandOutcome {
+        CommandOutcome(exitCode: 2, standardError: "error: " + message)
+    }
 }

@@ -6,7 +6,9 @@ import Storage
 
 /// `--database-url` (default `$DATABASE_URL`), for the commands that work on PostgreSQL.
 struct DatabaseOption: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "postgres://user[:password]@host[:port]/database (default: $DATABASE_URL).")
+    @Option(
+        name: .customLong("database-url"),
+        help: "postgres://user[:password]@host[:port]/database (default: $DATABASE_URL).")
     var databaseURL: String?
 
     /// Runs `body` with a client of the database (a usage error when no URL is given or it is malformed).

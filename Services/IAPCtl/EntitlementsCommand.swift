@@ -7,7 +7,8 @@ import Storage
 /// customer (appAccountToken or originalTransactionId) and the notifications that shaped them, as JSON.
 struct EntitlementsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "entitlements", abstract: "Show a customer's entitlements, subscriptions and notification history.")
+        commandName: "entitlements", abstract: "Show a customer's entitlements, subscriptions and notification history."
+    )
 
     @OptionGroup var database: DatabaseOption
 
@@ -19,7 +20,8 @@ struct EntitlementsCommand: AsyncParsableCommand {
         let description = try await self.database.withClient { client, logger in
             try await EntitlementQueries(client: client, logger: logger).describe(who)
         }
-        let json = try JSONSerialization.data(withJSONObject: description, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let json = try JSONSerialization.data(
+            withJSONObject: description, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         StandardStreams.writeOutput(String(decoding: json, as: UTF8.self))
         if description["entitlements"]?.isEmpty ?? true && description["history"]?.isEmpty ?? true {
             StandardStreams.writeError("nothing is stored for \(who)")

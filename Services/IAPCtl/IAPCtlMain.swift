@@ -7,7 +7,8 @@ struct IAPCtl: AsyncParsableCommand {
         commandName: "iapctl",
         abstract: "Operate the App Store notifications pipeline.",
         subcommands: [
-            VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self, BackfillCommand.self, ReplayCommand.self,
+            VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self, BackfillCommand.self,
+            ReplayCommand.self,
             TestNotificationCommand.self, APIKeysCommand.self, ResyncCommand.self, SupportCommand.self,
         ])
 }

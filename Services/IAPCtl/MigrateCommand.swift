@@ -9,17 +9,22 @@ import Storage
 /// `ROLE_PASSWORD_ENTITLEMENT_UPDATER`, `ROLE_PASSWORD_CUSTOMER_API` and `ROLE_PASSWORD_EVENT_PUBLISHER`.
 struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "migrate", abstract: "Apply pending database migrations (and grant the services' roles with --roles).")
+        commandName: "migrate",
+        abstract: "Apply pending database migrations (and grant the services' roles with --roles).")
 
     @OptionGroup var database: DatabaseOption
-    @Flag(help: "Create or update the roles iap_entitlement_updater, iap_customer_api and iap_event_publisher with only their grants.")
+    @Flag(
+        help:
+            "Create or update the roles iap_entitlement_updater, iap_customer_api and iap_event_publisher with only their grants."
+    )
     var roles = false
 
     mutating func run() async throws {
         var passwords: [DatabaseRoles.Service: String] = [:]
         if self.roles {
             for service in DatabaseRoles.Service.allCases {
-                guard let password = ProcessInfo.processInfo.environment[service.passwordVariable], password.count >= 12 else {
+                guard let password = ProcessInfo.processInfo.environment[service.passwordVariable], password.count >= 12
+                else {
                     throw ValidationError("--roles needs \(service.passwordVariable) (at least 12 characters)")
                 }
                 passwords[service] = password
@@ -32,11 +37,14 @@ struct MigrateCommand: AsyncParsableCommand {
                 if !grants.isEmpty { try await DatabaseRoles.apply(passwords: grants, client: client, logger: logger) }
                 return applied
             }
-            StandardStreams.writeOutput(applied.isEmpty
-                ? "up to date (version \(Migrations.all.count))"
-                : "applied \(applied.map(String.init).joined(separator: ", ")); now at version \(Migrations.all.count)")
+            StandardStreams.writeOutput(
+                applied.isEmpty
+                    ? "up to date (version \(Migrations.all.count))"
+                    : "applied \(applied.map(String.init).joined(separator: ", ")); now at version \(Migrations.all.count)"
+            )
             if !passwords.isEmpty {
-                StandardStreams.writeOutput("roles granted: " + DatabaseRoles.Service.allCases.map(\.role).joined(separator: ", "))
+                StandardStreams.writeOutput(
+                    "roles granted: " + DatabaseRoles.Service.allCases.map(\.role).joined(separator: ", "))
             }
         } catch let usage as ValidationError {
             throw usage

@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// `iapctl replay`: moves DLQ records back to the topic they came from (raw notifications to the raw
 /// topic, status requests to the status-requests topic), once the cause is fixed (a root or app configured,
@@ -19,9 +19,12 @@ struct ReplayCommand: AsyncParsableCommand {
             to look at them again. Replayed records keep their key and headers and gain replayed-from.
             """)
 
-    @Option(name: .customLong("bootstrap-servers"), help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
+    @Option(
+        name: .customLong("bootstrap-servers"),
+        help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
-    @Option(help: "Only records refused for this reason (e.g. certificate, app-identifier, status-request).") var reason: String?
+    @Option(help: "Only records refused for this reason (e.g. certificate, app-identifier, status-request).")
+    var reason: String?
     @Option(help: "Consumer group that remembers what was replayed.") var group = "iapctl-replay"
     @Option(help: "Stop after this many replayed records.") var limit: Int?
     @Option(help: "Stop once no record arrived for this long (ms).") var quietMs = 3000
@@ -31,17 +34,21 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
-        let client = KafkaClientSettings(bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-replay")
+        let client = KafkaClientSettings(
+            bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-replay")
         do {
             let consumer = try KafkaConsumer(
-                configuration: KafkaConsumerConfiguration(client: client, groupID: self.group, topics: [topics.rejected], sessionTimeout: .seconds(10)),
+                configuration: KafkaConsumerConfiguration(
+                    client: client, groupID: self.group, topics: [topics.rejected], sessionTimeout: .seconds(10)),
                 logger: logger)
             let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: client), logger: logger)
             var counts = ReplayCounts()
             let clock = ContinuousClock()
             var lastArrival = clock.now
             var seenAny = false
-            while clock.now - lastArrival < .milliseconds(seenAny ? self.quietMs : self.waitMs) && counts.replayed < (self.limit ?? .max) {
+            while clock.now - lastArrival < .milliseconds(seenAny ? self.quietMs : self.waitMs)
+                && counts.replayed < (self.limit ?? .max)
+            {
                 let batch = try await consumer.poll(maxMessages: 100, timeout: .milliseconds(200))
                 guard !batch.isEmpty else { continue }
                 lastArrival = clock.now
@@ -51,7 +58,10 @@ struct ReplayCommand: AsyncParsableCommand {
                 for record in batch {
                     guard counts.replayed < (self.limit ?? .max) else { break }
                     taken.append(record)
-                    guard let plan = Self.plan(record, reason: self.reason) else { counts.skipped += 1; continue }
+                    guard let plan = Self.plan(record, reason: self.reason) else {
+                        counts.skipped += 1
+                        continue
+                    }
                     counts.replayed += 1
                     counts.byTopic[plan.topic, default: 0] += 1
                     if !self.dryRun { deliveries.append(try await producer.enqueue(plan)) }
@@ -61,8 +71,11 @@ struct ReplayCommand: AsyncParsableCommand {
             }
             await producer.shutdown()
             await consumer.close()
-            let topicsText = counts.byTopic.sorted { $0.key < $1.key }.map { "\($0.value) to \($0.key)" }.joined(separator: ", ")
-            StandardStreams.writeOutput("replay\(self.dryRun ? " (dry run)" : ""): \(counts.replayed) replayed\(topicsText.isEmpty ? "" : " (\(topicsText))"), \(counts.skipped) skipped")
+            let topicsText = counts.byTopic.sorted { $0.key < $1.key }.map { "\($0.value) to \($0.key)" }.joined(
+                separator: ", ")
+            StandardStreams.writeOutput(
+                "replay\(self.dryRun ? " (dry run)" : ""): \(counts.replayed) replayed\(topicsText.isEmpty ? "" : " (\(topicsText))"), \(counts.skipped) skipped"
+            )
         } catch {
             StandardStreams.writeError("error: \(error)")
             throw ExitCode(1)
@@ -78,8 +91,9 @@ struct ReplayCommand: AsyncParsableCommand {
 
     /// The record to send back, or nil when the DLQ record is not replayable or not selected.
     static func plan(_ record: ConsumerRecord, reason: String?) -> ProducerRecord? {
-        guard let value = record.value, let rejected = try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(value)),
-              reason == nil || rejected.reason == reason
+        guard let value = record.value,
+            let rejected = try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(value)),
+            reason == nil || rejected.reason == reason
         else { return nil }
         return rejected.replayRecord(from: "\(record.topic)/\(record.partition)/\(record.offset)")
     }

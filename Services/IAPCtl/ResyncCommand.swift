@@ -5,9 +5,9 @@ import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// `iapctl resync`: brings customers the pipeline has not heard of (existing subscribers when a team adopts
 /// it, or one customer a support agent doubts) into it: each purchase's whole transaction history (Get
@@ -28,15 +28,19 @@ struct ResyncCommand: AsyncParsableCommand {
             """)
 
     @Option(help: "The app (default: the first of APPSTORE_APPS).") var app: String?
-    @Option(help: "Production or Sandbox (default: Production, then Sandbox for ids Production does not know).") var environment: String?
+    @Option(help: "Production or Sandbox (default: Production, then Sandbox for ids Production does not know).")
+    var environment: String?
     @Option(help: "A transaction id of the purchase to resync.") var transactionId: String?
     @Option(help: "The app user to bind --transaction-id to.") var appUserId: String?
     @Option(help: "A file of entries (see above).") var file: String?
-    @Option(help: "A purchase that belongs to another customer: transfer (needs --operator) or refuse (default refuse).")
+    @Option(
+        help: "A purchase that belongs to another customer: transfer (needs --operator) or refuse (default refuse).")
     var policy: String = "refuse"
     @Option(help: "Who moves purchases with --policy transfer; recorded with each binding it moves (admin:NAME).")
     var `operator`: String?
-    @Option(name: .customLong("bootstrap-servers"), help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
+    @Option(
+        name: .customLong("bootstrap-servers"),
+        help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
 
     /// One line of work: who, and the ids (from an id, or from a receipt).
@@ -58,10 +62,13 @@ struct ResyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let onConflict = AppPurchaseRecord.ConflictPolicy(rawValue: self.policy) else { throw ValidationError("--policy must be transfer or refuse") }
+        guard let onConflict = AppPurchaseRecord.ConflictPolicy(rawValue: self.policy) else {
+            throw ValidationError("--policy must be transfer or refuse")
+        }
         let proof = self.operator.map { TransferProof.admin(operator: $0) }
         if onConflict == .transfer && (self.operator ?? "").isEmpty {
-            throw ValidationError("--policy transfer moves purchases from their owners: name who does it with --operator NAME")
+            throw ValidationError(
+                "--policy transfer moves purchases from their owners: name who does it with --operator NAME")
         }
         let environment = try self.environment.map { name -> Environment in
             guard let environment = Environment(rawValue: name), environment.isAppStoreServer else {
@@ -81,10 +88,16 @@ struct ResyncCommand: AsyncParsableCommand {
         }
         do {
             let tally = try await APIAccess.with(logger: logger) { access in
-                let bundleId = try self.app ?? (access.configured.first?.bundleId).orThrow(ValidationError("APPSTORE_APPS names no app"))
-                return try await APIAccess.withProducer(self.bootstrapServers, clientID: "iapctl-resync", logger: logger) { producer in
-                    await self.resync(entries, bundleId: bundleId, environment: environment, onConflict: onConflict, proof: proof,
-                                      importer: PurchaseImport(client: access.client), producer: producer, topics: topics, signing: signing)
+                let bundleId =
+                    try self.app
+                    ?? (access.configured.first?.bundleId).orThrow(ValidationError("APPSTORE_APPS names no app"))
+                return try await APIAccess.withProducer(
+                    self.bootstrapServers, clientID: "iapctl-resync", logger: logger
+                ) { producer in
+                    await self.resync(
+                        entries, bundleId: bundleId, environment: environment, onConflict: onConflict, proof: proof,
+                        importer: PurchaseImport(client: access.client), producer: producer, topics: topics,
+                        signing: signing)
                 }
             }
             StandardStreams.writeOutput("resync: \(tally)")
@@ -99,16 +112,20 @@ struct ResyncCommand: AsyncParsableCommand {
     }
 
     /// Imports every entry; a failed entry is recorded and the others go on.
-    func resync(_ entries: [Entry], bundleId: String, environment: Environment?, onConflict: AppPurchaseRecord.ConflictPolicy,
-                proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics,
-                signing: RecordSigningKeys) async -> Tally {
+    func resync(
+        _ entries: [Entry], bundleId: String, environment: Environment?, onConflict: AppPurchaseRecord.ConflictPolicy,
+        proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics,
+        signing: RecordSigningKeys
+    ) async -> Tally {
         var tally = Tally()
         for entry in entries {
             tally.entries += 1
             do {
-                let request = PurchaseImport.Request(appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof, source: .resync)
-                let resynced = try await importer.resync(entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
-                                                         producer: producer, topics: topics, signing: signing)
+                let request = PurchaseImport.Request(
+                    appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof, source: .resync)
+                let resynced = try await importer.resync(
+                    entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
+                    producer: producer, topics: topics, signing: signing)
                 tally.transactions += resynced.transactions
                 tally.statuses += resynced.statuses
             } catch {
@@ -122,9 +139,13 @@ struct ResyncCommand: AsyncParsableCommand {
     /// The entries of `--transaction-id` and `--file`.
     func entries() throws -> [Entry] {
         var entries: [Entry] = []
-        if let id = self.transactionId { entries.append(Entry(appUserId: self.appUserId, transactionIds: [id], line: 0)) }
+        if let id = self.transactionId {
+            entries.append(Entry(appUserId: self.appUserId, transactionIds: [id], line: 0))
+        }
         guard let file = self.file else { return entries }
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("cannot read \(file)") }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ValidationError("cannot read \(file)")
+        }
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmingCharacters(in: .whitespaces)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
@@ -133,8 +154,10 @@ struct ResyncCommand: AsyncParsableCommand {
             let ids: [String]
             if value.allSatisfy(\.isNumber) {
                 ids = [value]
-            } else if let fromReceipt = AppReceipt.transactionIds(fromBase64: value) ?? LegacyReceipt.transactionId(fromBase64: value).map({ [$0] }),
-                      !fromReceipt.isEmpty {
+            } else if let fromReceipt = AppReceipt.transactionIds(fromBase64: value)
+                ?? LegacyReceipt.transactionId(fromBase64: value).map({ [$0] }),
+                !fromReceipt.isEmpty
+            {
                 ids = fromReceipt
             } else {
                 throw ValidationError("\(file):\(index + 1): neither a transaction id nor a receipt")

@@ -9,7 +9,7 @@ enum SignedInput {
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("{") else { return text }
         guard let body = try? JSONDecoder().decode(ResponseBodyV2.self, from: Data(text.utf8)),
-              let signedPayload = body.signedPayload
+            let signedPayload = body.signedPayload
         else {
             throw VerificationError(.format, "a JSON input must be Apple's body {\"signedPayload\": \"<JWS>\"}")
         }

@@ -23,7 +23,9 @@ struct TestNotificationCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait (for each app and environment).") var timeout = 60
     @Option(help: "Only these apps (comma-separated bundle ids).") var app: String?
     @Option(help: "Only these environments (Production, Sandbox).") var environment: String?
-    @Option(name: .customLong("database-url"), help: "Also wait for the updater to log it (default: $DATABASE_URL when set).")
+    @Option(
+        name: .customLong("database-url"),
+        help: "Also wait for the updater to log it (default: $DATABASE_URL when set).")
     var databaseURL: String?
 
     func run() async throws {
@@ -73,9 +75,12 @@ struct TestNotificationCommand: AsyncParsableCommand {
     }
 
     /// Polls the notification log for the UUID; returns its outcome.
-    static func waitForLog(uuid: String, client: PostgresClient, deadline: ContinuousClock.Instant, logger: Logger) async throws -> String {
+    static func waitForLog(uuid: String, client: PostgresClient, deadline: ContinuousClock.Instant, logger: Logger)
+        async throws -> String
+    {
         while ContinuousClock.now < deadline {
-            let rows = try await client.query("SELECT outcome FROM notification_log WHERE notification_uuid = \(uuid)", logger: logger)
+            let rows = try await client.query(
+                "SELECT outcome FROM notification_log WHERE notification_uuid = \(uuid)", logger: logger)
             for try await outcome in rows.decode(String.self) where outcome != "pending" { return outcome }
             try await Task.sleep(for: .milliseconds(500))
         }

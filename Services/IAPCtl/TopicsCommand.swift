@@ -1,8 +1,8 @@
 import ArgumentParser
 import Logging
 import NotificationPipeline
-import RdKafka
 import PipelineRecords
+import RdKafka
 
 /// `iapctl topics`: creates every pipeline topic with a chosen partition count. Topics that exist are
 /// left as they are, so it is safe to run on every deployment.
@@ -27,13 +27,16 @@ struct TopicsCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let plan = try self.plan()
-        let admin = KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: self.bootstrapServers.split(separator: ",").map(String.init),
-                                                             clientID: "iapctl"),
-                               logger: Logger(label: "iapctl"))
+        let admin = KafkaAdmin(
+            settings: KafkaClientSettings(
+                bootstrapServers: self.bootstrapServers.split(separator: ",").map(String.init),
+                clientID: "iapctl"),
+            logger: Logger(label: "iapctl"))
         do {
             let created = Set(try await admin.createTopics(plan))
             for (name, partitions) in plan {
-                StandardStreams.writeOutput("\(created.contains(name) ? "created" : "exists ") \(name) (\(partitions) partitions requested)")
+                StandardStreams.writeOutput(
+                    "\(created.contains(name) ? "created" : "exists ") \(name) (\(partitions) partitions requested)")
             }
         } catch {
             StandardStreams.writeError("error: \(error)")
@@ -47,7 +50,9 @@ struct TopicsCommand: AsyncParsableCommand {
         var plan = PipelineTopics().all.map { (name: $0, partitions: self.partitions) }
         for entry in self.extraTopics {
             let parts = entry.split(separator: ":").map(String.init)
-            guard let name = parts.first, parts.count <= 2, let count = parts.count == 2 ? Int(parts[1]) : self.partitions, count > 0 else {
+            guard let name = parts.first, parts.count <= 2,
+                let count = parts.count == 2 ? Int(parts[1]) : self.partitions, count > 0
+            else {
                 throw ValidationError("--topic takes NAME or NAME:PARTITIONS, not \(entry)")
             }
             plan.removeAll { $0.name == name }

@@ -23,7 +23,9 @@ struct VerifyCommand: AsyncParsableCommand {
         case appTransaction = "app-transaction"
     }
 
-    @Option(name: .customLong("root"), help: "A trusted root certificate, DER or PEM (repeatable; default: Apple Root CA G3).")
+    @Option(
+        name: .customLong("root"),
+        help: "A trusted root certificate, DER or PEM (repeatable; default: Apple Root CA G3).")
     var roots: [String] = []
 
     @Option(name: .customLong("bundle-id"), help: "The app's bundle identifier.")
@@ -38,7 +40,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .customLong("type"), help: "What the input is.")
     var payloadType: PayloadType = .notification
 
-    @Option(name: .customLong("at"), help: "Validate certificates at this time (epoch milliseconds or ISO 8601) instead of the signedDate.")
+    @Option(
+        name: .customLong("at"),
+        help: "Validate certificates at this time (epoch milliseconds or ISO 8601) instead of the signedDate.")
     var at: String?
 
     @Argument(help: "The file holding the signed data, or - for standard input.")
@@ -75,7 +79,8 @@ struct VerifyCommand: AsyncParsableCommand {
     /// Verifies one JWS of the selected type and renders it as pretty JSON.
     private func verify(_ signed: String, with verifier: SignedDataVerifier) async throws(VerificationError) -> String {
         switch self.payloadType {
-        case .notification: return Self.render(NotificationRendering.json(for: try await verifier.verifyNotification(signed)))
+        case .notification:
+            return Self.render(NotificationRendering.json(for: try await verifier.verifyNotification(signed)))
         case .transaction: return Self.render(try await verifier.verifyTransaction(signed))
         case .renewalInfo: return Self.render(try await verifier.verifyRenewalInfo(signed))
         case .appTransaction: return Self.render(try await verifier.verifyAppTransaction(signed))

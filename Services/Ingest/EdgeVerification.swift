@@ -17,17 +17,21 @@ struct EdgeVerification: Sendable {
     /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check.
     func verify(_ admitted: AdmittedNotification) async throws(AdmissionRejection) {
         guard let verifier = self.verifiers[admitted.environment] else {
-            throw AdmissionRejection(status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
+            throw AdmissionRejection(
+                status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
         if !verifier.knowsChain(of: admitted.notification),
-           let wait = self.newChains.take(keyId: "new-chains", ratePerSecond: self.newChainsPerSecond) {
-            throw AdmissionRejection(status: 503, code: "verification-busy",
-                                     message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
+            let wait = self.newChains.take(keyId: "new-chains", ratePerSecond: self.newChainsPerSecond)
+        {
+            throw AdmissionRejection(
+                status: 503, code: "verification-busy",
+                message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
         }
         do {
             _ = try await verifier.verifyNotificationEnvelope(admitted.notification)
         } catch {
-            throw AdmissionRejection(status: 403, code: "verification-failed", message: "\(error.kind.rawValue): \(error.detail)")
+            throw AdmissionRejection(
+                status: 403, code: "verification-failed", message: "\(error.kind.rawValue): \(error.detail)")
         }
     }
 }

@@ -1,10 +1,10 @@
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// Builds the ingest application: the notification routes, `/health`, `/ready`, `/metrics`, and the Kafka
 /// producer as a service (it flushes after the server has drained its requests on shutdown).
@@ -22,20 +22,30 @@ func buildApplication(
     readiness.set(true)
     let metrics = IngestMetrics(registry: registry)
     let router = Router()
-    router.add(middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) { metrics.count(outcome: "overloaded") })
-    OperationsRoutes.add(to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
-    let edge = settings.verifyAtEdge
-        ? EdgeVerification(verifiers: try settings.trust.makeVerifiers(for: settings.accepted), newChainsPerSecond: settings.newChainsPerSecond)
+    router.add(
+        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
+            metrics.count(outcome: "overloaded")
+        })
+    OperationsRoutes.add(
+        to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
+    let edge =
+        settings.verifyAtEdge
+        ? EdgeVerification(
+            verifiers: try settings.trust.makeVerifiers(for: settings.accepted),
+            newChainsPerSecond: settings.newChainsPerSecond)
         : nil
     NotificationController(
-        admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments), edge: edge,
-        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
+        admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
+        edge: edge,
+        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
+        bodyTimeout: settings.http.bodyTimeout,
         metrics: metrics, logger: logger
     ).addRoutes(to: router)
     return Application(
         router: router,
         server: settings.http.server,
-        configuration: ApplicationConfiguration(address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
+        configuration: ApplicationConfiguration(
+            address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
         services: [producer, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)]
             + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
         logger: logger)

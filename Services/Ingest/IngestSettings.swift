@@ -1,9 +1,9 @@
 import AppStoreModels
 import JWSVerification
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// Everything ingest reads from its environment (see the README's configuration table).
 struct IngestSettings: Sendable {
@@ -40,6 +40,7 @@ struct IngestSettings: Sendable {
         self.produceTimeout = try settings.milliseconds("INGEST_PRODUCE_TIMEOUT_MS", default: self.produceTimeout)
         self.trust = try TrustSettings(settings)
         self.verifyAtEdge = try settings.bool("INGEST_VERIFY", default: true)
-        self.newChainsPerSecond = max(1, try settings.int("INGEST_NEW_CHAINS_PER_SECOND", default: self.newChainsPerSecond))
+        self.newChainsPerSecond = max(
+            1, try settings.int("INGEST_NEW_CHAINS_PER_SECOND", default: self.newChainsPerSecond))
     }
 }

@@ -37,24 +37,30 @@ struct NotificationAdmission: Sendable {
         guard let signedPayload = EnvelopeReader.signedPayloadBytes(in: body) else {
             let isJSON = (try? JSONSerialization.jsonObject(with: Data(body))) != nil
             throw isJSON
-                ? AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
-                : AdmissionRejection(status: 400, code: "not-json", message: "the body must be JSON {\"signedPayload\": \"<JWS>\"}")
+                ? AdmissionRejection(
+                    status: 400, code: "no-signed-payload", message: "the body has no signedPayload string")
+                : AdmissionRejection(
+                    status: 400, code: "not-json", message: "the body must be JSON {\"signedPayload\": \"<JWS>\"}")
         }
         guard !signedPayload.isEmpty else {
-            throw AdmissionRejection(status: 400, code: "no-signed-payload", message: "the body has an empty signedPayload")
+            throw AdmissionRejection(
+                status: 400, code: "no-signed-payload", message: "the body has an empty signedPayload")
         }
         let jws: UnverifiedJWS
         do {
             jws = try UnverifiedJWS(bytes: signedPayload, headers: self.headers)
         } catch {
-            throw AdmissionRejection(status: 400, code: "not-a-jws", message: "signedPayload is not a compact JWS: \(error.detail)")
+            throw AdmissionRejection(
+                status: 400, code: "not-a-jws", message: "signedPayload is not a compact JWS: \(error.detail)")
         }
         guard jws.algorithm == "ES256" else {
-            throw AdmissionRejection(status: 400, code: "bad-algorithm", message: "alg must be ES256, found \(jws.algorithm ?? "none")")
+            throw AdmissionRejection(
+                status: 400, code: "bad-algorithm", message: "alg must be ES256, found \(jws.algorithm ?? "none")")
         }
         guard jws.certificateCount == 3 else {
-            throw AdmissionRejection(status: 400, code: "bad-certificate-chain",
-                                     message: "x5c must hold 3 certificates, found \(jws.certificateCount ?? 0)")
+            throw AdmissionRejection(
+                status: 400, code: "bad-certificate-chain",
+                message: "x5c must hold 3 certificates, found \(jws.certificateCount ?? 0)")
         }
         let notification: UnverifiedNotification
         do {
@@ -64,8 +70,9 @@ struct NotificationAdmission: Sendable {
         }
         let payload = notification.payload
         guard payload.notificationUUID != nil, payload.signedDate != nil, payload.containerCount == 1 else {
-            throw AdmissionRejection(status: 400, code: "bad-payload",
-                                     message: "the notification needs notificationUUID, signedDate and exactly one data container")
+            throw AdmissionRejection(
+                status: 400, code: "bad-payload",
+                message: "the notification needs notificationUUID, signedDate and exactly one data container")
         }
         try self.checkApp(payload)
         let environment = try self.checkEnvironment(payload, route: route)
@@ -78,31 +85,41 @@ struct NotificationAdmission: Sendable {
     /// Requires a configured app (and its appAppleId when configured).
     private func checkApp(_ payload: ResponseBodyV2DecodedPayload) throws(AdmissionRejection) {
         guard let bundleId = payload.bundleId, let app = self.apps.first(where: { $0.bundleId == bundleId }) else {
-            throw AdmissionRejection(status: 400, code: "unknown-app", message: "bundleId \(payload.bundleId ?? "(none)") is not a configured app")
+            throw AdmissionRejection(
+                status: 400, code: "unknown-app",
+                message: "bundleId \(payload.bundleId ?? "(none)") is not a configured app")
         }
         if let expected = app.appAppleId, let actual = payload.appAppleId, expected != actual {
-            throw AdmissionRejection(status: 400, code: "unknown-app", message: "appAppleId \(actual) is not \(expected)")
+            throw AdmissionRejection(
+                status: 400, code: "unknown-app", message: "appAppleId \(actual) is not \(expected)")
         }
     }
 
     /// Requires a configured environment, equal to the route's when the route names one.
-    private func checkEnvironment(_ payload: ResponseBodyV2DecodedPayload, route: Environment?) throws(AdmissionRejection) -> Environment {
-        guard let raw = payload.rawEnvironment, let environment = Environment(rawValue: raw), self.environments.contains(environment) else {
-            throw AdmissionRejection(status: 400, code: "unknown-environment",
-                                     message: "environment \(payload.rawEnvironment ?? "(none)") is not accepted here")
+    private func checkEnvironment(_ payload: ResponseBodyV2DecodedPayload, route: Environment?)
+        throws(AdmissionRejection) -> Environment
+    {
+        guard let raw = payload.rawEnvironment, let environment = Environment(rawValue: raw),
+            self.environments.contains(environment)
+        else {
+            throw AdmissionRejection(
+                status: 400, code: "unknown-environment",
+                message: "environment \(payload.rawEnvironment ?? "(none)") is not accepted here")
         }
         if let route, route != environment {
-            throw AdmissionRejection(status: 400, code: "wrong-environment",
-                                     message: "a \(environment.rawValue) notification was posted to the \(route.rawValue) route")
+            throw AdmissionRejection(
+                status: 400, code: "wrong-environment",
+                message: "a \(environment.rawValue) notification was posted to the \(route.rawValue) route")
         }
         return environment
     }
 
     /// The nested transaction's `originalTransactionId`, decoded without verification (its header not even
     /// decoded), for the subject only.
-    private static func unverifiedTransaction(_ payload: ResponseBodyV2DecodedPayload) -> JWSTransactionDecodedPayload? {
+    private static func unverifiedTransaction(_ payload: ResponseBodyV2DecodedPayload) -> JWSTransactionDecodedPayload?
+    {
         guard let signed = payload.data?.signedTransactionInfo,
-              let subject = try? UnverifiedJWS.decodePayload(of: signed, as: TransactionSubject.self)
+            let subject = try? UnverifiedJWS.decodePayload(of: signed, as: TransactionSubject.self)
         else { return nil }
         var transaction = JWSTransactionDecodedPayload()
         transaction.originalTransactionId = subject.originalTransactionId

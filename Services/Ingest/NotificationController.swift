@@ -3,10 +3,10 @@ import Foundation
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
 /// verifies its outer JWS, produces it unchanged to the raw topic, and answers 200 only once the broker
@@ -35,20 +35,23 @@ struct NotificationController: Sendable {
         self.metrics.inFlight.increment(by: 1)
         defer { self.metrics.inFlight.decrement(by: 1) }
         let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
-        let tooLarge = AdmissionRejection(status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
+        let tooLarge = AdmissionRejection(
+            status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
         if let length = request.headers[.contentLength].flatMap(Int.init), length > self.maximumBodyBytes {
             return self.refuse(tooLarge, requestID: requestID)  // refused before a byte of it is read
         }
         let body: [UInt8]
         let limit = self.maximumBodyBytes
         do {
-            body = Array(buffer: try await withDeadline(self.bodyTimeout) {
-                var request = request
-                return try await request.collectBody(upTo: limit)
-            })
+            body = Array(
+                buffer: try await withDeadline(self.bodyTimeout) {
+                    var request = request
+                    return try await request.collectBody(upTo: limit)
+                })
         } catch is DeadlineExceeded {
-            return self.refuse(AdmissionRejection(status: 408, code: "body-timeout", message: "the body did not arrive in time"),
-                               requestID: requestID)
+            return self.refuse(
+                AdmissionRejection(status: 408, code: "body-timeout", message: "the body did not arrive in time"),
+                requestID: requestID)
         } catch {
             return self.refuse(tooLarge, requestID: requestID)
         }
@@ -72,10 +75,14 @@ struct NotificationController: Sendable {
             _ = try await self.producer.send(record)
         } catch {
             self.metrics.count(outcome: "unavailable")
-            self.logger.error("not acknowledged by the broker; answering 503 so Apple retries", metadata: [
-                "requestID": "\(requestID)", "notificationUUID": "\(admitted.notificationUUID ?? "")", "error": "\(error)",
-            ])
-            return Self.json(status: 503, ["error": "unavailable", "message": "the notification could not be stored; retry later"])
+            self.logger.error(
+                "not acknowledged by the broker; answering 503 so Apple retries",
+                metadata: [
+                    "requestID": "\(requestID)", "notificationUUID": "\(admitted.notificationUUID ?? "")",
+                    "error": "\(error)",
+                ])
+            return Self.json(
+                status: 503, ["error": "unavailable", "message": "the notification could not be stored; retry later"])
         }
         self.metrics.produceLatency.record(ContinuousClock.now - start)
         self.metrics.count(outcome: "accepted")
@@ -85,20 +92,27 @@ struct NotificationController: Sendable {
     /// A 4xx answer for a refused body, logged and counted.
     private func refuse(_ rejection: AdmissionRejection, requestID: String) -> Response {
         self.metrics.count(outcome: rejection.code)
-        self.logger.info("refused", metadata: ["requestID": "\(requestID)", "code": "\(rejection.code)", "reason": "\(rejection.message)"])
+        self.logger.info(
+            "refused",
+            metadata: ["requestID": "\(requestID)", "code": "\(rejection.code)", "reason": "\(rejection.message)"])
         return Self.json(status: rejection.status, ["error": rejection.code, "message": rejection.message])
     }
 
     /// A JSON response.
     static func json(status: Int, _ object: [String: String]) -> Response {
-        Response(status: .init(code: status), headers: Self.jsonHeaders, body: .init(byteBuffer: ByteBuffer(string: JSONText.object(object))))
+        Response(
+            status: .init(code: status), headers: Self.jsonHeaders,
+            body: .init(byteBuffer: ByteBuffer(string: JSONText.object(object))))
     }
 
     /// The answer to a stored notification: `{"notificationUUID":"…","status":"accepted"}`, as ``json(status:_:)``
     /// writes it, without building a dictionary on the hot path.
     static func accepted(notificationUUID: String) -> Response {
-        Response(status: .ok, headers: Self.jsonHeaders,
-                 body: .init(byteBuffer: ByteBuffer(string: #"{"notificationUUID":"# + JSONText.quoted(notificationUUID) + #","status":"accepted"}"#)))
+        Response(
+            status: .ok, headers: Self.jsonHeaders,
+            body: .init(
+                byteBuffer: ByteBuffer(
+                    string: #"{"notificationUUID":"# + JSONText.quoted(notificationUUID) + #","status":"accepted"}"#)))
     }
 
     /// `Content-Type: application/json`.

@@ -3,10 +3,10 @@ import AppStoreModels
 import Foundation
 import Logging
 import NotificationPipeline
-import RdKafka
-import ServiceRuntime
 import PipelineRecords
 import RateAndRetry
+import RdKafka
+import ServiceRuntime
 
 // MARK: - Consumption answers: sent before their deadline, or reported
 
@@ -18,10 +18,14 @@ extension StatusRequestHandler {
     func send(_ answer: ConsumptionAnswer, record: ConsumerRecord, attempt: Int, now: Date = Date()) async -> Outcome {
         let nowMillis = Int64(now.timeIntervalSince1970 * 1000)
         guard nowMillis < answer.deadline else {
-            return self.report(answer, status: "late", attempts: attempt, detail: "the 12-hour window closed before the answer could be sent")
+            return self.report(
+                answer, status: "late", attempts: attempt,
+                detail: "the 12-hour window closed before the answer could be sent")
         }
         guard let environment = Environment(rawValue: answer.environment), environment.isAppStoreServer else {
-            return self.report(answer, status: "failed", attempts: attempt, detail: "no App Store Server API serves environment \(answer.environment)")
+            return self.report(
+                answer, status: "failed", attempts: attempt,
+                detail: "no App Store Server API serves environment \(answer.environment)")
         }
         do {
             let client = try self.client.scoped(bundleID: answer.bundleId, environment: environment)
@@ -44,7 +48,9 @@ extension StatusRequestHandler {
                 .delay(attempt: attempt + 1, jitter: Double.random(in: 0..<1))
             let due = error.retryAfter ?? now.addingTimeInterval(delay.timeInterval)
             guard Int64(due.timeIntervalSince1970 * 1000) < answer.deadline else {
-                return self.report(answer, status: "late", attempts: attempt + 1, detail: "still failing when the window closed: \(error.description)")
+                return self.report(
+                    answer, status: "late", attempts: attempt + 1,
+                    detail: "still failing when the window closed: \(error.description)")
             }
             return self.reschedule(record, attempt: attempt + 1, at: due, error: error.description)
         }
@@ -54,12 +60,16 @@ extension StatusRequestHandler {
     private func report(_ answer: ConsumptionAnswer, status: String, attempts: Int, detail: String?) -> Outcome {
         self.consumptionAnswers.increment(status)
         if status != "sent" {
-            self.logger.warning("consumption answer not sent", metadata: [
-                "transactionId": "\(answer.transactionId)", "status": "\(status)", "detail": "\(detail ?? "")",
-            ])
+            self.logger.warning(
+                "consumption answer not sent",
+                metadata: [
+                    "transactionId": "\(answer.transactionId)", "status": "\(status)", "detail": "\(detail ?? "")",
+                ])
         }
-        let outcome = ConsumptionOutcome(answer: answer, status: status, attempts: attempts, at: Int64(Date().timeIntervalSince1970 * 1000),
-                                         detail: detail)
-        return .resolved(try! VerifiedTopicRecords.consumptionOutcome(outcome, topics: self.topics, signing: self.signing))
+        let outcome = ConsumptionOutcome(
+            answer: answer, status: status, attempts: attempts, at: Int64(Date().timeIntervalSince1970 * 1000),
+            detail: detail)
+        return .resolved(
+            try! VerifiedTopicRecords.consumptionOutcome(outcome, topics: self.topics, signing: self.signing))
     }
 }

@@ -26,7 +26,9 @@ struct ReconcilerService: Service {
         do {
             let report = try await self.backfill.run(since: since, until: until, onlyFailures: true)
             self.runs.increment("succeeded")
-            self.logger.info("reconciled failed deliveries", metadata: ["notifications": "\(report.notifications)", "pages": "\(report.pages)"])
+            self.logger.info(
+                "reconciled failed deliveries",
+                metadata: ["notifications": "\(report.notifications)", "pages": "\(report.pages)"])
         } catch {
             self.runs.increment("failed")
             self.logger.error("reconciliation failed; the next run tries again", metadata: ["error": "\(error)"])

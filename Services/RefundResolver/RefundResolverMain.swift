@@ -8,7 +8,8 @@ enum RefundResolverMain {
     static func main() async throws {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "refund-resolver", settings: environment)
-        let app = try buildApplication(settings: try RefundResolverSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(
+            settings: try RefundResolverSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
         try await app.runService()
     }
 }

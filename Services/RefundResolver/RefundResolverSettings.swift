@@ -1,8 +1,8 @@
 import Foundation
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import PipelineRecords
 
 /// Everything refund-resolver reads from its environment (see the README's configuration table).
 struct RefundResolverSettings: Sendable {
@@ -55,7 +55,9 @@ struct RefundResolverSettings: Sendable {
         self.groupID = settings.string("KAFKA_GROUP_ID", default: self.groupID)
         self.sessionTimeout = try settings.milliseconds("KAFKA_SESSION_TIMEOUT_MS", default: self.sessionTimeout)
         let rate = settings.string("RESOLVER_RATE_PER_SECOND", default: "50")
-        guard let appRate = Double(rate), appRate > 0 else { throw SettingsError("RESOLVER_RATE_PER_SECOND must be a positive number, not \(rate)") }
+        guard let appRate = Double(rate), appRate > 0 else {
+            throw SettingsError("RESOLVER_RATE_PER_SECOND must be a positive number, not \(rate)")
+        }
         self.appRatePerSecond = appRate
         self.replicas = try settings.int("RESOLVER_REPLICAS", default: self.replicas)
         guard self.replicas > 0 else { throw SettingsError("RESOLVER_REPLICAS must be at least 1") }
@@ -63,7 +65,9 @@ struct RefundResolverSettings: Sendable {
         self.giveUpAfter = try settings.milliseconds("RESOLVER_GIVE_UP_AFTER_MS", default: self.giveUpAfter)
         self.retryBaseDelay = try settings.milliseconds("RESOLVER_RETRY_BASE_MS", default: self.retryBaseDelay)
         self.retryMaximumDelay = try settings.milliseconds("RESOLVER_RETRY_MAX_MS", default: self.retryMaximumDelay)
-        guard self.retryMaximumDelay <= .seconds(240) else { throw SettingsError("RESOLVER_RETRY_MAX_MS must stay below the 300 s poll interval") }
+        guard self.retryMaximumDelay <= .seconds(240) else {
+            throw SettingsError("RESOLVER_RETRY_MAX_MS must stay below the 300 s poll interval")
+        }
         let interval = try settings.int("RECONCILE_INTERVAL_SECONDS", default: 0)
         self.reconcileInterval = interval > 0 ? .seconds(interval) : nil
         self.reconcileWindow = .seconds(try settings.int("RECONCILE_WINDOW_HOURS", default: 168) * 3600)

@@ -4,10 +4,10 @@ import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
-import RdKafka
-import ServiceRuntime
 import PipelineRecords
 import RateAndRetry
+import RdKafka
+import ServiceRuntime
 
 /// Resolves status requests: Get All Subscription Statuses (rate-limited by the token bucket), verified by
 /// the client, and publishes the subscription's status snapshot to the verified topic, keyed by the
@@ -94,7 +94,8 @@ struct StatusRequestHandler: BatchHandler {
         let answer = record.value.flatMap { try? JSONDecoder().decode(ConsumptionAnswer.self, from: Data($0)) }
         let request = record.value.flatMap { try? JSONDecoder().decode(StatusRequest.self, from: Data($0)) }
         guard answer?.schema == ConsumptionAnswer.schema || request != nil else {
-            return self.deadLetter(record, reason: "format", detail: "not a status request or consumption answer", uuid: nil)
+            return self.deadLetter(
+                record, reason: "format", detail: "not a status request or consumption answer", uuid: nil)
         }
         let attempt = record.header(Self.attemptHeader)?.text.flatMap(Int.init) ?? 0
         if let notBefore = record.header(Self.notBeforeHeader)?.text.flatMap(Int64.init) {
@@ -104,41 +105,65 @@ struct StatusRequestHandler: BatchHandler {
         switch await self.bucket.acquire(maximumWait: .seconds(1)) {
         case .deferred(let until):
             self.outcomes.increment("rate-deferred")
-            return self.reschedule(record, attempt: attempt, at: until, error: "waiting for this replica's share of the rate limit")
+            return self.reschedule(
+                record, attempt: attempt, at: until, error: "waiting for this replica's share of the rate limit")
         case .granted:
             break
         }
-        if let answer, answer.schema == ConsumptionAnswer.schema { return await self.send(answer, record: record, attempt: attempt) }
-        guard let request else { return self.deadLetter(record, reason: "format", detail: "not a status request", uuid: nil) }
+        if let answer, answer.schema == ConsumptionAnswer.schema {
+            return await self.send(answer, record: record, attempt: attempt)
+        }
+        guard let request else {
+            return self.deadLetter(record, reason: "format", detail: "not a status request", uuid: nil)
+        }
         // The request's own app and environment: a Sandbox refund is asked of Sandbox, with that app's bid.
         guard let environment = Environment(rawValue: request.environment), environment.isAppStoreServer else {
-            return self.deadLetter(record, reason: "status-request",
-                                   detail: "no App Store Server API serves environment \(request.environment)", uuid: request.notificationUUID)
+            return self.deadLetter(
+                record, reason: "status-request",
+                detail: "no App Store Server API serves environment \(request.environment)",
+                uuid: request.notificationUUID)
         }
         do {
-            let client = try self.client.scoped(bundleID: request.bundleId ?? self.client.bundleID, environment: environment)
+            let client = try self.client.scoped(
+                bundleID: request.bundleId ?? self.client.bundleID, environment: environment)
             let statuses = try await client.subscriptionStatuses(request.originalTransactionId)
             self.calls.increment("ok")
-            guard let status = statuses.subscriptions.first(where: { $0.originalTransactionId == request.originalTransactionId }) else {
-                return self.deadLetter(record, reason: "status-request",
-                                       detail: "the answer has no status for \(request.originalTransactionId)", uuid: request.notificationUUID)
+            guard
+                let status = statuses.subscriptions.first(where: {
+                    $0.originalTransactionId == request.originalTransactionId
+                })
+            else {
+                return self.deadLetter(
+                    record, reason: "status-request",
+                    detail: "the answer has no status for \(request.originalTransactionId)",
+                    uuid: request.notificationUUID)
             }
             let snapshot = StatusSnapshot(
-                requestId: request.requestId, notificationUUID: request.notificationUUID, subject: request.originalTransactionId,
+                requestId: request.requestId, notificationUUID: request.notificationUUID,
+                subject: request.originalTransactionId,
                 environment: statuses.environment.rawValue, status: status.status, transaction: status.transaction,
-                renewalInfo: status.renewalInfo, signedTransactionInfo: status.signedTransactionInfo, signedRenewalInfo: status.signedRenewalInfo)
-            return .resolved(try! VerifiedTopicRecords.snapshot(snapshot, topics: self.topics, requestId: request.requestId, signing: self.signing))
+                renewalInfo: status.renewalInfo, signedTransactionInfo: status.signedTransactionInfo,
+                signedRenewalInfo: status.signedRenewalInfo)
+            return .resolved(
+                try! VerifiedTopicRecords.snapshot(
+                    snapshot, topics: self.topics, requestId: request.requestId, signing: self.signing))
         } catch {
             self.calls.increment(Self.callLabel(error))
             if let retryAfter = error.retryAfter { await self.bucket.pause(until: retryAfter) }
             guard error.isRetryable else {
-                return self.deadLetter(record, reason: "status-request", detail: error.description, uuid: request.notificationUUID)
+                return self.deadLetter(
+                    record, reason: "status-request", detail: error.description, uuid: request.notificationUUID)
             }
-            let firstFailure = record.header(Self.firstFailureHeader)?.text.flatMap(Int64.init) ?? Int64(Date().timeIntervalSince1970 * 1000)
-            guard Double(Int64(Date().timeIntervalSince1970 * 1000) - firstFailure) / 1000 < self.giveUpAfter.timeInterval else {
-                return self.deadLetter(record, reason: "status-request",
-                                       detail: "gave up after \(attempt + 1) attempts over \(self.giveUpAfter): \(error.description)",
-                                       uuid: request.notificationUUID)
+            let firstFailure =
+                record.header(Self.firstFailureHeader)?.text.flatMap(Int64.init)
+                ?? Int64(Date().timeIntervalSince1970 * 1000)
+            guard
+                Double(Int64(Date().timeIntervalSince1970 * 1000) - firstFailure) / 1000 < self.giveUpAfter.timeInterval
+            else {
+                return self.deadLetter(
+                    record, reason: "status-request",
+                    detail: "gave up after \(attempt + 1) attempts over \(self.giveUpAfter): \(error.description)",
+                    uuid: request.notificationUUID)
             }
             let delay = Backoff(base: self.retryBaseDelay, maximum: self.retryMaximumDelay)
                 .delay(attempt: attempt + 1, jitter: Double.random(in: 0..<1))
@@ -154,17 +179,20 @@ struct StatusRequestHandler: BatchHandler {
         let latest = Date().addingTimeInterval(self.retryMaximumDelay.timeInterval)
         let notBefore = Int64((min(due, latest).timeIntervalSince1970 * 1000).rounded(.up))
         // The first failure's time stays with the request; a deferral before any failure sets none.
-        let firstFailure = record.header(Self.firstFailureHeader)?.text
+        let firstFailure =
+            record.header(Self.firstFailureHeader)?.text
             ?? (attempt > 0 ? String(Int64(Date().timeIntervalSince1970 * 1000)) : nil)
-        let kept = record.headers.filter { !Self.schedulingHeaders.contains($0.name) }
+        let kept =
+            record.headers.filter { !Self.schedulingHeaders.contains($0.name) }
             + (firstFailure.map { [KafkaHeader(name: Self.firstFailureHeader, text: $0)] } ?? [])
-        return .rescheduled(ProducerRecord(
-            topic: self.retryTopic, key: record.key, value: record.value,
-            headers: kept + [
-                KafkaHeader(name: Self.attemptHeader, text: String(attempt)),
-                KafkaHeader(name: Self.notBeforeHeader, text: String(notBefore)),
-                KafkaHeader(name: Self.lastErrorHeader, text: String(error.prefix(500))),
-            ]))
+        return .rescheduled(
+            ProducerRecord(
+                topic: self.retryTopic, key: record.key, value: record.value,
+                headers: kept + [
+                    KafkaHeader(name: Self.attemptHeader, text: String(attempt)),
+                    KafkaHeader(name: Self.notBeforeHeader, text: String(notBefore)),
+                    KafkaHeader(name: Self.lastErrorHeader, text: String(error.prefix(500))),
+                ]))
     }
 
     /// A DLQ record with the reason; `iapctl replay` sends it back to the status-requests topic.
@@ -174,10 +202,13 @@ struct StatusRequestHandler: BatchHandler {
         // Replay sends it to the front of the line, not the delay queue, with its attempts forgotten.
         original.topic = self.topics.statusRequests
         original.headers = original.headers.filter { !Self.schedulingHeaders.contains($0.key) }
-        let rejected = RejectedNotificationRecord(reason: reason, detail: detail, notificationUUID: uuid, original: original)
-        return .deadLettered(ProducerRecord(
-            topic: self.topics.rejected, key: record.key, value: try! rejected.encoded(),
-            headers: [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]), reason: reason)
+        let rejected = RejectedNotificationRecord(
+            reason: reason, detail: detail, notificationUUID: uuid, original: original)
+        return .deadLettered(
+            ProducerRecord(
+                topic: self.topics.rejected, key: record.key, value: try! rejected.encoded(),
+                headers: [KafkaHeader(name: PipelineHeaders.schema, text: RejectedNotificationRecord.schema)]),
+            reason: reason)
     }
 
     /// The metrics label of a failed call.

@@ -22,6 +22,8 @@ public struct APICredentials: Sendable {
 
     /// Credentials from the `.p8` file App Store Connect issues (PKCS#8 PEM).
     public init(keyID: String, issuerID: String, bundleID: String, pkcs8PEM: String) throws {
-        self.init(keyID: keyID, issuerID: issuerID, bundleID: bundleID, privateKey: try P256.Signing.PrivateKey(pemRepresentation: pkcs8PEM))
+        self.init(
+            keyID: keyID, issuerID: issuerID, bundleID: bundleID,
+            privateKey: try P256.Signing.PrivateKey(pemRepresentation: pkcs8PEM))
     }
 }

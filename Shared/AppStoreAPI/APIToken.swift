@@ -76,27 +76,34 @@ public struct APITokenValidator: Sendable {
     /// The claims of a valid token; throws ``APITokenError`` saying what is wrong otherwise.
     public func validate(_ token: String, now: Date = Date()) throws(APITokenError) -> APITokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let claimBytes = Base64URL.decode(parts[1]),
-              let signatureBytes = Base64URL.decode(parts[2])
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+            let claimBytes = Base64URL.decode(parts[1]),
+            let signatureBytes = Base64URL.decode(parts[2])
         else { throw APITokenError("not a compact JWT") }
         guard let header = try? JSONDecoder().decode([String: String].self, from: Data(headerBytes)) else {
             throw APITokenError("the header is not JSON")
         }
         guard header["alg"] == "ES256" else { throw APITokenError("alg must be ES256") }
-        guard let keyID = header["kid"], let key = self.keys[keyID] else { throw APITokenError("unknown kid \(header["kid"] ?? "(none)")") }
+        guard let keyID = header["kid"], let key = self.keys[keyID] else {
+            throw APITokenError("unknown kid \(header["kid"] ?? "(none)")")
+        }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-              key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
         else { throw APITokenError("the signature does not verify with key \(keyID)") }
         guard let claims = try? JSONDecoder().decode(APITokenClaims.self, from: Data(claimBytes)) else {
             throw APITokenError("the claims are missing iss, iat, exp, aud or bid")
         }
-        guard claims.aud == APITokenFactory.audience else { throw APITokenError("aud must be \(APITokenFactory.audience)") }
+        guard claims.aud == APITokenFactory.audience else {
+            throw APITokenError("aud must be \(APITokenFactory.audience)")
+        }
         guard claims.iss == self.issuerID else { throw APITokenError("unknown issuer \(claims.iss)") }
         guard claims.exp > claims.iat, Double(claims.exp - claims.iat) <= APITokenFactory.maximumLifetime else {
             throw APITokenError("exp must be after iat and at most 60 minutes later")
         }
         let seconds = Int64(now.timeIntervalSince1970)
-        guard claims.iat <= seconds + 60, seconds < claims.exp else { throw APITokenError("the token is not valid now") }
+        guard claims.iat <= seconds + 60, seconds < claims.exp else {
+            throw APITokenError("the token is not valid now")
+        }
         return claims
     }
 }

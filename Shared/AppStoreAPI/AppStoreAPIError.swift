@@ -86,6 +86,7 @@ public enum APIErrorCode {
 
     /// The codes Apple marks as worth retrying.
     public static let retryable: Set<Int> = [
-        accountNotFoundRetryable, appNotFoundRetryable, originalTransactionIdNotFoundRetryable, rateLimitExceeded, generalInternalRetryable,
+        accountNotFoundRetryable, appNotFoundRetryable, originalTransactionIdNotFoundRetryable, rateLimitExceeded,
+        generalInternalRetryable,
     ]
 }

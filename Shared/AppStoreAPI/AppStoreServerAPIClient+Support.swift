@@ -23,10 +23,13 @@ extension AppStoreServerAPIClient {
             try await self.send(.GET, "/inApps/v1/lookup/\(Self.escape(orderId))", environment: environment))
         if response.status != 0, environment == .production, self.configuration.sandboxFallback {
             environment = .sandbox
-            response = try Self.decode(try await self.send(.GET, "/inApps/v1/lookup/\(Self.escape(orderId))", environment: environment))
+            response = try Self.decode(
+                try await self.send(.GET, "/inApps/v1/lookup/\(Self.escape(orderId))", environment: environment))
         }
         guard response.status == 0 else { return nil }
-        return VerifiedTransactions(environment: environment, transactions: try await self.verifiedTransactions(response.signedTransactions, environment))
+        return VerifiedTransactions(
+            environment: environment,
+            transactions: try await self.verifiedTransactions(response.signedTransactions, environment))
     }
 
     /// Get Refund History (v2), every page: the customer's refunded transactions in this app, oldest refund first.
@@ -39,62 +42,89 @@ extension AppStoreServerAPIClient {
             let bytes: [UInt8]
             if page == 0 {
                 (environment, bytes) = try await self.withSandboxFallback { (environment) throws(AppStoreAPIError) in
-                    try await self.send(.GET, "/inApps/v2/refund/lookup/\(Self.escape(transactionId))", query: query, environment: environment)
+                    try await self.send(
+                        .GET, "/inApps/v2/refund/lookup/\(Self.escape(transactionId))", query: query,
+                        environment: environment)
                 }
             } else {
-                bytes = try await self.send(.GET, "/inApps/v2/refund/lookup/\(Self.escape(transactionId))", query: query, environment: environment)
+                bytes = try await self.send(
+                    .GET, "/inApps/v2/refund/lookup/\(Self.escape(transactionId))", query: query,
+                    environment: environment)
             }
             let response: RefundHistoryResponse = try Self.decode(bytes)
             result += try await self.verifiedTransactions(response.signedTransactions, environment)
-            guard response.hasMore, let next = response.revision else { return VerifiedTransactions(environment: environment, transactions: result) }
+            guard response.hasMore, let next = response.revision else {
+                return VerifiedTransactions(environment: environment, transactions: result)
+            }
             revision = next
         }
         throw AppStoreAPIError(.invalidResponse("refund history did not end after \(self.maximumPages) pages"))
     }
 
     /// Extend a Subscription Renewal Date for one subscription (Apple then sends RENEWAL_EXTENDED).
-    public func extendRenewalDate(_ originalTransactionId: String, _ request: ExtendRenewalDateRequest) async throws(AppStoreAPIError)
-        -> ExtendRenewalDateResponse {
+    public func extendRenewalDate(_ originalTransactionId: String, _ request: ExtendRenewalDateRequest)
+        async throws(AppStoreAPIError)
+        -> ExtendRenewalDateResponse
+    {
         let body = try Self.encode(request)
         let (_, bytes) = try await self.withSandboxFallback { (environment) throws(AppStoreAPIError) in
-            try await self.send(.PUT, "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionId))", body: body, environment: environment)
+            try await self.send(
+                .PUT, "/inApps/v1/subscriptions/extend/\(Self.escape(originalTransactionId))", body: body,
+                environment: environment)
         }
         return try Self.decode(bytes)
     }
 
     /// Extend Renewal Dates for All Active Subscribers of a product (asynchronous: poll ``massExtensionStatus(productId:requestIdentifier:)``).
-    public func extendRenewalDatesForAllActiveSubscribers(_ request: MassExtendRenewalDateRequest) async throws(AppStoreAPIError)
-        -> MassExtendRenewalDateResponse {
-        try Self.decode(try await self.send(.POST, "/inApps/v1/subscriptions/extend/mass", body: try Self.encode(request),
-                                            environment: self.configuration.environment))
+    public func extendRenewalDatesForAllActiveSubscribers(_ request: MassExtendRenewalDateRequest)
+        async throws(AppStoreAPIError)
+        -> MassExtendRenewalDateResponse
+    {
+        try Self.decode(
+            try await self.send(
+                .POST, "/inApps/v1/subscriptions/extend/mass", body: try Self.encode(request),
+                environment: self.configuration.environment))
     }
 
     /// Get Status of Subscription Renewal Date Extensions.
-    public func massExtensionStatus(productId: String, requestIdentifier: String) async throws(AppStoreAPIError) -> MassExtensionStatus {
-        try Self.decode(try await self.send(
-            .GET, "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productId))/\(Self.escape(requestIdentifier))",
-            environment: self.configuration.environment))
+    public func massExtensionStatus(productId: String, requestIdentifier: String) async throws(AppStoreAPIError)
+        -> MassExtensionStatus
+    {
+        try Self.decode(
+            try await self.send(
+                .GET,
+                "/inApps/v1/subscriptions/extend/mass/\(Self.escape(productId))/\(Self.escape(requestIdentifier))",
+                environment: self.configuration.environment))
     }
 
     /// Polls a mass extension until Apple reports it complete (every `interval`, at most `limit` polls).
-    public func waitForMassExtension(productId: String, requestIdentifier: String, interval: Duration = .seconds(5), limit: Int = 10_000,
-                                     progress: @Sendable (MassExtensionStatus) -> Void = { _ in }) async throws(AppStoreAPIError) -> MassExtensionStatus {
+    public func waitForMassExtension(
+        productId: String, requestIdentifier: String, interval: Duration = .seconds(5), limit: Int = 10_000,
+        progress: @Sendable (MassExtensionStatus) -> Void = { _ in }
+    ) async throws(AppStoreAPIError) -> MassExtensionStatus {
         for _ in 0..<limit {
             let status = try await self.massExtensionStatus(productId: productId, requestIdentifier: requestIdentifier)
             progress(status)
             if status.complete == true { return status }
             do { try await Task.sleep(for: interval) } catch { throw AppStoreAPIError(.transport("cancelled")) }
         }
-        throw AppStoreAPIError(.invalidResponse("mass extension \(requestIdentifier) not complete after \(limit) polls"))
+        throw AppStoreAPIError(
+            .invalidResponse("mass extension \(requestIdentifier) not complete after \(limit) polls"))
     }
 
     /// Verifies each signed transaction of an answer.
-    private func verifiedTransactions(_ signed: [String], _ environment: Environment) async throws(AppStoreAPIError) -> [VerifiedTransaction] {
+    private func verifiedTransactions(_ signed: [String], _ environment: Environment) async throws(AppStoreAPIError)
+        -> [VerifiedTransaction]
+    {
         let verifier = try self.verifier(environment)
         var result: [VerifiedTransaction] = []
         for item in signed {
-            result.append(VerifiedTransaction(
-                signed: item, transaction: try await Self.verified { () async throws(VerificationError) in try await verifier.verifyTransaction(item) }))
+            result.append(
+                VerifiedTransaction(
+                    signed: item,
+                    transaction: try await Self.verified { () async throws(VerificationError) in
+                        try await verifier.verifyTransaction(item)
+                    }))
         }
         return result
     }

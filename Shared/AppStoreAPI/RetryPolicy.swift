@@ -15,7 +15,9 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The longest single wait the client sleeps.
     public var maximumDelay: Duration
 
-    public init(maximumAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(10)) {
+    public init(
+        maximumAttempts: Int = 4, baseDelay: Duration = .milliseconds(200), maximumDelay: Duration = .seconds(10)
+    ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.baseDelay = baseDelay
         self.maximumDelay = maximumDelay

@@ -15,8 +15,11 @@ public struct VerifiedSubscriptionStatus: Codable, Hashable, Sendable {
     public var signedTransactionInfo: String
     public var signedRenewalInfo: String?
 
-    public init(subscriptionGroupIdentifier: String?, status: Int32, originalTransactionId: String, transaction: JWSTransactionDecodedPayload,
-                renewalInfo: JWSRenewalInfoDecodedPayload?, signedTransactionInfo: String, signedRenewalInfo: String?) {
+    public init(
+        subscriptionGroupIdentifier: String?, status: Int32, originalTransactionId: String,
+        transaction: JWSTransactionDecodedPayload,
+        renewalInfo: JWSRenewalInfoDecodedPayload?, signedTransactionInfo: String, signedRenewalInfo: String?
+    ) {
         self.subscriptionGroupIdentifier = subscriptionGroupIdentifier
         self.status = status
         self.originalTransactionId = originalTransactionId

@@ -1,7 +1,7 @@
 public import AppStoreModels
-import JWSVerification
 public import Crypto
 public import Foundation
+import JWSVerification
 
 /// Signs payloads the way the App Store does: compact JWS, header `{"alg":"ES256","x5c":[leaf, intermediate,
 /// root]}`, raw r‖s P-256 signature, base64url without padding.

@@ -13,8 +13,10 @@ extension TestPKI {
     }
 
     /// A hierarchy from its parts.
-    public init(root: Certificate, rootKey: P256.Signing.PrivateKey, intermediate: Certificate,
-                intermediateKey: P256.Signing.PrivateKey, leaf: Certificate, leafKey: P256.Signing.PrivateKey) {
+    public init(
+        root: Certificate, rootKey: P256.Signing.PrivateKey, intermediate: Certificate,
+        intermediateKey: P256.Signing.PrivateKey, leaf: Certificate, leafKey: P256.Signing.PrivateKey
+    ) {
         self.root = root
         self.rootKey = rootKey
         self.intermediate = intermediate
@@ -27,10 +29,15 @@ extension TestPKI {
     /// pipeline trusts (`APPSTORE_ROOT_CERTIFICATES`).
     public func write(to directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (name, certificate) in [(FileName.root, self.root), (FileName.intermediate, self.intermediate), (FileName.leaf, self.leaf)] {
+        for (name, certificate) in [
+            (FileName.root, self.root), (FileName.intermediate, self.intermediate), (FileName.leaf, self.leaf),
+        ] {
             try Data(Self.der(certificate)).write(to: directory.appendingPathComponent(name))
         }
-        for (name, key) in [(FileName.rootKey, self.rootKey), (FileName.intermediateKey, self.intermediateKey), (FileName.leafKey, self.leafKey)] {
+        for (name, key) in [
+            (FileName.rootKey, self.rootKey), (FileName.intermediateKey, self.intermediateKey),
+            (FileName.leafKey, self.leafKey),
+        ] {
             try Data(key.pemRepresentation.utf8).write(to: directory.appendingPathComponent(name))
         }
     }
@@ -41,11 +48,14 @@ extension TestPKI {
             try Certificate(derEncoded: Array(try Data(contentsOf: directory.appendingPathComponent(name))))
         }
         func key(_ name: String) throws -> P256.Signing.PrivateKey {
-            try P256.Signing.PrivateKey(pemRepresentation: String(decoding: try Data(contentsOf: directory.appendingPathComponent(name)), as: UTF8.self))
+            try P256.Signing.PrivateKey(
+                pemRepresentation: String(
+                    decoding: try Data(contentsOf: directory.appendingPathComponent(name)), as: UTF8.self))
         }
-        self.init(root: try certificate(FileName.root), rootKey: try key(FileName.rootKey),
-                  intermediate: try certificate(FileName.intermediate), intermediateKey: try key(FileName.intermediateKey),
-                  leaf: try certificate(FileName.leaf), leafKey: try key(FileName.leafKey))
+        self.init(
+            root: try certificate(FileName.root), rootKey: try key(FileName.rootKey),
+            intermediate: try certificate(FileName.intermediate), intermediateKey: try key(FileName.intermediateKey),
+            leaf: try certificate(FileName.leaf), leafKey: try key(FileName.leafKey))
     }
 
     /// The hierarchy stored in `directory`, created there first when there is none.

@@ -43,11 +43,18 @@ public struct TestPKI: Sendable {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
-        let rootName = try DistinguishedName { CommonName("\(options.name) Root CA"); OrganizationName(options.name) }
-        let intermediateName = try DistinguishedName {
-            CommonName("\(options.name) Intermediate CA"); OrganizationName(options.name)
+        let rootName = try DistinguishedName {
+            CommonName("\(options.name) Root CA")
+            OrganizationName(options.name)
         }
-        let leafName = try DistinguishedName { CommonName("\(options.name) Signing"); OrganizationName(options.name) }
+        let intermediateName = try DistinguishedName {
+            CommonName("\(options.name) Intermediate CA")
+            OrganizationName(options.name)
+        }
+        let leafName = try DistinguishedName {
+            CommonName("\(options.name) Signing")
+            OrganizationName(options.name)
+        }
 
         self.root = try Self.issue(
             subject: rootName, key: rootKey.publicKey, issuer: rootName, issuerKey: rootKey, isCA: true,
@@ -56,7 +63,8 @@ public struct TestPKI: Sendable {
             subject: intermediateName, key: intermediateKey.publicKey, issuer: rootName, issuerKey: rootKey, isCA: true,
             marker: options.intermediateMarker, from: options.notValidBefore, until: options.notValidAfter)
         self.leaf = try Self.issue(
-            subject: leafName, key: leafKey.publicKey, issuer: intermediateName, issuerKey: intermediateKey, isCA: false,
+            subject: leafName, key: leafKey.publicKey, issuer: intermediateName, issuerKey: intermediateKey,
+            isCA: false,
             marker: options.leafMarker, from: options.notValidBefore,
             until: options.leafNotValidAfter ?? options.notValidAfter)
         self.rootKey = rootKey

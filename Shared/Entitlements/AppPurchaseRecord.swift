@@ -46,8 +46,11 @@ public struct AppPurchaseRecord: Codable, Hashable, Sendable {
     public var transaction: JWSTransactionDecodedPayload
     public var signedTransactionInfo: String
 
-    public init(requestId: String, appUserId: String?, onConflict: ConflictPolicy, transferProof: TransferProof? = nil, source: Source,
-                environment: String, transaction: JWSTransactionDecodedPayload, signedTransactionInfo: String) {
+    public init(
+        requestId: String, appUserId: String?, onConflict: ConflictPolicy, transferProof: TransferProof? = nil,
+        source: Source,
+        environment: String, transaction: JWSTransactionDecodedPayload, signedTransactionInfo: String
+    ) {
         self.requestId = requestId
         self.appUserId = appUserId
         self.onConflict = onConflict
@@ -66,10 +69,14 @@ public struct AppPurchaseRecord: Codable, Hashable, Sendable {
     public var signedDate: Int64 { self.transaction.signedDate?.millisecondsSince1970 ?? 0 }
 
     /// The id under which the notification log records it (a redelivered record is a no-op).
-    public var logID: String { Self.logID(requestId: self.requestId, transactionId: self.transaction.transactionId ?? self.subject) }
+    public var logID: String {
+        Self.logID(requestId: self.requestId, transactionId: self.transaction.transactionId ?? self.subject)
+    }
 
     /// The log id of one transaction of a request.
-    public static func logID(requestId: String, transactionId: String) -> String { "app-purchase:\(requestId):\(transactionId)" }
+    public static func logID(requestId: String, transactionId: String) -> String {
+        "app-purchase:\(requestId):\(transactionId)"
+    }
 
     /// Canonical JSON bytes.
     public func encoded() throws -> [UInt8] {

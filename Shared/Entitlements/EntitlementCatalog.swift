@@ -18,7 +18,9 @@ public struct EntitlementCatalog: Hashable, Sendable {
     public init(parsing text: String) throws(EntitlementCatalogError) {
         var map: [String: String] = [:]
         for pair in text.split(separator: ",") {
-            let parts = pair.split(separator: "=", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = pair.split(separator: "=", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
                 throw EntitlementCatalogError("expected product=entitlement, not \"\(pair)\"")
             }

@@ -73,8 +73,10 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     public var massExtension: MassExtension?
 
     /// Creates an event with its stable id.
-    init(eventType: String, stream: Stream, occurredAt: Int64, subject: String, customer: String, productId: String,
-         cause: Cause, state: EntitlementState?, revocation: Revocation? = nil, facts: PurchaseFacts) {
+    init(
+        eventType: String, stream: Stream, occurredAt: Int64, subject: String, customer: String, productId: String,
+        cause: Cause, state: EntitlementState?, revocation: Revocation? = nil, facts: PurchaseFacts
+    ) {
         self.eventId = Self.stableID(cause.notificationUUID, eventType, customer, productId)
         self.eventType = eventType
         self.occurredAt = occurredAt
@@ -90,7 +92,9 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
 
     /// The Kafka key of the event: the customer within its environment and app, so Sandbox and Production
     /// (and two apps) never share a key.
-    public var key: String { Self.key(environment: self.facts.environment, bundleId: self.facts.bundleId, customer: self.customer) }
+    public var key: String {
+        Self.key(environment: self.facts.environment, bundleId: self.facts.bundleId, customer: self.customer)
+    }
 
     /// The key of a customer's events: `environment/bundleId/customer`.
     public static func key(environment: String, bundleId: String, customer: String) -> String {
@@ -102,14 +106,17 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         var b = Array(SHA256.hash(data: Data(parts.joined(separator: "\u{1F}").utf8)).prefix(16))
         b[6] = (b[6] & 0x0F) | 0x80
         b[8] = (b[8] & 0x3F) | 0x80
-        let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        let uuid = UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
         return uuid.uuidString.lowercased()
     }
 
     // MARK: Flat coding
 
     private enum CodingKeys: String, CodingKey {
-        case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state, revocation
+        case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state,
+            revocation
         case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension
     }
 
@@ -169,8 +176,10 @@ public struct StatusRequest: Codable, Hashable, Sendable {
     public var reason: String
     public var notificationUUID: String
 
-    public init(requestId: String, originalTransactionId: String, environment: String, bundleId: String?, reason: String,
-                notificationUUID: String) {
+    public init(
+        requestId: String, originalTransactionId: String, environment: String, bundleId: String?, reason: String,
+        notificationUUID: String
+    ) {
         self.requestId = requestId
         self.originalTransactionId = originalTransactionId
         self.environment = environment
@@ -180,5 +189,8 @@ public struct StatusRequest: Codable, Hashable, Sendable {
     }
 
     /// The Kafka key: the subscription within its environment and app.
-    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId ?? "", customer: self.originalTransactionId) }
+    public var key: String {
+        EntitlementEvent.key(
+            environment: self.environment, bundleId: self.bundleId ?? "", customer: self.originalTransactionId)
+    }
 }

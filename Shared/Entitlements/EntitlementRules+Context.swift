@@ -38,18 +38,24 @@ struct Context {
         EntitlementEvent.Revocation(
             transactionId: self.transactionId, revokedAt: self.transaction.revocationDate?.millisecondsSince1970,
             reason: self.transaction.rawRevocationReason, type: self.transaction.rawRevocationType,
-            percentage: self.transaction.revocationPercentage, periodStart: self.transaction.purchaseDate?.millisecondsSince1970,
+            percentage: self.transaction.revocationPercentage,
+            periodStart: self.transaction.purchaseDate?.millisecondsSince1970,
             periodEnd: self.transaction.expiresDate?.millisecondsSince1970)
     }
 
     /// An event of this notification about its customer and product (or another product of the same subscription).
-    func event(_ type: String, _ stream: EntitlementEvent.Stream, state: EntitlementState?, revocation: EntitlementEvent.Revocation? = nil,
-               productId: String? = nil) -> EntitlementEvent {
+    func event(
+        _ type: String, _ stream: EntitlementEvent.Stream, state: EntitlementState?,
+        revocation: EntitlementEvent.Revocation? = nil,
+        productId: String? = nil
+    ) -> EntitlementEvent {
         var facts = self.facts
         if let productId { facts.entitlementId = self.catalog.entitlement(of: productId) }
         return EntitlementEvent(
-            eventType: type, stream: stream, occurredAt: self.signedDate, subject: self.subject, customer: self.customer,
-            productId: productId ?? self.productId, cause: self.cause, state: state, revocation: revocation, facts: facts)
+            eventType: type, stream: stream, occurredAt: self.signedDate, subject: self.subject,
+            customer: self.customer,
+            productId: productId ?? self.productId, cause: self.cause, state: state, revocation: revocation,
+            facts: facts)
     }
 
     /// Keeps the stored access, or, when nothing is stored yet, derives it from the signed transaction.
@@ -79,12 +85,14 @@ struct Context {
         case .revoked:
             state.revokedAt = self.transaction.revocationDate?.millisecondsSince1970 ?? self.signedDate
             state.revocationReason = self.transaction.rawRevocationReason
-            state.revocationType = self.transaction.rawRevocationType
+            state.revocationType =
+                self.transaction.rawRevocationType
                 ?? (self.type == .revoke ? RevocationType.familyRevoke.rawValue : nil)
         }
-        var update = EntitlementUpdate(outcome: .applied, detail: detail, entitlement: state,
-                                       events: self.movedEvents(state: state) + self.stateEvents(for: state) + self.factEvents(state: state),
-                                       advancesSubject: true, movedFrom: self.movedFrom)
+        var update = EntitlementUpdate(
+            outcome: .applied, detail: detail, entitlement: state,
+            events: self.movedEvents(state: state) + self.stateEvents(for: state) + self.factEvents(state: state),
+            advancesSubject: true, movedFrom: self.movedFrom)
         if let previous = self.current, previous.productId != self.productId, previous.active {
             // The subscription moved to another product: the previous product's access ends now. Inside one
             // entitlement that is a product change (reported by the new product's event), not an expiry.
@@ -93,7 +101,8 @@ struct Context {
             ended.validUntil = self.signedDate
             update.superseded = ended
             if !self.sharesEntitlement(with: previous) {
-                update.events.insert(self.event("entitlement.expired", .changes, state: ended, productId: ended.productId), at: 0)
+                update.events.insert(
+                    self.event("entitlement.expired", .changes, state: ended, productId: ended.productId), at: 0)
             }
         }
         return update
@@ -103,9 +112,10 @@ struct Context {
     /// with nothing stored yet, derives the access from the signed transaction.
     func keep(detail: String) -> EntitlementUpdate {
         guard let current = self.current else { return self.settle(access: self.currentOrDerived(), detail: detail) }
-        return EntitlementUpdate(outcome: .applied, detail: detail, entitlement: current,
-                                 events: self.movedEvents(state: current) + self.factEvents(state: current), advancesSubject: true,
-                                 movedFrom: self.movedFrom)
+        return EntitlementUpdate(
+            outcome: .applied, detail: detail, entitlement: current,
+            events: self.movedEvents(state: current) + self.factEvents(state: current), advancesSubject: true,
+            movedFrom: self.movedFrom)
     }
 
     /// `entitlement.customer-changed` when the subject's rows move to another customer (an app user bound or
@@ -122,9 +132,11 @@ struct Context {
         let uuid = self.notification.payload.notificationUUID ?? ""
         let request = StatusRequest(
             requestId: EntitlementEvent.stableID(uuid, "status-request"), originalTransactionId: self.original,
-            environment: self.facts.environment, bundleId: self.facts.bundleId, reason: "refund without data.status", notificationUUID: uuid)
-        return EntitlementUpdate(outcome: .awaitingStatus, detail: "refund of \(self.transactionId); status requested",
-                                 events: self.factEvents(state: self.current), statusRequest: request, advancesSubject: false)
+            environment: self.facts.environment, bundleId: self.facts.bundleId, reason: "refund without data.status",
+            notificationUUID: uuid)
+        return EntitlementUpdate(
+            outcome: .awaitingStatus, detail: "refund of \(self.transactionId); status requested",
+            events: self.factEvents(state: self.current), statusRequest: request, advancesSubject: false)
     }
 
     /// Whether a stored entitlement is of the same entitlement as this notification's product.
@@ -135,26 +147,30 @@ struct Context {
     /// Events for a new state compared with the stored one.
     private func stateEvents(for state: EntitlementState) -> [EntitlementEvent] {
         var before = self.current?.productId == state.productId ? self.current : nil
-        if before == nil, let current = self.current, current.active, self.sharesEntitlement(with: current) { before = current }
+        if before == nil, let current = self.current, current.active, self.sharesEntitlement(with: current) {
+            before = current
+        }
         var events: [EntitlementEvent] = []
         if before != state {
             let changedProduct = before.map { $0.productId != state.productId } ?? false
             // A revocation is news whatever came before: the purchase may have been granted by the device, or its
             // earlier notifications may arrive after the status that revoked it (and stay stale behind it).
             let newlyRevoked = state.revokedAt != nil && before?.revokedAt == nil
-            let type: String = switch (before?.active ?? false, state.active) {
-            case (false, true): "entitlement.granted"
-            case (true, false): state.revokedAt != nil ? "entitlement.revoked" : "entitlement.expired"
-            case (false, false) where newlyRevoked: "entitlement.revoked"
-            default: changedProduct ? "entitlement.product-changed" : "entitlement.updated"
-            }
+            let type: String =
+                switch (before?.active ?? false, state.active) {
+                case (false, true): "entitlement.granted"
+                case (true, false): state.revokedAt != nil ? "entitlement.revoked" : "entitlement.expired"
+                case (false, false) where newlyRevoked: "entitlement.revoked"
+                default: changedProduct ? "entitlement.product-changed" : "entitlement.updated"
+                }
             var change = self.event(type, .changes, state: state)
             if changedProduct { change.previousProductId = before?.productId }
             events.append(change)
         }
         let family = state.ownershipType == InAppOwnershipType.familyShared.rawValue
         if family && (before?.active ?? false) != state.active {
-            events.append(self.event(state.active ? "family.access-gained" : "family.access-lost", .family, state: state))
+            events.append(
+                self.event(state.active ? "family.access-gained" : "family.access-lost", .family, state: state))
         }
         return events
     }
@@ -170,10 +186,18 @@ struct Context {
         case .oneTimeCharge where consumable:
             return [self.event("consumable.purchased", .changes, state: nil)]
         case .refund:
-            return [self.event(consumable ? "consumable.refunded" : "revocation.refunded", .revocations, state: state, revocation: self.revocation)]
+            return [
+                self.event(
+                    consumable ? "consumable.refunded" : "revocation.refunded", .revocations, state: state,
+                    revocation: self.revocation)
+            ]
         case .refundReversed:
-            return [self.event(consumable ? "consumable.refund-reversed" : "revocation.refund-reversed", .revocations, state: state,
-                               revocation: self.revocation)]
+            return [
+                self.event(
+                    consumable ? "consumable.refund-reversed" : "revocation.refund-reversed", .revocations,
+                    state: state,
+                    revocation: self.revocation)
+            ]
         case .revoke:
             return [self.event("revocation.family-revoked", .revocations, state: state, revocation: self.revocation)]
         case .refundDeclined:
@@ -184,8 +208,14 @@ struct Context {
             request.consumptionRequestReason = self.notification.payload.data?.rawConsumptionRequestReason
             return [request]
         case .didChangeRenewalStatus:
-            let disabled = subtype == .autoRenewDisabled || (subtype == nil && self.notification.renewalInfo?.autoRenewStatus == .off)
-            return [self.event(disabled ? "subscription.auto-renew-disabled" : "subscription.auto-renew-enabled", .changes, state: state)]
+            let disabled =
+                subtype == .autoRenewDisabled
+                || (subtype == nil && self.notification.renewalInfo?.autoRenewStatus == .off)
+            return [
+                self.event(
+                    disabled ? "subscription.auto-renew-disabled" : "subscription.auto-renew-enabled", .changes,
+                    state: state)
+            ]
         case .didFailToRenew:
             return [self.event("subscription.billing-issue", .changes, state: state)]
         case .didChangeRenewalPref where subtype == .downgrade, .offerRedeemed where subtype == .downgrade:
@@ -193,8 +223,12 @@ struct Context {
         case .didChangeRenewalPref where subtype == nil:
             return [self.event("subscription.product-change-cancelled", .changes, state: state)]
         case .priceIncrease:
-            return [self.event(subtype == .accepted ? "subscription.price-increase-accepted" : "subscription.price-increase-pending",
-                               .changes, state: state)]
+            return [
+                self.event(
+                    subtype == .accepted
+                        ? "subscription.price-increase-accepted" : "subscription.price-increase-pending",
+                    .changes, state: state)
+            ]
         case .renewalExtended:
             return [self.event("subscription.extended", .changes, state: state)]
         case .renewalExtension where subtype == .failure:

@@ -10,43 +10,56 @@ extension EntitlementRules {
     /// Computes the update for a status snapshot from refund-resolver: the App Store's own status decides the
     /// subscription's access, exactly as `data.status` does for a notification. Older than what the subject
     /// already reflects: stale.
-    public static func apply(snapshot: StatusSnapshot, current: SubjectState, catalog: EntitlementCatalog = EntitlementCatalog()) -> EntitlementUpdate {
+    public static func apply(
+        snapshot: StatusSnapshot, current: SubjectState, catalog: EntitlementCatalog = EntitlementCatalog()
+    ) -> EntitlementUpdate {
         let signedDate = snapshot.signedDate
         if let last = current.lastSignedDate, signedDate < last {
-            return EntitlementUpdate(outcome: .stale, detail: "snapshot signed \(signedDate), the subject already reflects \(last)",
-                                     advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: .stale, detail: "snapshot signed \(signedDate), the subject already reflects \(last)",
+                advancesSubject: false)
         }
         let transaction = snapshot.transaction
         guard let status = Status(rawValue: snapshot.status) else {
-            return EntitlementUpdate(outcome: .unknownType, detail: "unknown subscription status \(snapshot.status)", advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: .unknownType, detail: "unknown subscription status \(snapshot.status)", advancesSubject: false)
         }
         guard let original = transaction.originalTransactionId, let transactionId = transaction.transactionId,
-              let productId = transaction.productId
+            let productId = transaction.productId
         else {
-            return EntitlementUpdate(outcome: .ignored, detail: "the snapshot's transaction lacks its identifiers", advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: .ignored, detail: "the snapshot's transaction lacks its identifiers", advancesSubject: false)
         }
         let notification = Self.notification(of: snapshot, status: status)
         let customer = current.customer(of: transaction, renewalInfo: snapshot.renewalInfo)
         let rekeyed = current.rekeyed(to: customer)
         let context = Context(
             notification: notification, subject: snapshot.subject, signedDate: signedDate,
-            type: nil, typeName: Self.snapshotTypeName, transaction: transaction, original: original, transactionId: transactionId,
-            productId: productId, customer: customer, current: rekeyed.entitlement, movedFrom: rekeyed.movedFrom, catalog: catalog,
+            type: nil, typeName: Self.snapshotTypeName, transaction: transaction, original: original,
+            transactionId: transactionId,
+            productId: productId, customer: customer, current: rekeyed.entitlement, movedFrom: rekeyed.movedFrom,
+            catalog: catalog,
             facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
-        return context.settle(access: Self.access(for: status, context), detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")
+        return context.settle(
+            access: Self.access(for: status, context),
+            detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")
     }
 
     /// The snapshot in the shape the rules and rows read: a notification whose `data.status` is the
     /// snapshot's status and whose UUID is the snapshot's log id.
     public static func notification(of snapshot: StatusSnapshot, status: Status? = nil) -> VerifiedNotification {
-        Self.synthesized(logID: snapshot.logID, signedDate: snapshot.signedDate, environment: snapshot.environment, bundleId: snapshot.bundleId,
-                         status: snapshot.status, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
+        Self.synthesized(
+            logID: snapshot.logID, signedDate: snapshot.signedDate, environment: snapshot.environment,
+            bundleId: snapshot.bundleId,
+            status: snapshot.status, transaction: snapshot.transaction, renewalInfo: snapshot.renewalInfo)
     }
 
     /// A notification without a type standing for another verified input (a status snapshot, a purchase the
     /// app posted): what the rules and rows read of it, its UUID the input's log id.
-    static func synthesized(logID: String, signedDate: Int64, environment: String, bundleId: String, status: Int32?,
-                            transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?) -> VerifiedNotification {
+    static func synthesized(
+        logID: String, signedDate: Int64, environment: String, bundleId: String, status: Int32?,
+        transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?
+    ) -> VerifiedNotification {
         var payload = ResponseBodyV2DecodedPayload()
         payload.notificationUUID = logID
         payload.signedDate = Timestamp(millisecondsSince1970: signedDate)
@@ -55,6 +68,7 @@ extension EntitlementRules {
         data.rawEnvironment = environment
         data.bundleId = bundleId
         payload.data = data
-        return VerifiedNotification(signedPayload: "", payload: payload, transaction: transaction, renewalInfo: renewalInfo)
+        return VerifiedNotification(
+            signedPayload: "", payload: payload, transaction: transaction, renewalInfo: renewalInfo)
     }
 }

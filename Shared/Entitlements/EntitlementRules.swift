@@ -17,17 +17,20 @@ public enum EntitlementRules {
     public static let consumptionAnswerWindow: Int64 = 12 * 3_600_000
 
     /// Computes the update for a notification.
-    public static func apply(_ notification: VerifiedNotification, subject: String, current: SubjectState,
-                             catalog: EntitlementCatalog = EntitlementCatalog()) -> EntitlementUpdate {
+    public static func apply(
+        _ notification: VerifiedNotification, subject: String, current: SubjectState,
+        catalog: EntitlementCatalog = EntitlementCatalog()
+    ) -> EntitlementUpdate {
         let payload = notification.payload
         let signedDate = payload.signedDate?.millisecondsSince1970 ?? 0
         let stale = current.lastSignedDate.map { signedDate < $0 } ?? false
         guard let type = payload.notificationType else {
-            return EntitlementUpdate(outcome: stale ? .stale : .unknownType,
-                                     detail: "unknown notificationType \(payload.rawNotificationType ?? "(none)")", advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: stale ? .stale : .unknownType,
+                detail: "unknown notificationType \(payload.rawNotificationType ?? "(none)")", advancesSubject: false)
         }
         guard let transaction = notification.transaction, let original = transaction.originalTransactionId,
-              let transactionId = transaction.transactionId, let productId = transaction.productId
+            let transactionId = transaction.transactionId, let productId = transaction.productId
         else {
             return Self.appLevel(notification, type: type, subject: subject, catalog: catalog)
         }
@@ -35,12 +38,17 @@ public enum EntitlementRules {
         // A late notification moves nothing, so its rows stay where they are.
         let rekeyed = stale ? (entitlement: current.entitlement, movedFrom: nil) : current.rekeyed(to: customer)
         let context = Context(
-            notification: notification, subject: subject, signedDate: signedDate, type: type, typeName: type.rawValue, transaction: transaction,
-            original: original, transactionId: transactionId, productId: productId, customer: customer, current: rekeyed.entitlement,
-            movedFrom: rekeyed.movedFrom, catalog: catalog, facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
+            notification: notification, subject: subject, signedDate: signedDate, type: type, typeName: type.rawValue,
+            transaction: transaction,
+            original: original, transactionId: transactionId, productId: productId, customer: customer,
+            current: rekeyed.entitlement,
+            movedFrom: rekeyed.movedFrom, catalog: catalog,
+            facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
         if stale {
-            return EntitlementUpdate(outcome: .stale, detail: "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
-                                     events: context.factEvents(state: current.entitlement), advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: .stale,
+                detail: "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
+                events: context.factEvents(state: current.entitlement), advancesSubject: false)
         }
         switch transaction.type {
         case .consumable: return Self.consumable(context)
@@ -64,9 +72,13 @@ public enum EntitlementRules {
         }
         switch c.type {
         case .subscribed, .didRenew, .offerRedeemed, .renewalExtended, .refundReversed:
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.typeName)")
+            return c.settle(
+                access: .active(until: c.transaction.expiresDate?.millisecondsSince1970),
+                detail: "granted by \(c.typeName)")
         case .didChangeRenewalPref where payload.subtype == .upgrade:
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "upgrade takes effect now")
+            return c.settle(
+                access: .active(until: c.transaction.expiresDate?.millisecondsSince1970),
+                detail: "upgrade takes effect now")
         case .didFailToRenew where payload.subtype == .gracePeriod:
             let grace = c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970
             return c.settle(access: .active(until: grace), detail: "billing grace period")
@@ -85,7 +97,9 @@ public enum EntitlementRules {
     private static func oneTime(_ c: Context) -> EntitlementUpdate {
         switch c.type {
         case .oneTimeCharge, .refundReversed:
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "granted by \(c.typeName)")
+            return c.settle(
+                access: .active(until: c.transaction.expiresDate?.millisecondsSince1970),
+                detail: "granted by \(c.typeName)")
         case .refund, .revoke:
             return c.settle(access: .revoked, detail: "\(c.typeName) of \(c.transactionId)")
         default:
@@ -95,7 +109,9 @@ public enum EntitlementRules {
             if c.transaction.revocationDate != nil {
                 return c.settle(access: .revoked, detail: "\(c.typeName): the transaction is revoked")
             }
-            return c.settle(access: .active(until: c.transaction.expiresDate?.millisecondsSince1970), detail: "\(c.typeName): the transaction stands")
+            return c.settle(
+                access: .active(until: c.transaction.expiresDate?.millisecondsSince1970),
+                detail: "\(c.typeName): the transaction stands")
         }
     }
 
@@ -103,15 +119,17 @@ public enum EntitlementRules {
     /// requests are reported as events only.
     private static func consumable(_ c: Context) -> EntitlementUpdate {
         let events = c.factEvents(state: nil)
-        return EntitlementUpdate(outcome: .applied, detail: events.first?.eventType ?? "\(c.typeName) of a consumable changes no access",
-                                 events: events, advancesSubject: true)
+        return EntitlementUpdate(
+            outcome: .applied, detail: events.first?.eventType ?? "\(c.typeName) of a consumable changes no access",
+            events: events, advancesSubject: true)
     }
 
     /// What a subscription status means for access.
     static func access(for status: Status, _ c: Context) -> Access {
         switch status {
         case .active: .active(until: Self.latestExpiry(c))
-        case .billingGracePeriod: .active(until: c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970)
+        case .billingGracePeriod:
+            .active(until: c.notification.renewalInfo?.gracePeriodExpiresDate?.millisecondsSince1970)
         case .expired, .billingRetry: .inactive
         case .revoked: .revoked
         }
@@ -124,33 +142,42 @@ extension EntitlementRules {
     /// Notifications about the app rather than a purchase: TEST becomes `test.received` (so teams can check
     /// their wiring end to end), RENEWAL_EXTENSION/SUMMARY `subscription.mass-extension-completed` with its
     /// counts, RESCIND_CONSENT `consent.rescinded` (restrict the child's access now). They change no entitlement.
-    static func appLevel(_ notification: VerifiedNotification, type: NotificationTypeV2, subject: String,
-                         catalog: EntitlementCatalog) -> EntitlementUpdate {
+    static func appLevel(
+        _ notification: VerifiedNotification, type: NotificationTypeV2, subject: String,
+        catalog: EntitlementCatalog
+    ) -> EntitlementUpdate {
         let payload = notification.payload
-        let eventType: String? = switch type {
-        case .test: "test.received"
-        case .renewalExtension where payload.summary != nil: "subscription.mass-extension-completed"
-        case .rescindConsent: "consent.rescinded"
-        default: nil
-        }
+        let eventType: String? =
+            switch type {
+            case .test: "test.received"
+            case .renewalExtension where payload.summary != nil: "subscription.mass-extension-completed"
+            case .rescindConsent: "consent.rescinded"
+            default: nil
+            }
         guard let eventType else {
-            return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) carries no transaction", advancesSubject: false)
+            return EntitlementUpdate(
+                outcome: .ignored, detail: "\(type.rawValue) carries no transaction", advancesSubject: false)
         }
         var facts = PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false)
         let productId = payload.summary?.productId ?? ""
         if !productId.isEmpty { facts.entitlementId = catalog.entitlement(of: productId) }
         var event = EntitlementEvent(
-            eventType: eventType, stream: .changes, occurredAt: payload.signedDate?.millisecondsSince1970 ?? 0, subject: subject,
+            eventType: eventType, stream: .changes, occurredAt: payload.signedDate?.millisecondsSince1970 ?? 0,
+            subject: subject,
             customer: notification.appTransaction?.appTransactionId ?? Self.appCustomer, productId: productId,
-            cause: EntitlementEvent.Cause(notificationUUID: payload.notificationUUID ?? "", notificationType: type.rawValue, subtype: payload.rawSubtype),
+            cause: EntitlementEvent.Cause(
+                notificationUUID: payload.notificationUUID ?? "", notificationType: type.rawValue,
+                subtype: payload.rawSubtype),
             state: nil, facts: facts)
         if let summary = payload.summary {
             event.massExtension = EntitlementEvent.MassExtension(
-                requestIdentifier: summary.requestIdentifier, productId: summary.productId, storefrontCountryCodes: summary.storefrontCountryCodes,
+                requestIdentifier: summary.requestIdentifier, productId: summary.productId,
+                storefrontCountryCodes: summary.storefrontCountryCodes,
                 succeededCount: summary.succeededCount, failedCount: summary.failedCount)
         }
-        return EntitlementUpdate(outcome: .ignored, detail: "\(type.rawValue) changes no entitlement; published \(eventType)",
-                                 events: [event], advancesSubject: false)
+        return EntitlementUpdate(
+            outcome: .ignored, detail: "\(type.rawValue) changes no entitlement; published \(eventType)",
+            events: [event], advancesSubject: false)
     }
 
     /// The customer of events about the whole app (the Kafka key's last part).
@@ -162,7 +189,8 @@ extension EntitlementRules {
     /// CONSUMPTION_REQUEST or REFUND about it), so a later expiry already stored for the product stands.
     static func latestExpiry(_ c: Context) -> Int64? {
         let carried = c.transaction.expiresDate?.millisecondsSince1970
-        guard let current = c.current, current.productId == c.productId, current.active, let stored = current.validUntil else { return carried }
+        guard let current = c.current, current.productId == c.productId, current.active, let stored = current.validUntil
+        else { return carried }
         return max(carried ?? stored, stored)
     }
 }

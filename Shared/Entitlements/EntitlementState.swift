@@ -22,9 +22,11 @@ public struct EntitlementState: Codable, Hashable, Sendable {
     /// The entitlement the product grants (see ``EntitlementCatalog``); schema version 2.
     public var entitlementId: String?
 
-    public init(customer: String, productId: String, active: Bool, originalTransactionId: String, sourceTransactionId: String,
-                ownershipType: String, validFrom: Int64? = nil, validUntil: Int64? = nil, revokedAt: Int64? = nil,
-                revocationReason: Int32? = nil, revocationType: String? = nil, entitlementId: String? = nil) {
+    public init(
+        customer: String, productId: String, active: Bool, originalTransactionId: String, sourceTransactionId: String,
+        ownershipType: String, validFrom: Int64? = nil, validUntil: Int64? = nil, revokedAt: Int64? = nil,
+        revocationReason: Int32? = nil, revocationType: String? = nil, entitlementId: String? = nil
+    ) {
         self.customer = customer
         self.productId = productId
         self.active = active
@@ -57,14 +59,18 @@ public struct SubjectState: Hashable, Sendable {
     }
 
     /// The customer a purchase of this subject belongs to: the bound app user, else ``CustomerKey``.
-    public func customer(of transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?) -> String {
+    public func customer(of transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?)
+        -> String
+    {
         self.boundCustomer ?? CustomerKey.of(transaction: transaction, renewalInfo: renewalInfo)
     }
 
     /// The stored entitlement as seen by `customer`, and the customer it was stored under when that differs
     /// (its rows are about to move).
     func rekeyed(to customer: String) -> (entitlement: EntitlementState?, movedFrom: String?) {
-        guard var entitlement = self.entitlement, entitlement.customer != customer else { return (self.entitlement, nil) }
+        guard var entitlement = self.entitlement, entitlement.customer != customer else {
+            return (self.entitlement, nil)
+        }
         let previous = entitlement.customer
         entitlement.customer = customer
         return (entitlement, previous)

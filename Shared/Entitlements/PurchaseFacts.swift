@@ -50,7 +50,8 @@ public struct PurchaseFacts: Codable, Hashable, Sendable {
     }
 
     /// The facts of a verified notification (or a status snapshot in notification shape).
-    static func of(_ notification: VerifiedNotification, catalog: EntitlementCatalog, outOfOrder: Bool) -> PurchaseFacts {
+    static func of(_ notification: VerifiedNotification, catalog: EntitlementCatalog, outOfOrder: Bool) -> PurchaseFacts
+    {
         let payload = notification.payload
         let transaction = notification.transaction
         let renewal = notification.renewalInfo

@@ -47,7 +47,9 @@ public enum PurchaseOwnership {
     }
 
     /// Decides a claim of `claimant` on a purchase whose owner is `owner`.
-    public static func decide(claimant: String, owner: Owner, policy: AppPurchaseRecord.ConflictPolicy, proof: TransferProof?) -> Decision {
+    public static func decide(
+        claimant: String, owner: Owner, policy: AppPurchaseRecord.ConflictPolicy, proof: TransferProof?
+    ) -> Decision {
         if owner.boundTo == claimant { return .alreadyOwned }
         if owner.boundTo == nil, owner.accountToken == nil || owner.tokenDeclaredTo == claimant { return .bind }
         let current = owner.current ?? ""
@@ -83,8 +85,8 @@ public enum TransferProof: Codable, Hashable, Sendable {
     /// transaction's `deviceVerification`.
     public static func deviceVerifies(_ transaction: JWSTransactionDecodedPayload, verificationId: String) -> Bool {
         guard let expected = transaction.deviceVerification.flatMap({ Data(base64Encoded: $0) }),
-              let nonce = transaction.deviceVerificationNonce.flatMap(UUID.init(uuidString:)),
-              let device = UUID(uuidString: verificationId)
+            let nonce = transaction.deviceVerificationNonce.flatMap(UUID.init(uuidString:)),
+            let device = UUID(uuidString: verificationId)
         else { return false }
         let digest = SHA384.hash(data: Data((nonce.uuidString.lowercased() + device.uuidString.lowercased()).utf8))
         return Data(digest) == expected

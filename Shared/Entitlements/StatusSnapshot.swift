@@ -25,9 +25,12 @@ public struct StatusSnapshot: Codable, Hashable, Sendable {
     public var signedTransactionInfo: String
     public var signedRenewalInfo: String?
 
-    public init(requestId: String, notificationUUID: String, subject: String, environment: String, status: Int32,
-                transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?, signedTransactionInfo: String,
-                signedRenewalInfo: String?) {
+    public init(
+        requestId: String, notificationUUID: String, subject: String, environment: String, status: Int32,
+        transaction: JWSTransactionDecodedPayload, renewalInfo: JWSRenewalInfoDecodedPayload?,
+        signedTransactionInfo: String,
+        signedRenewalInfo: String?
+    ) {
         self.requestId = requestId
         self.notificationUUID = notificationUUID
         self.subject = subject
@@ -42,7 +45,9 @@ public struct StatusSnapshot: Codable, Hashable, Sendable {
     /// When Apple signed the answer: the newest signedDate of its items. The snapshot reflects every event
     /// before it, so the per-subject stale guard orders it against notifications.
     public var signedDate: Int64 {
-        max(self.transaction.signedDate?.millisecondsSince1970 ?? 0, self.renewalInfo?.signedDate?.millisecondsSince1970 ?? 0)
+        max(
+            self.transaction.signedDate?.millisecondsSince1970 ?? 0,
+            self.renewalInfo?.signedDate?.millisecondsSince1970 ?? 0)
     }
 
     /// The id under which the notification log records the snapshot (so a repeated snapshot is a no-op).

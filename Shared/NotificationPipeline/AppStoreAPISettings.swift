@@ -1,6 +1,9 @@
 public import AppStoreAPI
 public import AppStoreModels
+import AsyncHTTPClient
 import Foundation
+import JWSVerification
+import Logging
 public import ServiceRuntime
 
 /// How services and `iapctl` reach the App Store Server API (see the README's configuration table):
@@ -31,13 +34,15 @@ public struct AppStoreAPISettings: Sendable {
     /// Reads the variables; `accepted` supplies the default bundle identifier.
     public init(_ settings: EnvironmentSettings, accepted: AcceptedApps) throws {
         let keyPath = try settings.requiredString("APPSTORE_API_KEY_FILE")
-        guard let pem = FileManager.default.contents(atPath: keyPath).map({ String(decoding: $0, as: UTF8.self) }) else {
+        guard let pem = FileManager.default.contents(atPath: keyPath).map({ String(decoding: $0, as: UTF8.self) })
+        else {
             throw SettingsError("APPSTORE_API_KEY_FILE: cannot read \(keyPath)")
         }
         let bundleID = settings.string("APPSTORE_API_BUNDLE_ID", default: accepted.apps.first?.bundleId ?? "")
         do {
             self.credentials = try APICredentials(
-                keyID: try settings.requiredString("APPSTORE_API_KEY_ID"), issuerID: try settings.requiredString("APPSTORE_API_ISSUER_ID"),
+                keyID: try settings.requiredString("APPSTORE_API_KEY_ID"),
+                issuerID: try settings.requiredString("APPSTORE_API_ISSUER_ID"),
                 bundleID: bundleID, pkcs8PEM: pem)
         } catch let error as SettingsError {
             throw error
@@ -52,8 +57,10 @@ public struct AppStoreAPISettings: Sendable {
         }
         self.configuration = AppStoreAPIConfiguration(
             environment: environment,
-            productionURL: try Self.url(settings, "APPSTORE_API_URL_PRODUCTION", default: AppStoreAPIConfiguration.appleProductionURL),
-            sandboxURL: try Self.url(settings, "APPSTORE_API_URL_SANDBOX", default: AppStoreAPIConfiguration.appleSandboxURL),
+            productionURL: try Self.url(
+                settings, "APPSTORE_API_URL_PRODUCTION", default: AppStoreAPIConfiguration.appleProductionURL),
+            sandboxURL: try Self.url(
+                settings, "APPSTORE_API_URL_SANDBOX", default: AppStoreAPIConfiguration.appleSandboxURL),
             sandboxFallback: try settings.bool("APPSTORE_API_SANDBOX_FALLBACK", default: false),
             requestTimeout: try settings.milliseconds("APPSTORE_API_TIMEOUT_MS", default: .seconds(30)))
     }
@@ -70,18 +77,17 @@ public struct AppStoreAPISettings: Sendable {
 
 // MARK: - Building the client
 
-import AsyncHTTPClient
-import JWSVerification
-import Logging
-
 extension AppStoreAPISettings {
     /// A client with these credentials and endpoints, verifying answers with `verifiers`.
-    public func makeClient(http: HTTPClient, verifiers: [Environment: SignedDataVerifier], retry: RetryPolicy? = nil,
-                           logger: Logger) throws -> AppStoreServerAPIClient {
+    public func makeClient(
+        http: HTTPClient, verifiers: [Environment: SignedDataVerifier], retry: RetryPolicy? = nil,
+        logger: Logger
+    ) throws -> AppStoreServerAPIClient {
         var configuration = self.configuration
         if let retry { configuration.retry = retry }
         return AppStoreServerAPIClient(
-            http: http, tokens: try APITokenFactory(credentials: self.credentials), configuration: configuration, verifiers: verifiers,
+            http: http, tokens: try APITokenFactory(credentials: self.credentials), configuration: configuration,
+            verifiers: verifiers,
             logger: logger)
     }
 }

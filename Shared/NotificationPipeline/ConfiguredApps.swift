@@ -9,7 +9,9 @@ public enum ConfiguredApps {
     public static func parse(_ text: String) throws(ConfigurationError) -> [AppIdentity] {
         let apps = try text.split(separator: ",").map { (entry: Substring) throws(ConfigurationError) -> AppIdentity in
             let parts = entry.trimmingCharacters(in: .whitespaces).split(separator: ":", maxSplits: 1).map(String.init)
-            guard let bundleId = parts.first, !bundleId.isEmpty else { throw ConfigurationError("empty app in \(text)") }
+            guard let bundleId = parts.first, !bundleId.isEmpty else {
+                throw ConfigurationError("empty app in \(text)")
+            }
             guard parts.count == 2 else { return AppIdentity(bundleId: bundleId) }
             guard let appAppleId = Int64(parts[1]) else {
                 throw ConfigurationError("appAppleId of \(bundleId) must be a number, not \(parts[1])")

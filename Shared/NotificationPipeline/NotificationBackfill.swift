@@ -2,8 +2,8 @@ public import AppStoreAPI
 public import AppStoreModels
 import Foundation
 public import JWSVerification
-public import RdKafka
 import PipelineRecords
+public import RdKafka
 
 /// Feeds Get Notification History into the raw topic, exactly as if Apple had posted each notification to
 /// ingest again: the value is Apple's `{"signedPayload": …}` body, the key the subject. Duplicates are
@@ -16,7 +16,9 @@ public struct NotificationBackfill: Sendable {
     public struct Report: Sendable, Hashable, CustomStringConvertible {
         public var notifications = 0
         public var pages = 0
-        public var description: String { "\(self.notifications) notifications from \(self.pages) pages sent to the raw topic" }
+        public var description: String {
+            "\(self.notifications) notifications from \(self.pages) pages sent to the raw topic"
+        }
     }
 
     /// The header that marks records a backfill wrote (value: the run's id).
@@ -28,7 +30,9 @@ public struct NotificationBackfill: Sendable {
     /// The apps and environments to ask.
     let scopes: [APIScope]
 
-    public init(client: AppStoreServerAPIClient, producer: KafkaProducer, topics: PipelineTopics, scopes: [APIScope] = []) {
+    public init(
+        client: AppStoreServerAPIClient, producer: KafkaProducer, topics: PipelineTopics, scopes: [APIScope] = []
+    ) {
         self.client = client
         self.producer = producer
         self.topics = topics

@@ -1,7 +1,7 @@
 public import AppStoreModels
 public import JWSVerification
-public import ServiceRuntime
 import PipelineRecords
+public import ServiceRuntime
 
 /// The apps and environments a service accepts: `APPSTORE_APPS` (required) and `APPSTORE_ENVIRONMENTS`
 /// (default `Production,Sandbox`).
@@ -18,7 +18,8 @@ public struct AcceptedApps: Sendable {
     /// Reads `APPSTORE_APPS` and `APPSTORE_ENVIRONMENTS`.
     public init(_ settings: EnvironmentSettings) throws {
         self.apps = try ConfiguredApps.parse(settings.requiredString("APPSTORE_APPS"))
-        self.environments = try ConfiguredApps.environments(settings.list("APPSTORE_ENVIRONMENTS", default: ["Production", "Sandbox"]))
+        self.environments = try ConfiguredApps.environments(
+            settings.list("APPSTORE_ENVIRONMENTS", default: ["Production", "Sandbox"]))
     }
 }
 
@@ -57,6 +58,7 @@ extension PipelineTopics {
         self.statusRetry = settings.string("TOPIC_STATUS_RETRY", default: self.statusRetry)
         self.entitlementChanges = settings.string("TOPIC_ENTITLEMENT_CHANGES", default: self.entitlementChanges)
         self.entitlementFamily = settings.string("TOPIC_ENTITLEMENT_FAMILY", default: self.entitlementFamily)
-        self.entitlementRevocations = settings.string("TOPIC_ENTITLEMENT_REVOCATIONS", default: self.entitlementRevocations)
+        self.entitlementRevocations = settings.string(
+            "TOPIC_ENTITLEMENT_REVOCATIONS", default: self.entitlementRevocations)
     }
 }

@@ -2,8 +2,8 @@ public import AppStoreAPI
 public import AppStoreModels
 public import Entitlements
 import Foundation
-public import RdKafka
 import PipelineRecords
+public import RdKafka
 
 /// Brings purchases the pipeline has not heard of into it: looks transaction ids and receipts up with the
 /// App Store Server API (every answer verified), turns them into ``AppPurchaseRecord``s and writes them to
@@ -20,19 +20,24 @@ public struct PurchaseImport: Sendable {
     // MARK: Look-ups
 
     /// Get Transaction Info in `environment`, or Production then Sandbox (4040010) when it is unknown.
-    public func transaction(_ transactionId: String, bundleId: String, environment: Environment?) async throws(AppStoreAPIError)
+    public func transaction(_ transactionId: String, bundleId: String, environment: Environment?)
+        async throws(AppStoreAPIError)
         -> VerifiedTransaction
     {
-        try await self.client.scoped(bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
-            .transactionInfo(transactionId)
+        try await self.client.scoped(
+            bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil
+        )
+        .transactionInfo(transactionId)
     }
 
     /// Every transaction of the purchases `transactionIds` belong to: Get Transaction History (every page)
     /// for each id that an earlier answer did not already include.
-    public func history(of transactionIds: [String], bundleId: String, environment: Environment?) async throws(AppStoreAPIError)
+    public func history(of transactionIds: [String], bundleId: String, environment: Environment?)
+        async throws(AppStoreAPIError)
         -> [VerifiedTransaction]
     {
-        let client = try self.client.scoped(bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
+        let client = try self.client.scoped(
+            bundleID: bundleId, environment: environment ?? .production, fallbackToSandbox: environment == nil)
         var seen: Set<String> = []
         var result: [VerifiedTransaction] = []
         for id in transactionIds where !seen.contains(id) {
@@ -47,7 +52,8 @@ public struct PurchaseImport: Sendable {
 
     /// Get All Subscription Statuses for the subscription of `transactionId`, as status snapshots (one per
     /// subscription of the answer) the updater applies like refund-resolver's.
-    public func snapshots(of transactionId: String, bundleId: String, environment: Environment?, requestId: String) async throws(AppStoreAPIError)
+    public func snapshots(of transactionId: String, bundleId: String, environment: Environment?, requestId: String)
+        async throws(AppStoreAPIError)
         -> [StatusSnapshot]
     {
         let statuses = try await self.client
@@ -55,8 +61,10 @@ public struct PurchaseImport: Sendable {
             .subscriptionStatuses(transactionId)
         return statuses.subscriptions.map {
             StatusSnapshot(
-                requestId: "\(requestId):\($0.originalTransactionId)", notificationUUID: requestId, subject: $0.originalTransactionId,
-                environment: statuses.environment.rawValue, status: $0.status, transaction: $0.transaction, renewalInfo: $0.renewalInfo,
+                requestId: "\(requestId):\($0.originalTransactionId)", notificationUUID: requestId,
+                subject: $0.originalTransactionId,
+                environment: statuses.environment.rawValue, status: $0.status, transaction: $0.transaction,
+                renewalInfo: $0.renewalInfo,
                 signedTransactionInfo: $0.signedTransactionInfo, signedRenewalInfo: $0.signedRenewalInfo)
         }
     }
@@ -72,8 +80,11 @@ public struct PurchaseImport: Sendable {
         public var transferProof: TransferProof?
         public var source: AppPurchaseRecord.Source
 
-        public init(requestId: String = UUID().uuidString.lowercased(), appUserId: String?, onConflict: AppPurchaseRecord.ConflictPolicy,
-                    transferProof: TransferProof? = nil, source: AppPurchaseRecord.Source) {
+        public init(
+            requestId: String = UUID().uuidString.lowercased(), appUserId: String?,
+            onConflict: AppPurchaseRecord.ConflictPolicy,
+            transferProof: TransferProof? = nil, source: AppPurchaseRecord.Source
+        ) {
             self.requestId = requestId
             self.appUserId = appUserId
             self.onConflict = onConflict
@@ -87,23 +98,31 @@ public struct PurchaseImport: Sendable {
         transactions
             .sorted {
                 ($0.transaction.originalTransactionId ?? "", $0.transaction.purchaseDate?.millisecondsSince1970 ?? 0)
-                    < ($1.transaction.originalTransactionId ?? "", $1.transaction.purchaseDate?.millisecondsSince1970 ?? 0)
+                    < (
+                        $1.transaction.originalTransactionId ?? "",
+                        $1.transaction.purchaseDate?.millisecondsSince1970 ?? 0
+                    )
             }
             .map {
                 AppPurchaseRecord(
                     requestId: request.requestId, appUserId: request.appUserId, onConflict: request.onConflict,
                     transferProof: request.transferProof, source: request.source,
-                    environment: $0.transaction.rawEnvironment ?? "unknown", transaction: $0.transaction, signedTransactionInfo: $0.signed)
+                    environment: $0.transaction.rawEnvironment ?? "unknown", transaction: $0.transaction,
+                    signedTransactionInfo: $0.signed)
             }
     }
 
     /// Writes the records to the verified topic and returns once the broker acknowledged every one.
-    public static func publish(_ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics, signing: RecordSigningKeys)
+    public static func publish(
+        _ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics, signing: RecordSigningKeys
+    )
         async throws
     {
         var pending: [PendingDelivery] = []
         for record in records {
-            pending.append(try await producer.enqueue(try VerifiedTopicRecords.appPurchase(record, topics: topics, signing: signing)))
+            pending.append(
+                try await producer.enqueue(
+                    try VerifiedTopicRecords.appPurchase(record, topics: topics, signing: signing)))
         }
         for delivery in pending { _ = try await delivery.report }
     }
@@ -124,23 +143,32 @@ public struct PurchaseImport: Sendable {
     /// Resyncs the purchases `transactionIds` belong to: their whole history as app-purchase records (bound to
     /// `request.appUserId` when set), then each subscription's status as a snapshot, so the newest state is
     /// applied last. Returns once the broker acknowledged everything. `iapctl resync` and the console use it.
-    public func resync(_ transactionIds: [String], bundleId: String, environment: Environment?, request: Request, producer: KafkaProducer,
-                       topics: PipelineTopics, signing: RecordSigningKeys) async throws -> Resynced {
+    public func resync(
+        _ transactionIds: [String], bundleId: String, environment: Environment?, request: Request,
+        producer: KafkaProducer,
+        topics: PipelineTopics, signing: RecordSigningKeys
+    ) async throws -> Resynced {
         let history = try await self.history(of: transactionIds, bundleId: bundleId, environment: environment)
         let records = Self.records(history, request: request)
         var snapshots: [StatusSnapshot] = []
-        let subscriptions = Dictionary(history.filter { $0.transaction.type == .autoRenewableSubscription }
-            .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) } }) { first, _ in first }
+        let subscriptions = Dictionary(
+            history.filter { $0.transaction.type == .autoRenewableSubscription }
+                .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) }
+                }
+        ) { first, _ in first }
         for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key })
         where !snapshots.contains(where: { $0.subject == original }) {
             snapshots += try await self.snapshots(
-                of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment, requestId: "resync:\(request.requestId)")
+                of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment,
+                requestId: "resync:\(request.requestId)")
         }
         try await Self.publish(records, producer: producer, topics: topics, signing: signing)
         var pending: [PendingDelivery] = []
         for snapshot in snapshots {
-            pending.append(try await producer.enqueue(
-                try VerifiedTopicRecords.snapshot(snapshot, topics: topics, requestId: snapshot.requestId, signing: signing)))
+            pending.append(
+                try await producer.enqueue(
+                    try VerifiedTopicRecords.snapshot(
+                        snapshot, topics: topics, requestId: snapshot.requestId, signing: signing)))
         }
         for delivery in pending { _ = try await delivery.report }
         return Resynced(transactions: records.count, statuses: snapshots.count)

@@ -1,8 +1,8 @@
 public import Crypto
 import Foundation
+import PipelineRecords
 public import RdKafka
 public import ServiceRuntime
-import PipelineRecords
 
 /// Authenticates the records on the verified topic that Apple did not sign as such: every producer of that topic
 /// (chain-verifier, customer-api, refund-resolver, `iapctl resync`) adds an HMAC-SHA256 over the record's
@@ -32,11 +32,17 @@ public struct RecordSigningKeys: Sendable {
         guard !pairs.isEmpty else { throw SettingsError("RECORD_SIGNING_KEYS must name at least one key") }
         var keys: [Key] = []
         for (id, secret) in pairs {
-            guard !id.isEmpty, !id.contains(":"), !id.contains(",") else { throw SettingsError("RECORD_SIGNING_KEYS: a key id is a name without : or ,") }
-            guard secret.count >= Self.minimumSecretBytes else {
-                throw SettingsError("RECORD_SIGNING_KEYS: key \(id) has \(secret.count) bytes; at least \(Self.minimumSecretBytes) are needed")
+            guard !id.isEmpty, !id.contains(":"), !id.contains(",") else {
+                throw SettingsError("RECORD_SIGNING_KEYS: a key id is a name without : or ,")
             }
-            guard !keys.contains(where: { $0.id == id }) else { throw SettingsError("RECORD_SIGNING_KEYS: key \(id) is named twice") }
+            guard secret.count >= Self.minimumSecretBytes else {
+                throw SettingsError(
+                    "RECORD_SIGNING_KEYS: key \(id) has \(secret.count) bytes; at least \(Self.minimumSecretBytes) are needed"
+                )
+            }
+            guard !keys.contains(where: { $0.id == id }) else {
+                throw SettingsError("RECORD_SIGNING_KEYS: key \(id) is named twice")
+            }
             keys.append(Key(id: id, secret: SymmetricKey(data: secret)))
         }
         self.keys = keys
@@ -49,17 +55,22 @@ public struct RecordSigningKeys: Sendable {
         var text = settings.string("RECORD_SIGNING_KEYS", default: "")
         let file = settings.string("RECORD_SIGNING_KEYS_FILE", default: "")
         if !file.isEmpty {
-            guard text.isEmpty else { throw SettingsError("set RECORD_SIGNING_KEYS or RECORD_SIGNING_KEYS_FILE, not both") }
+            guard text.isEmpty else {
+                throw SettingsError("set RECORD_SIGNING_KEYS or RECORD_SIGNING_KEYS_FILE, not both")
+            }
             guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw SettingsError("RECORD_SIGNING_KEYS_FILE: cannot read \(file)")
             }
             text = contents.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         guard !text.isEmpty else {
-            throw SettingsError("RECORD_SIGNING_KEYS (or RECORD_SIGNING_KEYS_FILE) must be set: id:base64secret, at least 32 random bytes")
+            throw SettingsError(
+                "RECORD_SIGNING_KEYS (or RECORD_SIGNING_KEYS_FILE) must be set: id:base64secret, at least 32 random bytes"
+            )
         }
         var pairs: [(id: String, secret: [UInt8])] = []
-        for entry in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }) where !entry.isEmpty {
+        for entry in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        where !entry.isEmpty {
             let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2, let secret = Data(base64Encoded: parts[1]) else {
                 throw SettingsError("RECORD_SIGNING_KEYS entries are id:base64secret, not \(parts.first ?? ""):…")
@@ -77,7 +88,10 @@ public struct RecordSigningKeys: Sendable {
         let schema = record.headers.first { $0.name == PipelineHeaders.schema }?.text
         let key = self.keys[0]
         signed.headers.removeAll { $0.name == Self.header }
-        signed.headers.append(KafkaHeader(name: Self.header, text: key.id + ":" + Self.mac(key.secret, schema: schema, key: record.key, value: record.value)))
+        signed.headers.append(
+            KafkaHeader(
+                name: Self.header,
+                text: key.id + ":" + Self.mac(key.secret, schema: schema, key: record.key, value: record.value)))
         return signed
     }
 
@@ -106,15 +120,18 @@ public struct RecordSigningKeys: Sendable {
         let parts = header.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let given = Data(base64Encoded: parts[1]) else { return .malformed }
         guard let key = self.keys.first(where: { $0.id == parts[0] }) else { return .unknownKey(parts[0]) }
-        let message = Self.message(schema: record.header(PipelineHeaders.schema)?.text, key: record.key, value: record.value)
-        return HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: message, using: key.secret) ? nil : .wrongSignature(key.id)
+        let message = Self.message(
+            schema: record.header(PipelineHeaders.schema)?.text, key: record.key, value: record.value)
+        return HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: message, using: key.secret)
+            ? nil : .wrongSignature(key.id)
     }
 
     // MARK: The MAC
 
     /// Base64 of HMAC-SHA256 over the record's parts.
     static func mac(_ secret: SymmetricKey, schema: String?, key: [UInt8]?, value: [UInt8]?) -> String {
-        Data(HMAC<SHA256>.authenticationCode(for: Self.message(schema: schema, key: key, value: value), using: secret)).base64EncodedString()
+        Data(HMAC<SHA256>.authenticationCode(for: Self.message(schema: schema, key: key, value: value), using: secret))
+            .base64EncodedString()
     }
 
     /// What is authenticated: a version tag, then the schema header, key and value, each as an 8-byte big-endian

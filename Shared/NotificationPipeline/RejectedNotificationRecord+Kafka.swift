@@ -11,8 +11,10 @@ extension RejectedNotificationRecord.OriginalMessage {
     public init(_ record: ConsumerRecord) {
         self.init(
             topic: record.topic, partition: record.partition, offset: record.offset,
-            key: record.key.map { String(decoding: $0, as: UTF8.self) }, value: record.value.map { String(decoding: $0, as: UTF8.self) },
-            headers: Dictionary(record.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
+            key: record.key.map { String(decoding: $0, as: UTF8.self) },
+            value: record.value.map { String(decoding: $0, as: UTF8.self) },
+            headers: Dictionary(
+                record.headers.map { ($0.name, $0.text ?? "") }, uniquingKeysWith: { first, _ in first }))
     }
 }
 
@@ -46,6 +48,8 @@ extension RejectedNotificationRecord {
         guard let value = self.original.value else { return nil }
         var headers = self.original.headers.sorted { $0.key < $1.key }.map { KafkaHeader(name: $0.key, text: $0.value) }
         headers.append(KafkaHeader(name: "replayed-from", text: position))
-        return ProducerRecord(topic: self.original.topic, key: self.original.key.map { Array($0.utf8) }, value: Array(value.utf8), headers: headers)
+        return ProducerRecord(
+            topic: self.original.topic, key: self.original.key.map { Array($0.utf8) }, value: Array(value.utf8),
+            headers: headers)
     }
 }

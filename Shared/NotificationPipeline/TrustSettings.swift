@@ -26,16 +26,19 @@ public struct TrustSettings: Sendable {
     public func makeVerifiers(for accepted: AcceptedApps) throws -> [Environment: SignedDataVerifier] {
         var verifiers: [Environment: SignedDataVerifier] = [:]
         for environment in accepted.environments {
-            verifiers[environment] = SignedDataVerifier(configuration: try VerifierConfiguration(
-                environment: environment, apps: accepted.apps, trustedRoots: self.trustedRoots,
-                storeKitTestCertificates: self.storeKitTestCertificates))
+            verifiers[environment] = SignedDataVerifier(
+                configuration: try VerifierConfiguration(
+                    environment: environment, apps: accepted.apps, trustedRoots: self.trustedRoots,
+                    storeKitTestCertificates: self.storeKitTestCertificates))
         }
         return verifiers
     }
 
     /// Reads a DER or PEM certificate file.
     static func loadCertificate(_ path: String) throws -> Certificate {
-        guard let data = FileManager.default.contents(atPath: path) else { throw SettingsError("cannot read certificate \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw SettingsError("cannot read certificate \(path)")
+        }
         return try CertificateLoading.certificate(from: Array(data), source: path)
     }
 }

@@ -1,48 +1,70 @@
 public import Entitlements
 import Foundation
-public import RdKafka
 import PipelineRecords
+public import RdKafka
 
 /// The records other producers than the chain-verifier write to the verified topic, keyed by their subject
 /// like the subscription's notifications, with the `schema` header the updater tells them apart by, each
 /// signed with the producer's record-signing key (``RecordSigningKeys``): unsigned, the updater refuses them.
 public enum VerifiedTopicRecords {
     /// A status snapshot (refund-resolver's answer, or `iapctl resync`).
-    public static func snapshot(_ snapshot: StatusSnapshot, topics: PipelineTopics, requestId: String, signing: RecordSigningKeys,
-                                receivedAt: Date = Date()) throws -> ProducerRecord {
-        signing.sign(ProducerRecord(
-            topic: topics.verified, key: Array(snapshot.subject.utf8), value: try snapshot.encoded(),
-            headers: Self.headers(schema: StatusSnapshot.schema, environment: snapshot.environment, bundleId: snapshot.bundleId, receivedAt: receivedAt)
-                + [KafkaHeader(name: PipelineHeaders.requestID, text: requestId)]))
+    public static func snapshot(
+        _ snapshot: StatusSnapshot, topics: PipelineTopics, requestId: String, signing: RecordSigningKeys,
+        receivedAt: Date = Date()
+    ) throws -> ProducerRecord {
+        signing.sign(
+            ProducerRecord(
+                topic: topics.verified, key: Array(snapshot.subject.utf8), value: try snapshot.encoded(),
+                headers: Self.headers(
+                    schema: StatusSnapshot.schema, environment: snapshot.environment, bundleId: snapshot.bundleId,
+                    receivedAt: receivedAt)
+                    + [KafkaHeader(name: PipelineHeaders.requestID, text: requestId)]))
     }
 
     /// What became of a consumption answer (refund-resolver), keyed by the purchase.
-    public static func consumptionOutcome(_ outcome: ConsumptionOutcome, topics: PipelineTopics, signing: RecordSigningKeys,
-                                          receivedAt: Date = Date()) throws -> ProducerRecord {
-        signing.sign(ProducerRecord(
-            topic: topics.verified, key: Array(outcome.originalTransactionId.utf8), value: try outcome.encoded(),
-            headers: Self.headers(schema: ConsumptionOutcome.schema, environment: outcome.environment, bundleId: outcome.bundleId, receivedAt: receivedAt)))
+    public static func consumptionOutcome(
+        _ outcome: ConsumptionOutcome, topics: PipelineTopics, signing: RecordSigningKeys,
+        receivedAt: Date = Date()
+    ) throws -> ProducerRecord {
+        signing.sign(
+            ProducerRecord(
+                topic: topics.verified, key: Array(outcome.originalTransactionId.utf8), value: try outcome.encoded(),
+                headers: Self.headers(
+                    schema: ConsumptionOutcome.schema, environment: outcome.environment, bundleId: outcome.bundleId,
+                    receivedAt: receivedAt)))
     }
 
     /// Consumption facts the app team recorded (customer-api), keyed by the customer.
-    public static func consumptionFacts(_ record: ConsumptionFactsRecord, topics: PipelineTopics, signing: RecordSigningKeys,
-                                        receivedAt: Date = Date()) throws -> ProducerRecord {
-        signing.sign(ProducerRecord(
-            topic: topics.verified, key: Array(record.customer.utf8), value: try record.encoded(),
-            headers: Self.headers(schema: ConsumptionFactsRecord.schema, environment: record.environment, bundleId: record.bundleId, receivedAt: receivedAt)))
+    public static func consumptionFacts(
+        _ record: ConsumptionFactsRecord, topics: PipelineTopics, signing: RecordSigningKeys,
+        receivedAt: Date = Date()
+    ) throws -> ProducerRecord {
+        signing.sign(
+            ProducerRecord(
+                topic: topics.verified, key: Array(record.customer.utf8), value: try record.encoded(),
+                headers: Self.headers(
+                    schema: ConsumptionFactsRecord.schema, environment: record.environment, bundleId: record.bundleId,
+                    receivedAt: receivedAt)))
     }
 
     /// A purchase the app posted (customer-api) or `iapctl resync` imported.
-    public static func appPurchase(_ record: AppPurchaseRecord, topics: PipelineTopics, signing: RecordSigningKeys,
-                                   receivedAt: Date = Date()) throws -> ProducerRecord {
-        signing.sign(ProducerRecord(
-            topic: topics.verified, key: Array(record.subject.utf8), value: try record.encoded(),
-            headers: Self.headers(schema: AppPurchaseRecord.schema, environment: record.environment, bundleId: record.bundleId, receivedAt: receivedAt)
-                + [KafkaHeader(name: PipelineHeaders.requestID, text: record.requestId)]))
+    public static func appPurchase(
+        _ record: AppPurchaseRecord, topics: PipelineTopics, signing: RecordSigningKeys,
+        receivedAt: Date = Date()
+    ) throws -> ProducerRecord {
+        signing.sign(
+            ProducerRecord(
+                topic: topics.verified, key: Array(record.subject.utf8), value: try record.encoded(),
+                headers: Self.headers(
+                    schema: AppPurchaseRecord.schema, environment: record.environment, bundleId: record.bundleId,
+                    receivedAt: receivedAt)
+                    + [KafkaHeader(name: PipelineHeaders.requestID, text: record.requestId)]))
     }
 
     /// The headers every such record carries.
-    private static func headers(schema: String, environment: String, bundleId: String, receivedAt: Date) -> [KafkaHeader] {
+    private static func headers(schema: String, environment: String, bundleId: String, receivedAt: Date)
+        -> [KafkaHeader]
+    {
         [
             KafkaHeader(name: PipelineHeaders.schema, text: schema),
             KafkaHeader(name: PipelineHeaders.environment, text: environment),

@@ -31,10 +31,15 @@ public struct ConsumptionPolicy: Codable, Hashable, Sendable {
             guard parts.count == 2 else { throw ConsumptionPolicyError("\(pair) is not key=value") }
             switch (parts[0], parts[1]) {
             case ("refundPreference", "none"): self.refundPreference = nil
-            case ("refundPreference", let value) where ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value): self.refundPreference = value
-            case ("sampleContentProvided", let value) where ["true", "false"].contains(value): self.sampleContentProvided = value == "true"
+            case ("refundPreference", let value) where ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(value):
+                self.refundPreference = value
+            case ("sampleContentProvided", let value) where ["true", "false"].contains(value):
+                self.sampleContentProvided = value == "true"
             case ("api", let value) where ["v1", "v2"].contains(value): self.apiVersion = value
-            default: throw ConsumptionPolicyError("unknown setting \(pair) (refundPreference=DECLINE|GRANT_FULL|GRANT_PRORATED|none, sampleContentProvided=true|false, api=v1|v2)")
+            default:
+                throw ConsumptionPolicyError(
+                    "unknown setting \(pair) (refundPreference=DECLINE|GRANT_FULL|GRANT_PRORATED|none, sampleContentProvided=true|false, api=v1|v2)"
+                )
             }
         }
     }
@@ -82,34 +87,40 @@ public struct ConsumptionFacts: Codable, Hashable, Sendable {
         if preference == "GRANT_PRORATED", !(percentage.map { $0 > 0 && $0 < 100_000 } ?? false) { preference = nil }
         if let value = percentage, !(0...100_000).contains(value) { percentage = nil }
         return ConsumptionRequest(
-            customerConsented: true, consumptionPercentage: percentage, deliveryStatus: self.deliveryStatus ?? "DELIVERED",
+            customerConsented: true, consumptionPercentage: percentage,
+            deliveryStatus: self.deliveryStatus ?? "DELIVERED",
             refundPreference: preference, sampleContentProvided: policy.sampleContentProvided)
     }
 
     /// The v1 body under `policy`, as of `now` (epoch ms).
     public func answerV1(_ policy: ConsumptionPolicy, now: Int64) -> ConsumptionRequestV1 {
-        let delivery: Int32 = switch self.deliveryStatus ?? "DELIVERED" {
-        case "UNDELIVERED_QUALITY_ISSUE": 1
-        case "UNDELIVERED_WRONG_ITEM": 2
-        case "UNDELIVERED_SERVER_OUTAGE": 3
-        case "UNDELIVERED_OTHER": 5
-        default: 0
-        }
-        let consumption: Int32 = switch self.consumptionPercentage {
-        case nil: 0
-        case 0?: 1
-        case 100_000?: 3
-        default: 2
-        }
-        let preference: Int32 = switch policy.refundPreference {
-        case "GRANT_FULL"?, "GRANT_PRORATED"?: 1
-        case "DECLINE"?: 2
-        default: 3
-        }
+        let delivery: Int32 =
+            switch self.deliveryStatus ?? "DELIVERED" {
+            case "UNDELIVERED_QUALITY_ISSUE": 1
+            case "UNDELIVERED_WRONG_ITEM": 2
+            case "UNDELIVERED_SERVER_OUTAGE": 3
+            case "UNDELIVERED_OTHER": 5
+            default: 0
+            }
+        let consumption: Int32 =
+            switch self.consumptionPercentage {
+            case nil: 0
+            case 0?: 1
+            case 100_000?: 3
+            default: 2
+            }
+        let preference: Int32 =
+            switch policy.refundPreference {
+            case "GRANT_FULL"?, "GRANT_PRORATED"?: 1
+            case "DECLINE"?: 2
+            default: 3
+            }
         return ConsumptionRequestV1(
             accountTenure: Self.tenureBucket(days: self.firstPurchaseAt.map { Double(now - $0) / 86_400_000 }),
-            appAccountToken: self.appAccountToken ?? "", consumptionStatus: consumption, customerConsented: true, deliveryStatus: delivery,
-            lifetimeDollarsPurchased: Self.dollarBucket(self.lifetimePurchasedUSDMilli), lifetimeDollarsRefunded: Self.dollarBucket(self.lifetimeRefundedUSDMilli),
+            appAccountToken: self.appAccountToken ?? "", consumptionStatus: consumption, customerConsented: true,
+            deliveryStatus: delivery,
+            lifetimeDollarsPurchased: Self.dollarBucket(self.lifetimePurchasedUSDMilli),
+            lifetimeDollarsRefunded: Self.dollarBucket(self.lifetimeRefundedUSDMilli),
             platform: 1, playTime: Self.playTimeBucket(minutes: self.playTimeMinutes), refundPreference: preference,
             sampleContentProvided: policy.sampleContentProvided, userStatus: self.userStatus ?? 0)
     }

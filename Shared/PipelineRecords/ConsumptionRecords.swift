@@ -23,8 +23,11 @@ public struct ConsumptionAnswer: Codable, Hashable, Sendable {
     public var v2: ConsumptionRequest?
     public var v1: ConsumptionRequestV1?
 
-    public init(transactionId: String, originalTransactionId: String, environment: String, bundleId: String, notificationUUID: String,
-                deadline: Int64, apiVersion: String, v2: ConsumptionRequest?, v1: ConsumptionRequestV1?) {
+    public init(
+        transactionId: String, originalTransactionId: String, environment: String, bundleId: String,
+        notificationUUID: String,
+        deadline: Int64, apiVersion: String, v2: ConsumptionRequest?, v1: ConsumptionRequestV1?
+    ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
         self.environment = environment
@@ -37,7 +40,9 @@ public struct ConsumptionAnswer: Codable, Hashable, Sendable {
     }
 
     /// One answer per request: transaction, environment, app and the CONSUMPTION_REQUEST that opened it.
-    public var requestId: String { "consumption:\(self.environment)/\(self.bundleId)/\(self.transactionId)/\(self.notificationUUID)" }
+    public var requestId: String {
+        "consumption:\(self.environment)/\(self.bundleId)/\(self.transactionId)/\(self.notificationUUID)"
+    }
 }
 
 /// What refund-resolver reports back (to the verified topic, keyed by the purchase, applied by the updater):
@@ -81,8 +86,10 @@ public struct ConsumptionOutcome: Codable, Hashable, Sendable {
 /// and user status, for the customer or one transaction.
 public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
     public static let schema = "appstore.consumption.facts/v1"
-    public static let deliveryStatuses = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
-                                          "UNDELIVERED_OTHER"]
+    public static let deliveryStatuses = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+        "UNDELIVERED_OTHER",
+    ]
 
     public var schema: String = Self.schema
     public var environment: String
@@ -96,8 +103,11 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
     public var consumptionPercentage: Int32?
     public var userStatus: Int32?
 
-    public init(environment: String, bundleId: String, customer: String, transactionId: String, customerConsented: Bool, playTimeMinutes: Int64?,
-                deliveryStatus: String?, consumptionPercentage: Int32?, userStatus: Int32?) {
+    public init(
+        environment: String, bundleId: String, customer: String, transactionId: String, customerConsented: Bool,
+        playTimeMinutes: Int64?,
+        deliveryStatus: String?, consumptionPercentage: Int32?, userStatus: Int32?
+    ) {
         self.environment = environment
         self.bundleId = bundleId
         self.customer = customer
@@ -111,8 +121,12 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
 
     /// Why the facts are not acceptable, or nil.
     public var problem: String? {
-        if let status = self.deliveryStatus, !Self.deliveryStatuses.contains(status) { return "deliveryStatus must be one of \(Self.deliveryStatuses)" }
-        if let value = self.consumptionPercentage, !(0...100_000).contains(value) { return "consumptionPercentage must be 0…100000 (milliunits)" }
+        if let status = self.deliveryStatus, !Self.deliveryStatuses.contains(status) {
+            return "deliveryStatus must be one of \(Self.deliveryStatuses)"
+        }
+        if let value = self.consumptionPercentage, !(0...100_000).contains(value) {
+            return "consumptionPercentage must be 0…100000 (milliunits)"
+        }
         if let value = self.userStatus, !(0...4).contains(value) { return "userStatus must be 0…4" }
         if let value = self.playTimeMinutes, value < 0 { return "playTimeMinutes must not be negative" }
         return nil

@@ -44,7 +44,9 @@ public enum EnvelopeReader {
             }
             guard take(UInt8(ascii: "{")) else { return nil }
             skipWhitespace()
-            guard bytes.count - index >= Self.key.count, Self.key.indices.allSatisfy({ bytes[index + $0] == Self.key[$0] }) else { return nil }
+            guard bytes.count - index >= Self.key.count,
+                Self.key.indices.allSatisfy({ bytes[index + $0] == Self.key[$0] })
+            else { return nil }
             index += Self.key.count
             guard take(UInt8(ascii: ":")), take(UInt8(ascii: "\"")) else { return nil }
             let start = index
@@ -68,7 +70,7 @@ public enum EnvelopeReader {
     /// table scan cost 2 % of the chain-verifier.
     private static func plainStringEnd(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard start < bytes.count, let base = bytes.baseAddress,
-              let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), bytes.count - start)
+            let quote = memchr(base + start, Int32(UInt8(ascii: "\"")), bytes.count - start)
         else { return nil }
         let end = base.distance(to: quote.assumingMemoryBound(to: UInt8.self))
         guard memchr(base + start, Int32(UInt8(ascii: "\\")), end - start) == nil else { return nil }

@@ -8,7 +8,8 @@ public enum NotificationSubject {
     /// - `data` with a transaction: `originalTransactionId` (from the nested transaction payload).
     /// - `summary`: `bundleId:requestIdentifier`; `externalPurchaseToken`: `bundleId:externalPurchaseId`;
     ///   `appData` and anything else (a TEST notification): `bundleId:notificationUUID`.
-    public static func of(_ payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) -> String {
+    public static func of(_ payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) -> String
+    {
         if let original = transaction?.originalTransactionId, !original.isEmpty { return original }
         let bundle = payload.bundleId ?? "unknown-app"
         if let request = payload.summary?.requestIdentifier { return "\(bundle):\(request)" }

@@ -22,7 +22,10 @@ public struct PipelineTopics: Sendable, Hashable {
 
     /// Every topic, for `iapctl topics`.
     public var all: [String] {
-        [self.raw, self.verified, self.rejected, self.statusRequests, self.statusRetry, self.entitlementChanges, self.entitlementFamily,
-         self.entitlementRevocations]
+        [
+            self.raw, self.verified, self.rejected, self.statusRequests, self.statusRetry, self.entitlementChanges,
+            self.entitlementFamily,
+            self.entitlementRevocations,
+        ]
     }
 }

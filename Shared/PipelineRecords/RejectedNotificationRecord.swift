@@ -19,7 +19,9 @@ public struct RejectedNotificationRecord: Codable, Hashable, Sendable {
         /// Every header, values as UTF-8 text.
         public var headers: [String: String]
 
-        public init(topic: String, partition: Int32, offset: Int64, key: String?, value: String?, headers: [String: String]) {
+        public init(
+            topic: String, partition: Int32, offset: Int64, key: String?, value: String?, headers: [String: String]
+        ) {
             self.topic = topic
             self.partition = partition
             self.offset = offset

@@ -25,12 +25,12 @@ enum SignedStringRemoval {
                 var colon = index
                 while colon < bytes.count, Self.isWhitespace(bytes[colon]) { colon += 1 }
                 guard colon < bytes.count, bytes[colon] == UInt8(ascii: ":"),
-                      let which = keys.firstIndex(where: { Self.equal(bytes, key, $0) })
+                    let which = keys.firstIndex(where: { Self.equal(bytes, key, $0) })
                 else { continue }
                 var valueStart = colon + 1
                 while valueStart < bytes.count, Self.isWhitespace(bytes[valueStart]) { valueStart += 1 }
                 guard valueStart < bytes.count, bytes[valueStart] == UInt8(ascii: "\""),
-                      let value = Self.nextString(in: bytes, from: valueStart)
+                    let value = Self.nextString(in: bytes, from: valueStart)
                 else { continue }
                 index = value.upperBound + 1
                 guard Self.equal(bytes, value, values[which]) else { continue }
@@ -54,7 +54,9 @@ enum SignedStringRemoval {
         var search = open + 1
         while let close = Self.find(UInt8(ascii: "\""), in: bytes, from: search) {
             var backslashes = 0
-            while close - backslashes - 1 > open, bytes[close - backslashes - 1] == UInt8(ascii: "\\") { backslashes += 1 }
+            while close - backslashes - 1 > open, bytes[close - backslashes - 1] == UInt8(ascii: "\\") {
+                backslashes += 1
+            }
             if backslashes % 2 == 0 { return (open + 1)..<close }
             search = close + 1
         }
@@ -64,7 +66,7 @@ enum SignedStringRemoval {
     /// The first index of `byte` at or after `start` (`memchr`: the strings here are kilobytes long).
     private static func find(_ byte: UInt8, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard start < bytes.count, let base = bytes.baseAddress,
-              let found = memchr(base + start, Int32(byte), bytes.count - start)
+            let found = memchr(base + start, Int32(byte), bytes.count - start)
         else { return nil }
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
@@ -73,7 +75,9 @@ enum SignedStringRemoval {
     private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: [UInt8]) -> Bool {
         guard range.count == expected.count else { return false }
         guard !expected.isEmpty else { return true }
-        return expected.withUnsafeBufferPointer { memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0 }
+        return expected.withUnsafeBufferPointer {
+            memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0
+        }
     }
 
     /// JSON's insignificant whitespace.

@@ -97,8 +97,9 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         let encoder = AppStoreJSON.makeCanonicalEncoder()
         let payload = try kept.payload ?? Array(encoder.encode(self.notification.payload))
         var out: [UInt8] = []
-        out.reserveCapacity(payload.count + (kept.transaction?.count ?? 0) + (kept.renewalInfo?.count ?? 0)
-            + (kept.appTransaction?.count ?? 0) + 512)
+        out.reserveCapacity(
+            payload.count + (kept.transaction?.count ?? 0) + (kept.renewalInfo?.count ?? 0)
+                + (kept.appTransaction?.count ?? 0) + 512)
         // Keys in sorted order, as the canonical encoder writes them.
         out.append(contentsOf: #"{"environment":"#.utf8)
         out.append(contentsOf: JSONText.quoted(self.environment).utf8)
@@ -124,7 +125,8 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         out.append(contentsOf: #"},"schema":"#.utf8)
         out.append(contentsOf: JSONText.quoted(self.schema).utf8)
         if let source = self.source {
-            out.append(contentsOf: #","source":{"offset":\#(source.offset),"partition":\#(source.partition),"topic":"#.utf8)
+            out.append(
+                contentsOf: #","source":{"offset":\#(source.offset),"partition":\#(source.partition),"topic":"#.utf8)
             out.append(contentsOf: (JSONText.quoted(source.topic) + "}").utf8)
         }
         out.append(contentsOf: #","subject":"#.utf8)

@@ -61,8 +61,9 @@ final class DeliveryReportPoller: Sendable {
             case RD_KAFKA_EVENT_DR: self.handleDeliveryReports(event)
             case RD_KAFKA_EVENT_ERROR:
                 let fatal = rd_kafka_event_error_is_fatal(event) != 0
-                self.logger.log(level: fatal ? .critical : .warning, "kafka producer error",
-                                metadata: ["error": "\(String(cString: rd_kafka_event_error_string(event)))"])
+                self.logger.log(
+                    level: fatal ? .critical : .warning, "kafka producer error",
+                    metadata: ["error": "\(String(cString: rd_kafka_event_error_string(event)))"])
             default: break
             }
         }
@@ -76,14 +77,19 @@ final class DeliveryReportPoller: Sendable {
             let topic = String(cString: rd_kafka_topic_name(message.pointee.rkt))
             if message.pointee.err == RD_KAFKA_RESP_ERR_NO_ERROR {
                 self.lastAcknowledged.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
-                promise.resolve(.success(DeliveryReport(
-                    topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
+                promise.resolve(
+                    .success(
+                        DeliveryReport(
+                            topic: topic, partition: message.pointee.partition, offset: message.pointee.offset)))
             } else {
-                if message.pointee.err == RD_KAFKA_RESP_ERR_PRODUCER_FENCED || message.pointee.err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH {
+                if message.pointee.err == RD_KAFKA_RESP_ERR_PRODUCER_FENCED
+                    || message.pointee.err == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH
+                {
                     let reason = String(cString: rd_kafka_err2str(message.pointee.err))
                     self.fenced.withLock { $0 = $0 ?? reason }
                 }
-                promise.resolve(.failure(KafkaError(.delivery, "delivery to \(topic)", responseError: message.pointee.err)))
+                promise.resolve(
+                    .failure(KafkaError(.delivery, "delivery to \(topic)", responseError: message.pointee.err)))
             }
         }
     }

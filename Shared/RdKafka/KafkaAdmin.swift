@@ -17,14 +17,17 @@ public struct KafkaAdmin: Sendable {
     ///
     /// - Returns: the topics that were created now (not those that existed).
     @discardableResult
-    public func createTopics(_ topics: [(name: String, partitions: Int)], timeout: Duration = .seconds(30)) async throws(KafkaError) -> [String] {
+    public func createTopics(_ topics: [(name: String, partitions: Int)], timeout: Duration = .seconds(30))
+        async throws(KafkaError) -> [String]
+    {
         let settings = self.settings
         let logger = self.logger
         let result: Result<[String], KafkaError> = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(KafkaError) -> [String] in
-                    try Self.create(topics, settings: settings, timeout: timeout, logger: logger)
-                })
+                continuation.resume(
+                    returning: Result { () throws(KafkaError) -> [String] in
+                        try Self.create(topics, settings: settings, timeout: timeout, logger: logger)
+                    })
             }
         }
         return try result.get()
@@ -42,15 +45,21 @@ public struct KafkaAdmin: Sendable {
         var newTopics: [OpaquePointer?] = []
         defer { newTopics.forEach { rd_kafka_NewTopic_destroy($0) } }
         for topic in topics {
-            guard let newTopic = rd_kafka_NewTopic_new(topic.name, Int32(topic.partitions), -1, &errorText, errorText.count) else {
+            guard
+                let newTopic = rd_kafka_NewTopic_new(
+                    topic.name, Int32(topic.partitions), -1, &errorText, errorText.count)
+            else {
                 throw KafkaError(.admin, "topic \(topic.name): \(String(cBuffer: errorText))")
             }
             newTopics.append(newTopic)
         }
         let options = rd_kafka_AdminOptions_new(client.handle, RD_KAFKA_ADMIN_OP_CREATETOPICS)
         defer { rd_kafka_AdminOptions_destroy(options) }
-        rd_kafka_AdminOptions_set_operation_timeout(options, Int32(clamping: timeout.milliseconds), &errorText, errorText.count)
-        newTopics.withUnsafeMutableBufferPointer { rd_kafka_CreateTopics(client.handle, $0.baseAddress, $0.count, options, queue) }
+        rd_kafka_AdminOptions_set_operation_timeout(
+            options, Int32(clamping: timeout.milliseconds), &errorText, errorText.count)
+        newTopics.withUnsafeMutableBufferPointer {
+            rd_kafka_CreateTopics(client.handle, $0.baseAddress, $0.count, options, queue)
+        }
         guard let event = rd_kafka_queue_poll(queue, Int32(clamping: timeout.milliseconds + 5000)) else {
             throw KafkaError(.timeout, "no answer to CreateTopics in time", isRetriable: true)
         }

@@ -8,7 +8,8 @@ public struct KafkaClientSettings: Sendable, Hashable {
     public var additional: [String: String] = [:]
 
     /// Creates settings for brokers.
-    public init(bootstrapServers: [String], clientID: String = "appstore-pipeline", additional: [String: String] = [:]) {
+    public init(bootstrapServers: [String], clientID: String = "appstore-pipeline", additional: [String: String] = [:])
+    {
         self.bootstrapServers = bootstrapServers
         self.clientID = clientID
         self.additional = additional

@@ -16,7 +16,8 @@ public final class KafkaConsumer: Sendable {
     /// Creates the member and subscribes to the configured topics.
     public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
         self.logger = logger
-        self.client = try RdKafkaClient(type: RD_KAFKA_CONSUMER, properties: configuration.librdkafkaProperties, logger: logger)
+        self.client = try RdKafkaClient(
+            type: RD_KAFKA_CONSUMER, properties: configuration.librdkafkaProperties, logger: logger)
         self.queue = DispatchQueue(label: "kafka-consumer-\(configuration.groupID)")
         rd_kafka_poll_set_consumer(self.client.handle)
         let list = rd_kafka_topic_partition_list_new(Int32(configuration.topics.count))
@@ -37,7 +38,9 @@ public final class KafkaConsumer: Sendable {
     /// handler whose cost is per batch, at up to `linger` more latency).
     ///
     /// Error events are logged and skipped unless fatal, which throws.
-    public func poll(maxMessages: Int, timeout: Duration, linger: Duration = .zero) async throws(KafkaError) -> [ConsumerRecord] {
+    public func poll(maxMessages: Int, timeout: Duration, linger: Duration = .zero) async throws(KafkaError)
+        -> [ConsumerRecord]
+    {
         let client = self.client
         let logger = self.logger
         let result: Result<[ConsumerRecord], KafkaError> = await withCheckedContinuation { continuation in
@@ -62,7 +65,8 @@ public final class KafkaConsumer: Sendable {
                         continuation.resume(returning: .failure(KafkaError(.consume, "consumer", responseError: error)))
                         return
                     } else if error != RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                        logger.warning("kafka consumer error", metadata: ["error": "\(String(cString: rd_kafka_err2str(error)))"])
+                        logger.warning(
+                            "kafka consumer error", metadata: ["error": "\(String(cString: rd_kafka_err2str(error)))"])
                     }
                 }
                 continuation.resume(returning: .success(records))
@@ -80,7 +84,8 @@ public final class KafkaConsumer: Sendable {
     public func storeOffsets(after records: [ConsumerRecord]) {
         var next: [String: [Int32: Int64]] = [:]
         for record in records {
-            next[record.topic, default: [:]][record.partition] = max(next[record.topic]?[record.partition] ?? 0, record.offset + 1)
+            next[record.topic, default: [:]][record.partition] = max(
+                next[record.topic]?[record.partition] ?? 0, record.offset + 1)
         }
         guard !next.isEmpty else { return }
         let list = rd_kafka_topic_partition_list_new(Int32(records.count))!
@@ -92,7 +97,9 @@ public final class KafkaConsumer: Sendable {
         }
         let result = rd_kafka_offsets_store(self.client.handle, list)
         if result != RD_KAFKA_RESP_ERR_NO_ERROR {
-            self.logger.info("offsets not stored for partitions no longer assigned", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+            self.logger.info(
+                "offsets not stored for partitions no longer assigned",
+                metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
         }
     }
 
@@ -113,14 +120,16 @@ public final class KafkaConsumer: Sendable {
             self.queue.async {
                 let result = rd_kafka_consumer_close(client.handle)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {
-                    logger.warning("kafka consumer close", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
+                    logger.warning(
+                        "kafka consumer close", metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
                 }
                 resume.fire(with: true)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(timeout.milliseconds))) {
                 if resume.fire(with: false) {
-                    logger.warning("kafka consumer close did not finish in time (broker unreachable?); leaving without it",
-                                   metadata: ["timeout": "\(timeout)"])
+                    logger.warning(
+                        "kafka consumer close did not finish in time (broker unreachable?); leaving without it",
+                        metadata: ["timeout": "\(timeout)"])
                 }
             }
         }
@@ -163,9 +172,10 @@ extension ConsumerRecord {
             var value: UnsafeRawPointer?
             var size = 0
             while rd_kafka_header_get_all(headerList, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
-                headers.append(KafkaHeader(
-                    name: name.map { String(cString: $0) } ?? "",
-                    value: value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }))
+                headers.append(
+                    KafkaHeader(
+                        name: name.map { String(cString: $0) } ?? "",
+                        value: value.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) }))
                 index += 1
             }
         }

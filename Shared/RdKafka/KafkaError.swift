@@ -36,7 +36,9 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
     public var reason: String
 
     /// Creates an error.
-    public init(_ code: Code, _ reason: String, rdKafkaCode: Int32? = nil, isFatal: Bool = false, isRetriable: Bool = false) {
+    public init(
+        _ code: Code, _ reason: String, rdKafkaCode: Int32? = nil, isFatal: Bool = false, isRetriable: Bool = false
+    ) {
         self.code = code
         self.reason = reason
         self.rdKafkaCode = rdKafkaCode
@@ -48,24 +50,29 @@ public struct KafkaError: Error, CustomStringConvertible, Sendable {
     init(_ code: Code, _ context: String, responseError: rd_kafka_resp_err_t) {
         let name = String(cString: rd_kafka_err2name(responseError))
         let text = String(cString: rd_kafka_err2str(responseError))
-        self.init(code, "\(context): \(name): \(text)", rdKafkaCode: responseError.rawValue,
-                  isFatal: responseError == RD_KAFKA_RESP_ERR__FATAL, isRetriable: Self.isTransient(responseError))
+        self.init(
+            code, "\(context): \(name): \(text)", rdKafkaCode: responseError.rawValue,
+            isFatal: responseError == RD_KAFKA_RESP_ERR__FATAL, isRetriable: Self.isTransient(responseError))
     }
 
     /// An error from an `rd_kafka_error_t`, which it destroys.
     init(_ code: Code, _ context: String, consuming error: OpaquePointer) {
         defer { rd_kafka_error_destroy(error) }
-        self.init(code, "\(context): \(String(cString: rd_kafka_error_name(error))): \(String(cString: rd_kafka_error_string(error)))",
-                  rdKafkaCode: rd_kafka_error_code(error).rawValue,
-                  isFatal: rd_kafka_error_is_fatal(error) != 0, isRetriable: rd_kafka_error_is_retriable(error) != 0)
+        self.init(
+            code,
+            "\(context): \(String(cString: rd_kafka_error_name(error))): \(String(cString: rd_kafka_error_string(error)))",
+            rdKafkaCode: rd_kafka_error_code(error).rawValue,
+            isFatal: rd_kafka_error_is_fatal(error) != 0, isRetriable: rd_kafka_error_is_retriable(error) != 0)
     }
 
     /// Local errors that describe a passing condition (broker down, timeout, full queue).
     private static func isTransient(_ error: rd_kafka_resp_err_t) -> Bool {
-        [RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, RD_KAFKA_RESP_ERR__TIMED_OUT,
-         RD_KAFKA_RESP_ERR__MSG_TIMED_OUT, RD_KAFKA_RESP_ERR__QUEUE_FULL, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
-         RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE,
-         RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION].contains(error)
+        [
+            RD_KAFKA_RESP_ERR__TRANSPORT, RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN, RD_KAFKA_RESP_ERR__TIMED_OUT,
+            RD_KAFKA_RESP_ERR__MSG_TIMED_OUT, RD_KAFKA_RESP_ERR__QUEUE_FULL, RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT,
+            RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS, RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE,
+            RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+        ].contains(error)
     }
 
     public var description: String { "KafkaError.\(self.code): \(self.reason)" }

@@ -36,7 +36,9 @@ public final class KafkaProducer: Service, Sendable {
     /// cooperative pool). The readiness probe of the services: under load a metadata request can queue behind
     /// thousands of messages and miss its timeout, while the acknowledgements keep coming, so a busy broker
     /// is never reported down (a pod shown not-ready for being busy pushes its load onto the others).
-    public func isBrokerReachable(timeout: Duration = .seconds(1), acknowledgedWithin: Duration = .seconds(3)) async -> Bool {
+    public func isBrokerReachable(timeout: Duration = .seconds(1), acknowledgedWithin: Duration = .seconds(3)) async
+        -> Bool
+    {
         guard self.fatalError == nil else { return false }
         if self.poller.acknowledged(within: acknowledgedWithin) { return true }
         let milliseconds = Int32(clamping: timeout.milliseconds)
@@ -67,7 +69,8 @@ public final class KafkaProducer: Service, Sendable {
     /// its reports awaited afterwards.
     public func enqueue(_ record: ProducerRecord) async throws(KafkaError) -> PendingDelivery {
         let promise = DeliveryPromise()
-        let id = try self.poller.pending.withLock { (state: inout DeliveryReportPoller.Pending) throws(KafkaError) -> UInt in
+        let id = try self.poller.pending.withLock {
+            (state: inout DeliveryReportPoller.Pending) throws(KafkaError) -> UInt in
             guard !state.closed else { throw KafkaError(.shutdown, "the producer is shut down") }
             defer { state.nextID += 1 }
             state.waiting[state.nextID] = promise
@@ -162,7 +165,9 @@ public final class KafkaProducer: Service, Sendable {
     public func run() async throws {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             if let fatal = self.fatalError {
-                self.logger.critical("kafka producer hit a fatal error; stopping so a fresh process takes over", metadata: ["error": "\(fatal)"])
+                self.logger.critical(
+                    "kafka producer hit a fatal error; stopping so a fresh process takes over",
+                    metadata: ["error": "\(fatal)"])
                 await self.shutdown()
                 throw KafkaError(.client, "fatal producer error: \(fatal)", isFatal: true)
             }
@@ -190,7 +195,8 @@ public final class KafkaProducer: Service, Sendable {
                 let handle = client.handle
                 let result = rd_kafka_flush(handle, timeout)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {
-                    self.logger.error("kafka producer flush did not finish", metadata: ["outq": "\(rd_kafka_outq_len(handle))"])
+                    self.logger.error(
+                        "kafka producer flush did not finish", metadata: ["outq": "\(rd_kafka_outq_len(handle))"])
                 }
                 done.resume()
             }

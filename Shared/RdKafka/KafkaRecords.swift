@@ -55,8 +55,10 @@ public struct ConsumerRecord: Hashable, Sendable {
     public var timestamp: Int64?
 
     /// Creates a record (tests and tools; consumers get them from ``KafkaConsumer/poll(maxMessages:timeout:)``).
-    public init(topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?,
-                headers: [KafkaHeader] = [], timestamp: Int64? = nil) {
+    public init(
+        topic: String, partition: Int32, offset: Int64, key: [UInt8]?, value: [UInt8]?,
+        headers: [KafkaHeader] = [], timestamp: Int64? = nil
+    ) {
         self.topic = topic
         self.partition = partition
         self.offset = offset

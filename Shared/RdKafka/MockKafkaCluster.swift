@@ -28,7 +28,9 @@ public final class MockKafkaCluster: @unchecked Sendable {
     /// Creates a topic (the mock cluster has no admin API).
     public func createTopic(_ name: String, partitions: Int) throws(KafkaError) {
         let result = rd_kafka_mock_topic_create(self.cluster, name, Int32(partitions), 1)
-        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else { throw KafkaError(.admin, "mock topic \(name)", responseError: result) }
+        guard result == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            throw KafkaError(.admin, "mock topic \(name)", responseError: result)
+        }
     }
 
     /// Takes a broker down (connections closed and refused) or brings it back.

@@ -42,13 +42,15 @@ final class DeliveryPromise: Sendable {
     /// Waits for the outcome; cancelling the waiting task stops the wait with `CancellationError`.
     func value() async throws -> DeliveryReport {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<DeliveryReport, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<DeliveryReport, any Error>) in
                 self.state.withLock { state in
                     switch state {
                     case .pending: state = .waiting(continuation)
                     case .resolved(let result): continuation.resume(with: result.mapError { $0 as any Error })
                     case .abandoned: continuation.resume(throwing: CancellationError())
-                    case .waiting: continuation.resume(throwing: KafkaError(.delivery, "a delivery can be awaited only once"))
+                    case .waiting:
+                        continuation.resume(throwing: KafkaError(.delivery, "a delivery can be awaited only once"))
                     }
                 }
             }

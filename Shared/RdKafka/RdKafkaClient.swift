@@ -59,18 +59,21 @@ final class RdKafkaClient: @unchecked Sendable {
 }
 
 /// librdkafka's log callback: syslog levels 0–7 mapped to swift-log, facility as the source.
-private func rdKafkaLogCallback(_ handle: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ message: UnsafePointer<CChar>?) {
+private func rdKafkaLogCallback(
+    _ handle: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ message: UnsafePointer<CChar>?
+) {
     guard let handle, let opaque = rd_kafka_opaque(handle) else { return }
     let context = Unmanaged<RdKafkaClient.LogContext>.fromOpaque(opaque).takeUnretainedValue()
     let text = message.map { String(cString: $0) } ?? ""
     let source = facility.map { String(cString: $0) } ?? "rdkafka"
-    let swiftLevel: Logger.Level = switch level {
-    case 0...2: .critical
-    case 3: .error
-    case 4: .warning
-    case 5, 6: .info
-    default: .debug
-    }
+    let swiftLevel: Logger.Level =
+        switch level {
+        case 0...2: .critical
+        case 3: .error
+        case 4: .warning
+        case 5, 6: .info
+        default: .debug
+        }
     context.logger.log(level: swiftLevel, "\(text)", metadata: ["rdkafka.facility": "\(source)"])
 }
 

@@ -26,6 +26,8 @@ extension SQLStatementsMigration {
 
 /// Every migration of the product, in order.
 public enum Migrations {
-    public static let all: [any DatabaseMigration] = [InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
-                                                     CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration()]
+    public static let all: [any DatabaseMigration] = [
+        InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
+        CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(),
+    ]
 }

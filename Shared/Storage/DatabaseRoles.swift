@@ -31,12 +31,18 @@ public enum DatabaseRoles {
         public var grants: [(String, String)] {
             switch self {
             case .entitlementUpdater:
-                ["notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox", "status_requests",
-                 "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters"].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
+                [
+                    "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox",
+                    "status_requests",
+                    "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters",
+                ].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
                     + [("SELECT", "account_token_owners")]
             case .customerAPI:
-                ["notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "customer_bindings", "api_keys",
-                 "consumption_requests", "consumption_facts", "dead_letters", "account_token_owners"].map { ("SELECT", $0) }
+                [
+                    "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements",
+                    "customer_bindings", "api_keys",
+                    "consumption_requests", "consumption_facts", "dead_letters", "account_token_owners",
+                ].map { ("SELECT", $0) }
                     + [("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters")]
             case .eventPublisher:
                 [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox")]
@@ -56,19 +62,37 @@ public enum DatabaseRoles {
                 var statements: [String] = []
                 // Utility statements take no bound parameters: PostgreSQL quotes the name and the password itself
                 // (format's %I and %L), from values bound as parameters.
-                let exists = try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger).collect().count > 0
-                statements.append(try await Self.formatted(
-                    exists ? "ALTER ROLE %I LOGIN PASSWORD %L" : "CREATE ROLE %I LOGIN PASSWORD %L", role, password, on: connection, logger: logger))
-                statements.append(try await Self.formatted("GRANT CONNECT ON DATABASE %I TO %I", nil, role, database: true, on: connection, logger: logger))
-                statements.append(try await Self.formatted("GRANT USAGE ON SCHEMA public TO %I", role, nil, on: connection, logger: logger))
-                statements.append(try await Self.formatted("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM %I", role, nil, on: connection, logger: logger))
-                statements.append(try await Self.formatted("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM %I", role, nil, on: connection, logger: logger))
+                let exists =
+                    try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger)
+                    .collect().count > 0
+                statements.append(
+                    try await Self.formatted(
+                        exists ? "ALTER ROLE %I LOGIN PASSWORD %L" : "CREATE ROLE %I LOGIN PASSWORD %L", role, password,
+                        on: connection, logger: logger))
+                statements.append(
+                    try await Self.formatted(
+                        "GRANT CONNECT ON DATABASE %I TO %I", nil, role, database: true, on: connection, logger: logger)
+                )
+                statements.append(
+                    try await Self.formatted(
+                        "GRANT USAGE ON SCHEMA public TO %I", role, nil, on: connection, logger: logger))
+                statements.append(
+                    try await Self.formatted(
+                        "REVOKE ALL ON ALL TABLES IN SCHEMA public FROM %I", role, nil, on: connection, logger: logger))
+                statements.append(
+                    try await Self.formatted(
+                        "REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM %I", role, nil, on: connection,
+                        logger: logger))
                 for (privileges, table) in service.grants {
-                    statements.append(try await Self.formatted("GRANT \(privileges) ON %I TO %I", table, role, on: connection, logger: logger))
+                    statements.append(
+                        try await Self.formatted(
+                            "GRANT \(privileges) ON %I TO %I", table, role, on: connection, logger: logger))
                 }
                 if service.usesSequences {
-                    statements.append(try await Self.formatted("GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO %I", role, nil,
-                                                               on: connection, logger: logger))
+                    statements.append(
+                        try await Self.formatted(
+                            "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO %I", role, nil,
+                            on: connection, logger: logger))
                 }
                 for statement in statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -80,8 +104,10 @@ public enum DatabaseRoles {
 
     /// A statement built by PostgreSQL's `format` from bound values (`%I` quotes identifiers, `%L` literals); with
     /// `database`, the first `%I` is the current database.
-    private static func formatted(_ template: String, _ first: String?, _ second: String?, database: Bool = false,
-                                  on connection: PostgresConnection, logger: Logger) async throws -> String {
+    private static func formatted(
+        _ template: String, _ first: String?, _ second: String?, database: Bool = false,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> String {
         let query: PostgresQuery
         if database {
             query = "SELECT format(\(template), current_database(), \(second ?? ""))"

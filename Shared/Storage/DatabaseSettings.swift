@@ -16,9 +16,10 @@ public struct DatabaseSettings: Sendable, Hashable {
     /// Parses a `postgres://` URL.
     public init(url text: String) throws(StorageError) {
         guard let url = URLComponents(string: text), ["postgres", "postgresql"].contains(url.scheme ?? ""),
-              let host = url.host, !host.isEmpty, let username = url.user
+            let host = url.host, !host.isEmpty, let username = url.user
         else {
-            throw StorageError("DATABASE_URL must look like postgres://user[:password]@host[:port]/database, not \(text)")
+            throw StorageError(
+                "DATABASE_URL must look like postgres://user[:password]@host[:port]/database, not \(text)")
         }
         self.host = host
         self.port = url.port ?? 5432
@@ -35,7 +36,8 @@ public struct DatabaseSettings: Sendable, Hashable {
         try self.init(url: url)
         if let text = values["DATABASE_TRANSACTION_TIMEOUT_MS"], !text.isEmpty {
             guard let milliseconds = Int64(text), milliseconds > 0 else {
-                throw StorageError("DATABASE_TRANSACTION_TIMEOUT_MS must be a positive number of milliseconds, not \(text)")
+                throw StorageError(
+                    "DATABASE_TRANSACTION_TIMEOUT_MS must be a positive number of milliseconds, not \(text)")
             }
             self.transactionTimeout = .milliseconds(milliseconds)
         }

@@ -38,7 +38,8 @@ public struct MigrationRunner: Sendable {
 
     /// Creates the history table if needed, checks the history, and applies each pending step.
     private func applyPending(on connection: PostgresConnection, logger: Logger) async throws -> [Int] {
-        try await connection.query("""
+        try await connection.query(
+            """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
             """, logger: logger)
@@ -48,16 +49,19 @@ public struct MigrationRunner: Sendable {
             throw StorageError("migration versions must be 1…n without gaps, found \(known)")
         }
         guard recorded == Array(known.prefix(recorded.count)) else {
-            throw StorageError("the database has migrations \(recorded), this build knows \(known): it is newer or diverged")
+            throw StorageError(
+                "the database has migrations \(recorded), this build knows \(known): it is newer or diverged")
         }
         var applied: [Int] = []
         for migration in self.migrations.dropFirst(recorded.count) {
             try await connection.withTransaction(logger: logger) { transaction in
                 try await migration.apply(on: transaction, logger: logger)
                 try await transaction.query(
-                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger)
+                    "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                    logger: logger)
             }
-            logger.info("applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            logger.info(
+                "applied migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             applied.append(migration.version)
         }
         return applied
@@ -70,8 +74,10 @@ public struct MigrationRunner: Sendable {
         for try await (value) in exists.decode(Bool.self) { present = value }
         guard present else { return [] }
         var versions: [Int] = []
-        for try await (version) in try await connection.query("SELECT version FROM schema_migrations ORDER BY version", logger: logger)
-            .decode(Int.self) {
+        for try await (version) in try await connection.query(
+            "SELECT version FROM schema_migrations ORDER BY version", logger: logger
+        )
+        .decode(Int.self) {
             versions.append(version)
         }
         return versions

@@ -2,14 +2,15 @@ import AppStoreAPI
 import Crypto
 import Foundation
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// App Store Server API bearer tokens: made as Apple requires, and checked as the stand-in will check them.
 @Suite struct APITokenTests {
     static func credentials() throws -> APICredentials {
-        try APICredentials(keyID: "KEY123", issuerID: "issuer-uuid", bundleID: "com.example",
-                           pkcs8PEM: Fixtures.text("apple/certs/testSigningKey.p8"))
+        try APICredentials(
+            keyID: "KEY123", issuerID: "issuer-uuid", bundleID: "com.example",
+            pkcs8PEM: Fixtures.text("apple/certs/testSigningKey.p8"))
     }
 
     static func validator(_ credentials: APICredentials) -> APITokenValidator {
@@ -24,7 +25,11 @@ import TestSupport
         let header = try JSONDecoder().decode([String: String].self, from: Data(Base64URL.decode(parts[0])!))
         #expect(header == ["alg": "ES256", "kid": "KEY123", "typ": "JWT"])
         let claims = try Self.validator(credentials).validate(token, now: now.addingTimeInterval(10))
-        #expect(claims == APITokenClaims(iss: "issuer-uuid", iat: 1_700_000_000, exp: 1_700_000_300, aud: "appstoreconnect-v1", bid: "com.example"))
+        #expect(
+            claims
+                == APITokenClaims(
+                    iss: "issuer-uuid", iat: 1_700_000_000, exp: 1_700_000_300, aud: "appstoreconnect-v1",
+                    bid: "com.example"))
     }
 
     @Test func lifetimesOverAnHourAreRefused() throws {
@@ -37,18 +42,31 @@ import TestSupport
         let validator = Self.validator(credentials)
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let token = try APITokenFactory(credentials: credentials).token(now: now)
-        #expect(throws: APITokenError.self) { try validator.validate(token, now: now.addingTimeInterval(301)) }  // expired
+        // expired
+        #expect(throws: APITokenError.self) { try validator.validate(token, now: now.addingTimeInterval(301)) }
         var other = credentials
         other.privateKey = P256.Signing.PrivateKey()
-        #expect(throws: APITokenError.self) { try validator.validate(try APITokenFactory(credentials: other).token(now: now), now: now) }
+        #expect(throws: APITokenError.self) {
+            try validator.validate(try APITokenFactory(credentials: other).token(now: now), now: now)
+        }
         var wrongIssuer = credentials
         wrongIssuer.issuerID = "someone-else"
-        #expect(throws: APITokenError.self) { try validator.validate(try APITokenFactory(credentials: wrongIssuer).token(now: now), now: now) }
+        #expect(throws: APITokenError.self) {
+            try validator.validate(try APITokenFactory(credentials: wrongIssuer).token(now: now), now: now)
+        }
         var unknownKey = credentials
         unknownKey.keyID = "OTHER"
-        #expect(throws: APITokenError.self) { try validator.validate(try APITokenFactory(credentials: unknownKey).token(now: now), now: now) }
+        #expect(throws: APITokenError.self) {
+            try validator.validate(try APITokenFactory(credentials: unknownKey).token(now: now), now: now)
+        }
         let parts = token.split(separator: ".").map(String.init)
-        let tampered = [parts[0], Base64URL.encode(Data(#"{"aud":"appstoreconnect-v1","bid":"com.evil","exp":1700000300,"iat":1700000000,"iss":"issuer-uuid"}"#.utf8)), parts[2]].joined(separator: ".")
+        let tampered = [
+            parts[0],
+            Base64URL.encode(
+                Data(
+                    #"{"aud":"appstoreconnect-v1","bid":"com.evil","exp":1700000300,"iat":1700000000,"iss":"issuer-uuid"}"#
+                        .utf8)), parts[2],
+        ].joined(separator: ".")
         #expect(throws: APITokenError.self) { try validator.validate(tampered, now: now) }
         #expect(throws: APITokenError.self) { try validator.validate("a.b", now: now) }
     }

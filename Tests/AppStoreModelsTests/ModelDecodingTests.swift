@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Decoding of every signed payload kind in Apple's model fixtures, including the newest fields.
 @Suite struct ModelDecodingTests {
@@ -150,7 +150,9 @@ import TestSupport
     }
 
     @Test func legacyReceiptTransactionId() throws {
-        #expect(LegacyReceipt.transactionId(fromBase64: try Fixtures.text("apple/mock_signed_data/legacyTransaction")) == "33993399")
+        #expect(
+            LegacyReceipt.transactionId(fromBase64: try Fixtures.text("apple/mock_signed_data/legacyTransaction"))
+                == "33993399")
         #expect(LegacyReceipt.transactionId(fromBase64: "not a receipt") == nil)
     }
 }
@@ -158,7 +160,9 @@ import TestSupport
 /// Transaction identifiers from PKCS#7 app receipts (Xcode's StoreKit-testing receipts).
 @Suite struct AppReceiptTests {
     @Test func aReceiptWithAPurchaseYieldsItsTransactionId() throws {
-        #expect(AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/xcode/xcode-app-receipt-with-transaction")) == ["0"])
+        #expect(
+            AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/xcode/xcode-app-receipt-with-transaction"))
+                == ["0"])
     }
 
     @Test func aReceiptWithoutPurchasesYieldsNone() throws {
@@ -167,7 +171,8 @@ import TestSupport
 
     @Test func anythingElseIsNotAReceipt() throws {
         #expect(AppReceipt.transactionIds(fromBase64: "not base64 at all") == nil)
-        #expect(AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/mock_signed_data/legacyTransaction")) == nil)
+        #expect(
+            AppReceipt.transactionIds(fromBase64: try Fixtures.text("apple/mock_signed_data/legacyTransaction")) == nil)
         let receipt = Array(Data(base64Encoded: try Fixtures.text("apple/xcode/xcode-app-receipt-with-transaction"))!)
         for length in stride(from: 0, to: receipt.count, by: 7) {  // every truncation is refused, never a crash
             #expect(AppReceipt.transactionIds(fromBase64: Data(receipt.prefix(length)).base64EncodedString()) == nil)

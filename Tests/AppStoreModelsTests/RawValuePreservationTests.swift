@@ -1,7 +1,7 @@
 import AppStoreModels
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Values Apple adds later decode, stay available raw, and re-encode unchanged; every fixture round-trips.
 @Suite struct RawValuePreservationTests {
@@ -29,13 +29,16 @@ import TestSupport
 
     @Test func transactionRenewalAndAppTransactionFixturesRoundTrip() throws {
         try roundTrip(JWSTransactionDecodedPayload.self, Data(Fixtures.bytes("apple/models/signedTransaction.json")))
-        try roundTrip(JWSTransactionDecodedPayload.self, Data(Fixtures.bytes("apple/models/signedTransactionWithRevocation.json")))
+        try roundTrip(
+            JWSTransactionDecodedPayload.self, Data(Fixtures.bytes("apple/models/signedTransactionWithRevocation.json"))
+        )
         try roundTrip(JWSRenewalInfoDecodedPayload.self, Data(Fixtures.bytes("apple/models/signedRenewalInfo.json")))
         try roundTrip(AppTransaction.self, Data(Fixtures.bytes("apple/models/appTransaction.json")))
     }
 
     @Test func unknownEnumValuesAreKeptRawAndReencoded() throws {
-        let json = Data("""
+        let json = Data(
+            """
             {"notificationType":"FUTURE_TYPE","subtype":"FUTURE_SUBTYPE","notificationUUID":"u","version":"2.0",
              "signedDate":1,"data":{"environment":"Staging","status":9,"consumptionRequestReason":"NEW_REASON",
              "bundleId":"b","appAppleId":1}}
@@ -50,7 +53,8 @@ import TestSupport
     }
 
     @Test func newestValuesAreTyped() throws {
-        let json = Data("""
+        let json = Data(
+            """
             {"inAppOwnershipType":"ASSIGNED","revocationType":"FAMILY_REVOKE","offerDiscountType":"ONE_TIME",
              "billingPlanType":"BILLED_UPFRONT","previousOriginalTransactionId":"7","offerType":4}
             """.utf8)

@@ -3,16 +3,19 @@ import AppStoreSigning
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import RdKafka
-import Testing
-import TestSupport
 import PipelineRecords
+import RdKafka
+import TestSupport
+import Testing
 
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
     @Test func killedMidStreamAndRestartedItLosesNothing() async throws {
-        #expect(FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent("chain-verifier").path), "build chain-verifier before the tests")
+        #expect(
+            FileManager.default.isExecutableFile(
+                atPath: ServiceProcess.binaries.appendingPathComponent("chain-verifier").path),
+            "build chain-verifier before the tests")
         try await withLocalBroker { bootstrap in
             let fixtures = try SignedFixtures()
             let impostor = try SignedFixtures()
@@ -28,10 +31,12 @@ import PipelineRecords
                 let forged = index % 25 == 0
                 let uuid = "n-\(index)"
                 if forged { forgedUUIDs.insert(uuid) }
-                raw.append(RawMessages.record(
-                    try RawMessages.notification(uuid: uuid, original: subscription, sequence: index / 200,
-                                                 signer: forged ? impostor.signer : fixtures.signer),
-                    subject: subscription, topic: topics.raw))
+                raw.append(
+                    RawMessages.record(
+                        try RawMessages.notification(
+                            uuid: uuid, original: subscription, sequence: index / 200,
+                            signer: forged ? impostor.signer : fixtures.signer),
+                        subject: subscription, topic: topics.raw))
             }
             try await kafka.produce(raw)
 
@@ -40,8 +45,10 @@ import PipelineRecords
             let root = directory.appendingPathComponent("root.der")
             try Data(TestPKI.der(fixtures.pki.root)).write(to: root)
             let environment = [
-                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)", "APPSTORE_ENVIRONMENTS": "Sandbox",
-                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)",
+                "APPSTORE_ENVIRONMENTS": "Sandbox",
+                "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+                "KAFKA_SESSION_TIMEOUT_MS": "6000",
                 "CHAIN_VERIFIER_BATCH": "50", "HTTP_HOST": "127.0.0.1", "HTTP_PORT": "0", "LOG_LEVEL": "warning",
                 "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
             ]
@@ -57,8 +64,10 @@ import PipelineRecords
 
             // Second run: finishes the stream.
             let second = try ServiceProcess.start("chain-verifier", environment: environment, log: log)
-            let verified = try await kafka.readAll(topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(240))
-            let rejected = try await kafka.readAll(topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
+            let verified = try await kafka.readAll(
+                topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(240))
+            let rejected = try await kafka.readAll(
+                topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
             second.terminate()
             second.waitUntilExit()
             #expect(second.terminationStatus == 0, "graceful shutdown on SIGTERM")

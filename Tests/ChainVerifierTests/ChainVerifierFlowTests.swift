@@ -1,18 +1,19 @@
 import AppStoreModels
 import AppStoreSigning
-@testable import ChainVerifier
 import Foundation
 import Hummingbird
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import ChainVerifier
 
 /// The chain verifier in-process against a real broker: verified notifications out in per-key order,
 /// everything else in the DLQ with its reason and the original message.
@@ -23,29 +24,39 @@ import PipelineRecords
             let impostor = try SignedFixtures()
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
             var settings = ChainVerifierSettings(
-                accepted: AcceptedApps(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
-                                       environments: [.sandbox]),
+                accepted: AcceptedApps(
+                    apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+                    environments: [.sandbox]),
                 kafka: KafkaClientSettings(bootstrapServers: [bootstrap]), signing: TestRecordSigning.keys)
             settings.trust.trustedRoots = [fixtures.pki.root]
             settings.sessionTimeout = .seconds(6)
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-            try await kafka.createTopics([(settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3)])
+            try await kafka.createTopics([
+                (settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3),
+            ])
 
             var raw: [ProducerRecord] = []
             for sequence in 0..<10 {
                 for subscription in ["sub-a", "sub-b", "sub-c"] {
                     let uuid = "\(subscription)-\(sequence)"
-                    raw.append(RawMessages.record(
-                        try RawMessages.notification(uuid: uuid, original: subscription, sequence: sequence, signer: fixtures.signer),
-                        subject: subscription, topic: settings.topics.raw))
+                    raw.append(
+                        RawMessages.record(
+                            try RawMessages.notification(
+                                uuid: uuid, original: subscription, sequence: sequence, signer: fixtures.signer),
+                            subject: subscription, topic: settings.topics.raw))
                 }
             }
-            raw.append(RawMessages.record(
-                try RawMessages.notification(uuid: "forged-1", original: "sub-a", sequence: 99, signer: impostor.signer),
-                subject: "sub-a", topic: settings.topics.raw))
-            raw.append(RawMessages.record(
-                try RawMessages.notification(uuid: "production-1", original: "sub-p", sequence: 1, signer: fixtures.signer, environment: .production),
-                subject: "sub-p", topic: settings.topics.raw, environment: "Production"))
+            raw.append(
+                RawMessages.record(
+                    try RawMessages.notification(
+                        uuid: "forged-1", original: "sub-a", sequence: 99, signer: impostor.signer),
+                    subject: "sub-a", topic: settings.topics.raw))
+            raw.append(
+                RawMessages.record(
+                    try RawMessages.notification(
+                        uuid: "production-1", original: "sub-p", sequence: 1, signer: fixtures.signer,
+                        environment: .production),
+                    subject: "sub-p", topic: settings.topics.raw, environment: "Production"))
             raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("junk".utf8), value: Array("hello".utf8)))
             raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("tomb".utf8), value: nil))
             try await kafka.produce(raw)
@@ -66,17 +77,28 @@ import PipelineRecords
             #expect(Set(records.map { $0.notification.payload.notificationUUID! }).count == 30)
             #expect(verified.count == 30)
             for subscription in ["sub-a", "sub-b", "sub-c"] {
-                let sequence = zip(verified, records).filter { $0.0.key == Array(subscription.utf8) }.map { $0.1.notification.payload.notificationUUID! }
+                let sequence = zip(verified, records).filter { $0.0.key == Array(subscription.utf8) }.map {
+                    $0.1.notification.payload.notificationUUID!
+                }
                 #expect(sequence == (0..<10).map { "\(subscription)-\($0)" })
             }
-            #expect(records.allSatisfy { $0.schema == VerifiedNotificationRecord.schema && $0.notification.transaction != nil })
-            #expect(verified.allSatisfy { $0.header(PipelineHeaders.verifiedAt) != nil && $0.header(PipelineHeaders.requestID) != nil })
-            #expect(verified.allSatisfy { $0.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId }, "the app travels in a header")
+            #expect(
+                records.allSatisfy {
+                    $0.schema == VerifiedNotificationRecord.schema && $0.notification.transaction != nil
+                })
+            #expect(
+                verified.allSatisfy {
+                    $0.header(PipelineHeaders.verifiedAt) != nil && $0.header(PipelineHeaders.requestID) != nil
+                })
+            #expect(
+                verified.allSatisfy { $0.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId },
+                "the app travels in a header")
 
             // Rejected: each with its reason and the original message unchanged.
             let dead = try rejected.map(RawMessages.rejected)
             #expect(rejected.count == 4)
-            let reasons = Dictionary(dead.map { ($0.original.key ?? "", $0.reason) }, uniquingKeysWith: { first, _ in first })
+            let reasons = Dictionary(
+                dead.map { ($0.original.key ?? "", $0.reason) }, uniquingKeysWith: { first, _ in first })
             #expect(reasons["sub-a"] == "chain")
             #expect(reasons["sub-p"] == "environment")
             #expect(reasons["junk"] == "envelope")

@@ -1,17 +1,18 @@
 import AppStoreModels
-@testable import CustomerAPI
 import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import ServiceRuntime
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import CustomerAPI
 
 /// customer-api's read route against a real PostgreSQL written by the updater's own repository: entitlements
 /// as of the request time, per environment, with an ETag; and every refusal (401, 403, 404, 400, 429) as a
@@ -29,9 +30,11 @@ import PipelineRecords
 
     /// A verified notification about `original`, bought with the test token, signed `signedAgo` ago and
     /// expiring `expiresIn` from now (nil: a product without expiry).
-    static func record(_ type: String, _ subtype: String? = nil, original: String, signedAgo: Int64, expiresIn: Int64?,
-                       product: ProductType = .autoRenewableSubscription, productId: String = "pro.monthly",
-                       environment: AppStoreModels.Environment = .production) -> VerifiedNotificationRecord {
+    static func record(
+        _ type: String, _ subtype: String? = nil, original: String, signedAgo: Int64, expiresIn: Int64?,
+        product: ProductType = .autoRenewableSubscription, productId: String = "pro.monthly",
+        environment: AppStoreModels.Environment = .production
+    ) -> VerifiedNotificationRecord {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var record = VerifiedRecords.step(type, subtype, original: original, day: 0, expiresDay: 0, product: product)
         record.environment = environment.rawValue
@@ -55,20 +58,29 @@ import PipelineRecords
 
     /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
     /// past its rotation grace.
-    func withAPIAndDeadKeys(keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
-                            _ body: @Sendable (any TestClientProtocol, String, String, [String]) async throws -> Void) async throws {
+    func withAPIAndDeadKeys(
+        keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
+        _ body: @Sendable (any TestClientProtocol, String, String, [String]) async throws -> Void
+    ) async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
-            let (key, otherKey, deadKeys) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+            let (key, otherKey, deadKeys) = try await DatabaseClient.with(
+                try DatabaseSettings(url: url), logger: logger
+            ) { client in
                 try await MigrationRunner().migrate(client: client, logger: logger)
                 let repository = EntitlementRepository(client: client, logger: logger)
                 let day = Self.day
                 let records: [VerifiedNotificationRecord] = [
-                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sub-active", signedAgo: day, expiresIn: 29 * day),
-                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sub-lapsed", signedAgo: 40 * day, expiresIn: -10 * day,
-                                productId: "pro.yearly"),
-                    Self.record("ONE_TIME_CHARGE", original: "life-1", signedAgo: day, expiresIn: nil, product: .nonConsumable),
-                    Self.record("SUBSCRIBED", "INITIAL_BUY", original: "sandbox-1", signedAgo: day, expiresIn: 6 * day, environment: .sandbox),
+                    Self.record(
+                        "SUBSCRIBED", "INITIAL_BUY", original: "sub-active", signedAgo: day, expiresIn: 29 * day),
+                    Self.record(
+                        "SUBSCRIBED", "INITIAL_BUY", original: "sub-lapsed", signedAgo: 40 * day, expiresIn: -10 * day,
+                        productId: "pro.yearly"),
+                    Self.record(
+                        "ONE_TIME_CHARGE", original: "life-1", signedAgo: day, expiresIn: nil, product: .nonConsumable),
+                    Self.record(
+                        "SUBSCRIBED", "INITIAL_BUY", original: "sandbox-1", signedAgo: day, expiresIn: 6 * day,
+                        environment: .sandbox),
                 ]
                 for record in records {
                     _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
@@ -78,8 +90,11 @@ import PipelineRecords
                 try await store.revoke(revoked.key.keyId)
                 let expired = try await store.create(bundleId: Self.app)
                 _ = try await store.rotate(expired.key.keyId, grace: .zero)
-                return (try await store.create(bundleId: Self.app, ratePerSecond: keyRate).token, try await store.create(bundleId: "com.example.other").token,
-                        [revoked.token, expired.token])
+                return (
+                    try await store.create(bundleId: Self.app, ratePerSecond: keyRate).token,
+                    try await store.create(bundleId: "com.example.other").token,
+                    [revoked.token, expired.token]
+                )
             }
             var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
@@ -89,7 +104,9 @@ import PipelineRecords
         }
     }
 
-    static func get(_ client: any TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws -> TestResponse {
+    static func get(_ client: any TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws
+        -> TestResponse
+    {
         var headers = HTTPFields()
         if let key { headers[.authorization] = "Bearer \(key)" }
         if let etag { headers[.ifNoneMatch] = etag }
@@ -106,17 +123,27 @@ import PipelineRecords
             let response = try await Self.get(client, path + "&environment=Production", key: key)
             #expect(response.status == .ok)
             let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: response.body))
-            let active = Dictionary(view.entitlements.map { ($0.originalTransactionId, $0.active) }, uniquingKeysWith: { a, _ in a })
-            #expect(active == ["sub-active": true, "sub-lapsed": false, "life-1": true],
-                    "the lapsed one was active at its last notification, not now")
+            let active = Dictionary(
+                view.entitlements.map { ($0.originalTransactionId, $0.active) }, uniquingKeysWith: { a, _ in a })
+            #expect(
+                active == ["sub-active": true, "sub-lapsed": false, "life-1": true],
+                "the lapsed one was active at its last notification, not now")
             #expect(view.subscriptions.map(\.originalTransactionId).sorted() == ["sub-active", "sub-lapsed"])
             #expect(view.purchases.map(\.productId) == ["lifetime"])
             #expect(view.entitlements.allSatisfy { $0.environment == "Production" })
-            let everywhere = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: try await Self.get(client, path, key: key).body))
-            #expect(everywhere.entitlements.contains { $0.environment == "Sandbox" && $0.originalTransactionId == "sandbox-1" && $0.active })
-            let byPurchase = try await Self.get(client, "/v1/apps/\(Self.app)/customers/life-1?environment=Production&idType=originalTransactionId", key: key)
+            let everywhere = try JSONDecoder().decode(
+                CustomerView.self, from: Data(buffer: try await Self.get(client, path, key: key).body))
+            #expect(
+                everywhere.entitlements.contains {
+                    $0.environment == "Sandbox" && $0.originalTransactionId == "sandbox-1" && $0.active
+                })
+            let byPurchase = try await Self.get(
+                client, "/v1/apps/\(Self.app)/customers/life-1?environment=Production&idType=originalTransactionId",
+                key: key)
             let byPurchaseView = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: byPurchase.body))
-            #expect(byPurchaseView.entitlements.map(\.originalTransactionId) == ["life-1"], "an originalTransactionId names the customer too")
+            #expect(
+                byPurchaseView.entitlements.map(\.originalTransactionId) == ["life-1"],
+                "an originalTransactionId names the customer too")
         }
     }
 
@@ -133,14 +160,20 @@ import PipelineRecords
             }
             let byToken = try await Self.get(client, base + Self.token + "?idType=appAccountToken", key: key)
             #expect(byToken.status == .ok)
-            let upperCase = try await Self.get(client, base + Self.token.uppercased() + "?idType=appAccountToken", key: key)
+            let upperCase = try await Self.get(
+                client, base + Self.token.uppercased() + "?idType=appAccountToken", key: key)
             #expect(upperCase.status == .ok, "a token is compared lowercased")
             let byOriginal = try await Self.get(client, base + "sub-active?idType=originalTransactionId", key: key)
             let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: byOriginal.body))
-            #expect(view.subscriptions.map(\.originalTransactionId) == ["sub-active"], "one purchase, nothing else of its customer")
-            #expect(try await Self.get(client, base + Self.token + "?idType=originalTransactionId", key: key).status == .notFound,
-                    "a token is not an originalTransactionId")
-            #expect(try await Self.get(client, base + "sub-active?idType=appAccountToken", key: key).status == .notFound)
+            #expect(
+                view.subscriptions.map(\.originalTransactionId) == ["sub-active"],
+                "one purchase, nothing else of its customer")
+            #expect(
+                try await Self.get(client, base + Self.token + "?idType=originalTransactionId", key: key).status
+                    == .notFound,
+                "a token is not an originalTransactionId")
+            #expect(
+                try await Self.get(client, base + "sub-active?idType=appAccountToken", key: key).status == .notFound)
             let bad = try await Self.get(client, base + "x?idType=email", key: key)
             let badError = try Self.json(bad)["error"] as? String
             #expect(bad.status == .badRequest && badError == "bad-id-type")
@@ -196,7 +229,8 @@ import PipelineRecords
         try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, deadKeys in
             let path = "/v1/apps/\(Self.app)/customers/nobody"
             let keyId = key.split(separator: "_")[1]
-            let tokens: [String?] = [nil, "nonsense", "ck_0123456789abcdef_unknown", "ck_\(keyId)_wrongsecret"] + deadKeys
+            let tokens: [String?] =
+                [nil, "nonsense", "ck_0123456789abcdef_unknown", "ck_\(keyId)_wrongsecret"] + deadKeys
             var bodies: Set<String> = []
             for token in tokens {
                 let response = try await Self.get(client, path, key: token)
@@ -215,21 +249,29 @@ import PipelineRecords
     @Test func madeUpTokensCannotTurnIntoUnlimitedQueries() async throws {
         try await withAPIAndDeadKeys(keyLookupsPerSecond: 2, keyRate: 1000) { client, key, _, _ in
             let path = "/v1/apps/\(Self.app)/customers/nobody"
-            #expect(try await Self.get(client, path, key: key).status == .notFound, "the real key authenticates (and is cached)")
+            #expect(
+                try await Self.get(client, path, key: key).status == .notFound,
+                "the real key authenticates (and is cached)")
             let started = ContinuousClock.now
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for index in 0..<20 {
-                    group.addTask { try await Self.get(client, path, key: "ck_\(String(format: "%016x", index + 1))_madeup").status }
+                    group.addTask {
+                        try await Self.get(client, path, key: "ck_\(String(format: "%016x", index + 1))_madeup").status
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let elapsed = ContinuousClock.now - started
             let lookedUp = statuses.filter { $0 == .unauthorized }.count
             #expect(lookedUp + statuses.filter { $0 == .tooManyRequests }.count == 20, "only 401 and 429: \(statuses)")
-            #expect(Double(lookedUp) <= 2 + 2 * (Double(elapsed.components.seconds) + 1), "\(lookedUp) looked up in \(elapsed)")
+            #expect(
+                Double(lookedUp) <= 2 + 2 * (Double(elapsed.components.seconds) + 1),
+                "\(lookedUp) looked up in \(elapsed)")
             #expect(statuses.contains(.tooManyRequests), "the rest wait: \(statuses)")
             #expect(try await Self.get(client, path, key: key).status == .notFound, "the cached key is not locked out")
-            #expect(try await Self.get(client, path, key: "not-even-a-key").status == .unauthorized, "a malformed token costs nothing, 401")
+            #expect(
+                try await Self.get(client, path, key: "not-even-a-key").status == .unauthorized,
+                "a malformed token costs nothing, 401")
         }
     }
 
@@ -252,8 +294,11 @@ import PipelineRecords
             let granted = responses.filter { $0.0 == .notFound }.count
             let limited = responses.filter { $0.0 == .tooManyRequests }
             #expect(granted + limited.count == 20, "only 404 (nobody) and 429: \(responses.map(\.0))")
-            #expect(Double(granted) <= 3 + 3 * (Double(elapsed.components.seconds) + 1), "\(granted) granted in \(elapsed)")
-            #expect(!limited.isEmpty && limited.allSatisfy { $0.1.flatMap(Int.init).map { $0 >= 1 } == true }, "429s say when to retry")
+            #expect(
+                Double(granted) <= 3 + 3 * (Double(elapsed.components.seconds) + 1), "\(granted) granted in \(elapsed)")
+            #expect(
+                !limited.isEmpty && limited.allSatisfy { $0.1.flatMap(Int.init).map { $0 >= 1 } == true },
+                "429s say when to retry")
         }
     }
 
@@ -265,7 +310,9 @@ import PipelineRecords
         cache.remember(key, for: "ck_a", now: now)
         #expect(cache.key(for: "ck_a", now: now + .seconds(4)) == key)
         #expect(cache.key(for: "ck_b", now: now) == nil, "another token is another entry")
-        #expect(cache.key(for: "ck_a", now: now + .seconds(6)) == nil, "read again after the lifetime (a revocation takes effect)")
+        #expect(
+            cache.key(for: "ck_a", now: now + .seconds(6)) == nil,
+            "read again after the lifetime (a revocation takes effect)")
         var expired = key
         expired.expiresAt = Date().addingTimeInterval(-1)
         cache.remember(expired, for: "ck_c", now: now)

@@ -1,4 +1,3 @@
-@testable import CustomerAPI
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -6,8 +5,10 @@ import Logging
 import NotificationPipeline
 import Prometheus
 import ServiceRuntime
-import Testing
 import TestSupport
+import Testing
+
+@testable import CustomerAPI
 
 /// customer-api's OpenAPI document (docs/openapi.json) is what it serves at `/openapi.json`, and it describes
 /// exactly the routes the router has: a route added without its description, or a description left behind by a
@@ -18,10 +19,12 @@ import TestSupport
 
     /// The settings of a customer-api that takes purchases and serves the support routes (nothing connects).
     static func fullSettings() throws -> CustomerAPISettings {
-        try CustomerAPISettings(EnvironmentSettings([
-            "DATABASE_URL": "postgres://postgres@127.0.0.1:1/postgres", "APPSTORE_APPS": "com.example.app:1",
-            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "OPERATIONS_PORT": "9085",
-        ].merging(TestRecordSigning.environment) { a, _ in a }))
+        try CustomerAPISettings(
+            EnvironmentSettings(
+                [
+                    "DATABASE_URL": "postgres://postgres@127.0.0.1:1/postgres", "APPSTORE_APPS": "com.example.app:1",
+                    "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "OPERATIONS_PORT": "9085",
+                ].merging(TestRecordSigning.environment) { a, _ in a }))
     }
 
     /// Every operation of the document as `METHOD /path` (Hummingbird describes a capture as `{name}` too).
@@ -45,21 +48,29 @@ import TestSupport
             let response = try await client.execute(uri: "/openapi.json", method: .get)
             #expect(response.status == .ok && response.headers[.contentType] == "application/json")
             let file = try Data(contentsOf: Self.documentURL)
-            #expect(Data(buffer: response.body) == file, "run deploy/local/embed-openapi.sh after editing docs/openapi.json")
+            #expect(
+                Data(buffer: response.body) == file, "run deploy/local/embed-openapi.sh after editing docs/openapi.json"
+            )
         }
     }
 
     @Test func theDocumentDescribesExactlyTheRoutes() async throws {
-        let (router, services) = try buildRouter(settings: Self.fullSettings(), registry: PrometheusCollectorRegistry(), logger: Logger(label: "openapi"))
+        let (router, services) = try buildRouter(
+            settings: Self.fullSettings(), registry: PrometheusCollectorRegistry(), logger: Logger(label: "openapi"))
         // The services never run here; the HTTP client must still be shut down before it goes.
         for case let http as HTTPClientService in services { try await http.client.shutdown() }
-        let routes = Set(router.routes.map { route in
-            let path = route.path.description
-            return route.method.rawValue + " " + (path.hasPrefix("/") ? path : "/" + path)
-        })
+        let routes = Set(
+            router.routes.map { route in
+                let path = route.path.description
+                return route.method.rawValue + " " + (path.hasPrefix("/") ? path : "/" + path)
+            })
         let documented = try Self.documentedOperations()
         #expect(routes.count > 15, "the router lists its routes: \(routes.sorted())")
-        #expect(routes.subtracting(documented).isEmpty, "routes without a description: \(routes.subtracting(documented).sorted())")
-        #expect(documented.subtracting(routes).isEmpty, "described operations without a route: \(documented.subtracting(routes).sorted())")
+        #expect(
+            routes.subtracting(documented).isEmpty,
+            "routes without a description: \(routes.subtracting(documented).sorted())")
+        #expect(
+            documented.subtracting(routes).isEmpty,
+            "described operations without a route: \(documented.subtracting(routes).sorted())")
     }
 }

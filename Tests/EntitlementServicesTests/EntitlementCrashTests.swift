@@ -4,12 +4,12 @@ import Foundation
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
 
 /// SIGKILL of the real `entitlement-updater` and `event-publisher` at random points during thousands of
 /// notifications: after restarts the database equals an uninterrupted run's, and every event of that run
@@ -29,22 +29,29 @@ import PipelineRecords
     /// Entitlement rows of a database, comparable.
     func entitlements(_ client: PostgresClient) async throws -> [String] {
         var rows: [String] = []
-        let query = try await client.query("""
+        let query = try await client.query(
+            """
             SELECT customer, product_id, active, source_transaction_id, valid_until, revoked_at, ownership_type FROM entitlements ORDER BY 1, 2
             """, logger: logger)
-        for try await row in query.decode((String, String, Bool, String, Int64?, Int64?, String).self) { rows.append("\(row)") }
+        for try await row in query.decode((String, String, Bool, String, Int64?, Int64?, String).self) {
+            rows.append("\(row)")
+        }
         return rows
     }
 
     func scalar(_ client: PostgresClient, _ sql: String) async throws -> Int {
         var value = 0
-        for try await number in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int.self) { value = number }
+        for try await number in try await client.query(PostgresQuery(unsafeSQL: sql), logger: logger).decode(Int.self) {
+            value = number
+        }
         return value
     }
 
     @Test func killedAtRandomPointsTheResultEqualsAnUninterruptedRun() async throws {
         for name in ["entitlement-updater", "event-publisher"] {
-            #expect(FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent(name).path), "build \(name) first")
+            #expect(
+                FileManager.default.isExecutableFile(atPath: ServiceProcess.binaries.appendingPathComponent(name).path),
+                "build \(name) first")
         }
         let logger = self.logger
         try await withLocalBroker { bootstrap in
@@ -53,21 +60,29 @@ import PipelineRecords
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 4) })
-                try await kafka.produce(try records.map {
-                    TestRecordSigning.keys.sign(ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
-                })
+                try await kafka.produce(
+                    try records.map {
+                        TestRecordSigning.keys.sign(
+                            ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded())
+                        )
+                    })
 
                 // The reference: the same records applied once, in order, with no interruption.
                 let server = try DatabaseSettings(url: url)
-                try await DatabaseClient.with(server, logger: logger) { try await $0.query("CREATE DATABASE reference", logger: logger) }
+                try await DatabaseClient.with(server, logger: logger) {
+                    try await $0.query("CREATE DATABASE reference", logger: logger)
+                }
                 var referenceSettings = server
                 referenceSettings.database = "reference"
-                let (expectedRows, expectedEvents) = try await DatabaseClient.with(referenceSettings, logger: logger) { client in
+                let (expectedRows, expectedEvents) = try await DatabaseClient.with(referenceSettings, logger: logger) {
+                    client in
                     try await MigrationRunner().migrate(client: client, logger: logger)
                     let repository = EntitlementRepository(client: client, logger: logger)
                     for record in records { _ = try await repository.apply(record, receivedAt: nil, topics: topics) }
                     var ids: Set<String> = []
-                    for try await id in try await client.query("SELECT event_id FROM outbox", logger: logger).decode(String.self) { ids.insert(id) }
+                    for try await id in try await client.query("SELECT event_id FROM outbox", logger: logger).decode(
+                        String.self)
+                    { ids.insert(id) }
                     return (try await self.entitlements(client), ids)
                 }
 
@@ -75,14 +90,21 @@ import PipelineRecords
                 let directory = try LocalComponents.temporaryDirectory("entitlement-crash")
                 defer { try? FileManager.default.removeItem(at: directory) }
                 let environment = [
-                    "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000", "HTTP_HOST": "127.0.0.1",
+                    "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                    "HTTP_HOST": "127.0.0.1",
                     "HTTP_PORT": "0", "LOG_LEVEL": "error", "UPDATER_BATCH": "50", "PUBLISHER_BATCH": "40",
                     "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
                 ]
-                _ = try await DatabaseClient.with(server, logger: logger) { try await MigrationRunner().migrate(client: $0, logger: logger) }
+                _ = try await DatabaseClient.with(server, logger: logger) {
+                    try await MigrationRunner().migrate(client: $0, logger: logger)
+                }
                 var running = [
-                    "entitlement-updater": try ServiceProcess.start("entitlement-updater", environment: environment, log: directory.appendingPathComponent("updater.log")),
-                    "event-publisher": try ServiceProcess.start("event-publisher", environment: environment, log: directory.appendingPathComponent("publisher.log")),
+                    "entitlement-updater": try ServiceProcess.start(
+                        "entitlement-updater", environment: environment,
+                        log: directory.appendingPathComponent("updater.log")),
+                    "event-publisher": try ServiceProcess.start(
+                        "event-publisher", environment: environment,
+                        log: directory.appendingPathComponent("publisher.log")),
                 ]
                 var generator = SystemRandomNumberGenerator()
                 var kills = 0
@@ -94,7 +116,8 @@ import PipelineRecords
                         process.waitUntilExit()
                         kills += 1
                     }
-                    running[name] = try ServiceProcess.start(name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
+                    running[name] = try ServiceProcess.start(
+                        name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
                 }
                 #expect(kills >= 5)
 
@@ -102,7 +125,8 @@ import PipelineRecords
                 let done = try await DatabaseClient.with(server, logger: logger) { client in
                     for _ in 0..<1500 {  // up to 5 minutes: the whole suite may be running beside it
                         let logged = try await self.scalar(client, "SELECT count(*) FROM notification_log")
-                        let backlog = try await self.scalar(client, "SELECT count(*) FROM outbox WHERE published_at IS NULL")
+                        let backlog = try await self.scalar(
+                            client, "SELECT count(*) FROM outbox WHERE published_at IS NULL")
                         let outbox = try await self.scalar(client, "SELECT count(*) FROM outbox")
                         if logged == records.count && backlog == 0 && outbox > 0 { return true }
                         try await Task.sleep(for: .milliseconds(200))
@@ -114,7 +138,9 @@ import PipelineRecords
                     process.terminate()
                     process.waitUntilExit()
                 }
-                let actualRows = try await DatabaseClient.with(server, logger: logger) { try await self.entitlements($0) }
+                let actualRows = try await DatabaseClient.with(server, logger: logger) {
+                    try await self.entitlements($0)
+                }
                 #expect(actualRows == expectedRows, "the database equals the uninterrupted run's")
 
                 var published: Set<String> = []

@@ -1,27 +1,31 @@
 import AppStoreModels
 import Entitlements
-@testable import EntitlementUpdater
-@testable import EventPublisher
 import Foundation
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import EntitlementUpdater
+@testable import EventPublisher
 
 /// The updater and the publisher together, against a real broker and a real PostgreSQL: verified
 /// notifications become entitlement rows and, through the outbox, downstream events keyed by customer.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct EntitlementFlowTests {
     /// A verified record of subscription `original`, the `day`-th day of its life.
-    static func record(_ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64,
-                       ownership: InAppOwnershipType = .purchased, status: Status? = nil) -> VerifiedNotificationRecord {
-        VerifiedRecords.step(type, subtype, original: original, day: day, expiresDay: expiresDay, ownership: ownership, status: status)
+    static func record(
+        _ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64,
+        ownership: InAppOwnershipType = .purchased, status: Status? = nil
+    ) -> VerifiedNotificationRecord {
+        VerifiedRecords.step(
+            type, subtype, original: original, day: day, expiresDay: expiresDay, ownership: ownership, status: status)
     }
 
     @Test func verifiedNotificationsBecomeRowsAndOrderedEventsKeyedByCustomer() async throws {
@@ -42,46 +46,64 @@ import PipelineRecords
                     records.append(Self.record("DID_RENEW", original: original, day: 30, expiresDay: 60))
                     records.append(Self.record("EXPIRED", "VOLUNTARY", original: original, day: 60, expiresDay: 60))
                 }
-                records.append(Self.record("SUBSCRIBED", "INITIAL_BUY", original: "fam-1", day: 0, expiresDay: 30, ownership: .familyShared))
-                records.append(Self.record("REVOKE", original: "fam-1", day: 10, expiresDay: 30, ownership: .familyShared))
+                records.append(
+                    Self.record(
+                        "SUBSCRIBED", "INITIAL_BUY", original: "fam-1", day: 0, expiresDay: 30, ownership: .familyShared
+                    ))
+                records.append(
+                    Self.record("REVOKE", original: "fam-1", day: 10, expiresDay: 30, ownership: .familyShared))
                 let signing = TestRecordSigning.keys
                 var raw = try records.map {
-                    signing.sign(ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
+                    signing.sign(
+                        ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
                 }
                 raw += raw.prefix(5)  // redelivered duplicates
-                raw.append(signing.sign(ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8))))
+                raw.append(
+                    signing.sign(
+                        ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8))))
                 // The attack: a made-up purchase written straight to the topic, unsigned, signed with a key the updater
                 // does not hold, and a genuine signed record altered after signing. None may grant anything.
                 var forgedTransaction = records[0].notification.transaction!
                 forgedTransaction.originalTransactionId = "forged-1"
                 forgedTransaction.transactionId = "forged-1"
-                forgedTransaction.expiresDate = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000 * 365)
-                let forged = AppPurchaseRecord(requestId: "forged", appUserId: "thief", onConflict: .transfer, source: .signedTransaction,
-                                               environment: "Sandbox", transaction: forgedTransaction, signedTransactionInfo: "x.y.z")
+                forgedTransaction.expiresDate = Timestamp(
+                    millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000 * 365)
+                let forged = AppPurchaseRecord(
+                    requestId: "forged", appUserId: "thief", onConflict: .transfer, source: .signedTransaction,
+                    environment: "Sandbox", transaction: forgedTransaction, signedTransactionInfo: "x.y.z")
                 let unsigned = try VerifiedTopicRecords.appPurchase(forged, topics: topics, signing: signing)
                 var stripped = unsigned
                 stripped.headers.removeAll { $0.name == RecordSigningKeys.header }
                 let otherKey = try RecordSigningKeys([(id: "test", secret: Array(repeating: 1, count: 32))])
                 var altered = raw[0]
-                altered.value = Array(String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X").utf8)
+                altered.value = Array(
+                    String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X")
+                        .utf8)
                 raw += [stripped, otherKey.sign(stripped), altered]
                 try await kafka.produce(raw)
 
                 let database = try DatabaseSettings(url: url)
-                var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                                                                 signing: TestRecordSigning.keys)
+                var updaterSettings = EntitlementUpdaterSettings(
+                    database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                    signing: TestRecordSigning.keys)
                 updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                 updaterSettings.sessionTimeout = .seconds(6)
-                var publisherSettings = EventPublisherSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                var publisherSettings = EventPublisherSettings(
+                    database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                 publisherSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                let updater = try EntitlementUpdater.buildApplication(settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+                let updater = try EntitlementUpdater.buildApplication(
+                    settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger)
                 // The publisher starts once the updater has migrated the schema.
-                try await DatabaseClient.with(database, logger: logger) { try await MigrationRunner().migrate(client: $0, logger: logger) }
-                let publisher = try EventPublisher.buildApplication(settings: publisherSettings, registry: PrometheusCollectorRegistry(), logger: logger)
+                try await DatabaseClient.with(database, logger: logger) {
+                    try await MigrationRunner().migrate(client: $0, logger: logger)
+                }
+                let publisher = try EventPublisher.buildApplication(
+                    settings: publisherSettings, registry: PrometheusCollectorRegistry(), logger: logger)
                 let group = ServiceGroup(configuration: .init(services: [updater, publisher], logger: logger))
                 let running = Task { try await group.run() }
 
-                let changes = try await kafka.readAll(topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
+                let changes = try await kafka.readAll(
+                    topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
                 let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
                 let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
                 let rejected = try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1))
@@ -90,54 +112,83 @@ import PipelineRecords
 
                 let decoder = JSONDecoder()
                 let events = try changes.map { try decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
-                #expect(Set(events.map(\.eventId)).count == 32, "granted, updated, expired per subscription; granted, revoked for the family member")
+                #expect(
+                    Set(events.map(\.eventId)).count == 32,
+                    "granted, updated, expired per subscription; granted, revoked for the family member")
                 for (record, event) in zip(changes, events) {
-                    #expect(record.key == Array("Sandbox/com.example.app/\(event.customer)".utf8), "keyed by customer within environment and app")
-                    #expect(record.header(PipelineHeaders.environment)?.text == "Sandbox" && event.facts.environment == "Sandbox")
+                    #expect(
+                        record.key == Array("Sandbox/com.example.app/\(event.customer)".utf8),
+                        "keyed by customer within environment and app")
+                    #expect(
+                        record.header(PipelineHeaders.environment)?.text == "Sandbox"
+                            && event.facts.environment == "Sandbox")
                 }
                 for customer in 0..<10 {
                     let sequence = events.filter { $0.customer == "sub-\(customer)" }.map(\.eventType)
                     let firstSeen = sequence.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-                    #expect(firstSeen == ["entitlement.granted", "entitlement.updated", "entitlement.expired"], "in order for sub-\(customer)")
+                    #expect(
+                        firstSeen == ["entitlement.granted", "entitlement.updated", "entitlement.expired"],
+                        "in order for sub-\(customer)")
                 }
-                #expect(family.map { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventType }
-                    == ["family.access-gained", "family.access-lost"])
+                #expect(
+                    family.map { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventType }
+                        == ["family.access-gained", "family.access-lost"])
                 #expect(revocations.count == 1)
-                let reasons = rejected.compactMap { try? decoder.decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
-                    .map { "\($0.reason): \($0.detail)" }.sorted()
-                #expect(reasons.count == 4 && reasons.filter { $0.hasPrefix("unauthenticated") }.count == 3 && reasons.first?.hasPrefix("format") == true,
-                        "the junk is dead-lettered as a format error, the three forgeries as unauthenticated: \(reasons)")
-                #expect(reasons.contains { $0.contains("no record-signature header") } && reasons.contains { $0.contains("does not match") },
-                        "\(reasons)")
+                let reasons = rejected.compactMap {
+                    try? decoder.decode(RejectedNotificationRecord.self, from: Data($0.value ?? []))
+                }
+                .map { "\($0.reason): \($0.detail)" }.sorted()
+                #expect(
+                    reasons.count == 4 && reasons.filter { $0.hasPrefix("unauthenticated") }.count == 3
+                        && reasons.first?.hasPrefix("format") == true,
+                    "the junk is dead-lettered as a format error, the three forgeries as unauthenticated: \(reasons)")
+                #expect(
+                    reasons.contains { $0.contains("no record-signature header") }
+                        && reasons.contains { $0.contains("does not match") },
+                    "\(reasons)")
 
                 try await DatabaseClient.with(database, logger: logger) { client in
                     var active = 0, total = 0, unpublished = -1
-                    for try await (isActive) in try await client.query("SELECT active FROM entitlements", logger: logger).decode(Bool.self) {
+                    for try await (isActive) in try await client.query(
+                        "SELECT active FROM entitlements", logger: logger
+                    ).decode(Bool.self) {
                         total += 1
                         if isActive { active += 1 }
                     }
-                    #expect(total == 11 && active == 0, "every subscription expired, the family member revoked; nothing forged granted")
+                    #expect(
+                        total == 11 && active == 0,
+                        "every subscription expired, the family member revoked; nothing forged granted")
                     var forgedRows = -1
-                    for try await count in try await client.query("""
+                    for try await count in try await client.query(
+                        """
                         SELECT (SELECT count(*) FROM notification_log WHERE subject IN ('forged-1', 'sub-X'))
                              + (SELECT count(*) FROM customer_bindings) + (SELECT count(*) FROM transactions WHERE original_transaction_id = 'forged-1')
-                        """, logger: logger).decode(Int.self) { forgedRows = count }
+                        """, logger: logger
+                    ).decode(Int.self) { forgedRows = count }
                     #expect(forgedRows == 0, "no trace of the forgeries in the entitlement tables")
                     unpublished = try await OutboxRelay(client: client, logger: logger).backlog()
                     #expect(unpublished == 0)
                 }
                 // The README's example consumer reads the same topics and handles each distinct event once.
-                let distinct = Set((changes + family + revocations).compactMap { try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventId })
+                let distinct = Set(
+                    (changes + family + revocations).compactMap {
+                        try? decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])).eventId
+                    })
                 let output = try await Self.runExampleConsumer(bootstrap: bootstrap)
-                #expect(output.contains("\(distinct.count) events handled, \(distinct.count) distinct event ids"), "\(output.suffix(300))")
-                #expect(output.contains("Sandbox/com.example.app/sub-1 pro: entitlement.granted"), "\(output.prefix(300))")
+                #expect(
+                    output.contains("\(distinct.count) events handled, \(distinct.count) distinct event ids"),
+                    "\(output.suffix(300))")
+                #expect(
+                    output.contains("Sandbox/com.example.app/sub-1 pro: entitlement.granted"), "\(output.prefix(300))")
             }
         }
     }
 
     /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.
     static func runExampleConsumer(bootstrap: String) async throws -> String {
-        try await LocalComponents.python("deploy/examples/consume_entitlements.py",
-                                   ["--bootstrap", bootstrap, "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]).1
+        try await LocalComponents.python(
+            "deploy/examples/consume_entitlements.py",
+            ["--bootstrap", bootstrap, "--group", "example-\(UUID().uuidString)", "--max-seconds", "4"]
+        ).1
     }
 }

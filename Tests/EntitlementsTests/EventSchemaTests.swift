@@ -2,13 +2,14 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// Every event the rules emit validates against the published JSON Schemas (Shared/Entitlements/Schemas),
 /// checked with Python's `jsonschema` from the project's tools (deploy/local/env.sh).
 @Suite(.tags(.integration), .notInUnitRuns) struct EventSchemaTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     static let schemas = repository.appendingPathComponent("Shared/Entitlements/Schemas")
 
     /// Runs the validator over events; returns its exit status and output.
@@ -29,22 +30,30 @@ import TestSupport
     static func allEvents() throws -> [[String: Any]] {
         let encoder = AppStoreJSON.makeCanonicalEncoder()
         let inOrder = EntitlementRulesTests.rows.flatMap { row in
-            EntitlementRules.apply(row.notification, subject: "sub-1", current: SubjectState(entitlement: row.current)).events
+            EntitlementRules.apply(row.notification, subject: "sub-1", current: SubjectState(entitlement: row.current))
+                .events
         }
         let late = EntitlementRulesTests.rows.flatMap { row in
-            EntitlementRules.apply(row.notification, subject: "sub-1",
-                                   current: SubjectState(lastSignedDate: NotificationTypeTable.signed + 1, entitlement: row.current)).events
+            EntitlementRules.apply(
+                row.notification, subject: "sub-1",
+                current: SubjectState(lastSignedDate: NotificationTypeTable.signed + 1, entitlement: row.current)
+            ).events
         }
         var monthly = NotificationTypeTable.activeState
         monthly.productId = "pro.monthly"
         let changed = EntitlementRules.apply(
             NotificationTypeTable.notification("DID_CHANGE_RENEWAL_PREF", "UPGRADE"), subject: "sub-1",
-            current: SubjectState(entitlement: monthly), catalog: EntitlementCatalog(["pro.monthly": "pro", "pro": "pro"])).events
+            current: SubjectState(entitlement: monthly),
+            catalog: EntitlementCatalog(["pro.monthly": "pro", "pro": "pro"])
+        ).events
         // A purchase bound to an app user while its rows are under its originalTransactionId: they move.
         let moved = EntitlementRules.apply(
             NotificationTypeTable.notification("DID_RENEW", nil), subject: "sub-1",
-            current: SubjectState(entitlement: NotificationTypeTable.activeState, boundCustomer: "app-user-1")).events
-        return try (inOrder + late + changed + moved).map { try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any] }
+            current: SubjectState(entitlement: NotificationTypeTable.activeState, boundCustomer: "app-user-1")
+        ).events
+        return try (inOrder + late + changed + moved).map {
+            try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any]
+        }
     }
 
     /// The event types a schema of the folder (or of v1/) lists for a stream.
@@ -61,9 +70,14 @@ import TestSupport
             let properties = try Self.schema(stream)["properties"] as! [String: Any]
             listed.formUnion((properties["eventType"] as! [String: Any])["enum"] as! [String])
         }
-        #expect(listed.subtracting(types).isEmpty, "every type the schemas list is emitted by the table: missing \(listed.subtracting(types).sorted())")
-        #expect(types.subtracting(listed).isEmpty, "every emitted type is listed: \(types.subtracting(listed).sorted())")
-        #expect(events.contains { $0["outOfOrder"] as? Bool == true }, "late notifications' facts are published, marked out of order")
+        #expect(
+            listed.subtracting(types).isEmpty,
+            "every type the schemas list is emitted by the table: missing \(listed.subtracting(types).sorted())")
+        #expect(
+            types.subtracting(listed).isEmpty, "every emitted type is listed: \(types.subtracting(listed).sorted())")
+        #expect(
+            events.contains { $0["outOfOrder"] as? Bool == true },
+            "late notifications' facts are published, marked out of order")
         let (status, output) = try await Self.validate(events)
         #expect(status == 0, "\(output)")
         #expect(output.contains("\(events.count) events checked, 0 errors"))
@@ -73,8 +87,11 @@ import TestSupport
         /// A property's type-defining keywords (not its description).
         func shape(_ value: Any?) -> String {
             guard let object = value as? [String: Any] else { return "absent" }
-            let kept = object.filter { ["type", "format", "enum", "required", "additionalProperties", "minLength"].contains($0.key) }
-            var text = String(decoding: try! JSONSerialization.data(withJSONObject: kept, options: .sortedKeys), as: UTF8.self)
+            let kept = object.filter {
+                ["type", "format", "enum", "required", "additionalProperties", "minLength"].contains($0.key)
+            }
+            var text = String(
+                decoding: try! JSONSerialization.data(withJSONObject: kept, options: .sortedKeys), as: UTF8.self)
             if let nested = object["properties"] as? [String: Any] {
                 text += "{" + nested.keys.sorted().map { "\($0):\(shape(nested[$0]))" }.joined(separator: ",") + "}"
             }
@@ -87,7 +104,9 @@ import TestSupport
             let new = v2["properties"] as! [String: Any]
             for (name, definition) in old where name != "schemaVersion" && name != "eventType" {
                 var newShape = shape(new[name])
-                if name == "state", var state = new[name] as? [String: Any], var properties = state["properties"] as? [String: Any] {
+                if name == "state", var state = new[name] as? [String: Any],
+                    var properties = state["properties"] as? [String: Any]
+                {
                     properties["entitlementId"] = nil  // the one field v2 adds inside state
                     state["properties"] = properties
                     newShape = shape(state)
@@ -97,12 +116,16 @@ import TestSupport
             let oldTypes = Set((old["eventType"] as! [String: Any])["enum"] as! [String])
             let newTypes = Set((new["eventType"] as! [String: Any])["enum"] as! [String])
             #expect(oldTypes.isSubset(of: newTypes), "\(stream) keeps every v1 event type")
-            #expect(Set(v1["required"] as! [String]).isSubset(of: Set(v2["required"] as! [String])), "\(stream): v1's required fields stay required")
+            #expect(
+                Set(v1["required"] as! [String]).isSubset(of: Set(v2["required"] as! [String])),
+                "\(stream): v1's required fields stay required")
             #expect((new["schemaVersion"] as? [String: Any])?["const"] as? Int == EntitlementEvent.schemaVersion)
         }
         // And an emitted event decodes with v1's field names and types.
         let event = try #require(try Self.allEvents().first { $0["eventType"] as? String == "revocation.refunded" })
-        #expect(event["occurredAt"] is Int && event["customer"] is String && event["cause"] is [String: Any] && event["revocation"] is [String: Any])
+        #expect(
+            event["occurredAt"] is Int && event["customer"] is String && event["cause"] is [String: Any]
+                && event["revocation"] is [String: Any])
     }
 
     @Test func theSchemaFilesAreWhatTheirGeneratorWrites() async throws {

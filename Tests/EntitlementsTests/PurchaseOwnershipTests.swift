@@ -22,11 +22,19 @@ import Testing
             (Owner(accountToken: Self.token), .transfer, nil, .refuse(owner: Self.token)),
             (Owner(accountToken: Self.token, tokenDeclaredTo: "me"), .refuse, nil, .bind),
             (Owner(accountToken: Self.token, tokenDeclaredTo: "other"), .refuse, nil, .refuse(owner: "other")),
-            (Owner(accountToken: Self.token, tokenDeclaredTo: "other"), .transfer, Self.admin, .transfer(from: "other", proof: Self.admin)),
-            (Owner(boundTo: "other", accountToken: Self.token, tokenDeclaredTo: "me"), .refuse, nil, .refuse(owner: "other")),
+            (
+                Owner(accountToken: Self.token, tokenDeclaredTo: "other"), .transfer, Self.admin,
+                .transfer(from: "other", proof: Self.admin)
+            ),
+            (
+                Owner(boundTo: "other", accountToken: Self.token, tokenDeclaredTo: "me"), .refuse, nil,
+                .refuse(owner: "other")
+            ),
         ]
         for (owner, policy, proof, expected) in cases {
-            #expect(PurchaseOwnership.decide(claimant: "me", owner: owner, policy: policy, proof: proof) == expected, "\(owner) \(policy)")
+            #expect(
+                PurchaseOwnership.decide(claimant: "me", owner: owner, policy: policy, proof: proof) == expected,
+                "\(owner) \(policy)")
         }
     }
 
@@ -34,14 +42,17 @@ import Testing
         let device = "9E2D7C1A-5B3F-4E8D-A6C2-1F0B8D4E3A57", nonce = "3c8e1f6a-7d2b-4a9e-b5c1-8e0f2d6a4b93"
         var transaction = JWSTransactionDecodedPayload()
         transaction.deviceVerificationNonce = nonce
-        transaction.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8))).base64EncodedString()
+        transaction.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8)))
+            .base64EncodedString()
         #expect(TransferProof.deviceVerifies(transaction, verificationId: device), "ids compare lowercased")
         #expect(TransferProof.deviceVerifies(transaction, verificationId: device.lowercased()))
         #expect(!TransferProof.deviceVerifies(transaction, verificationId: nonce), "another device")
         #expect(!TransferProof.deviceVerifies(transaction, verificationId: "not a uuid"))
         var unverifiable = transaction
         unverifiable.deviceVerification = nil
-        #expect(!TransferProof.deviceVerifies(unverifiable, verificationId: device), "a transaction without the hash (an API answer) proves nothing")
+        #expect(
+            !TransferProof.deviceVerifies(unverifiable, verificationId: device),
+            "a transaction without the hash (an API answer) proves nothing")
         #expect(TransferProof.device(verificationId: device).holds(for: transaction))
         #expect(!TransferProof.device(verificationId: nonce).holds(for: transaction))
         #expect(!TransferProof.admin(operator: "").holds(for: transaction), "an admin proof names who")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The built `iapctl` binary: exit codes 0/1/2 as documented, and no crash on any input.
 @Suite(.tags(.integration), .notInUnitRuns) struct IAPCtlProcessTests {
@@ -16,15 +16,18 @@ import TestSupport
         return (result.status, result.output, result.errors)
     }
 
-    static let sandbox = ["verify", "--bundle-id", "com.loki-project.loki-messenger", "--app-apple-id", "1470168868",
-                          "--environment", "Sandbox"]
+    static let sandbox = [
+        "verify", "--bundle-id", "com.loki-project.loki-messenger", "--app-apple-id", "1470168868",
+        "--environment", "Sandbox",
+    ]
 
     @Test func theBinaryWasBuilt() {
         #expect(FileManager.default.isExecutableFile(atPath: Self.binary.path), "build iapctl before the tests")
     }
 
     @Test func validInputExitsZeroWithJSON() async throws {
-        let (code, out, err) = try await Self.run(Self.sandbox + [Fixtures.url("real-sandbox/signedPayload_DID_RENEW").path])
+        let (code, out, err) = try await Self.run(
+            Self.sandbox + [Fixtures.url("real-sandbox/signedPayload_DID_RENEW").path])
         #expect(code == 0 && err.isEmpty)
         #expect(out.contains("\"transactionId\" : \"2000001024998954\""))
     }
@@ -55,7 +58,8 @@ import TestSupport
         var generator = SystemRandomNumberGenerator()
         let real = try Fixtures.bytes("real-sandbox/signedPayload_DID_RENEW")
         let inputs: [[UInt8]] = [
-            [], [0], Array(repeating: 0x2E, count: 10_000), (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) },
+            [], [0], Array(repeating: 0x2E, count: 10_000),
+            (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) },
             Array(real.prefix(5000)), Array("{\"signedPayload\": 12}".utf8), Array("\u{FEFF}eyJ.eyJ.AA".utf8),
         ]
         for input in inputs {

@@ -1,7 +1,8 @@
-@testable import IAPCtl
 import NotificationPipeline
-import Testing
 import PipelineRecords
+import Testing
+
+@testable import IAPCtl
 
 /// `iapctl topics` plans every pipeline topic, with per-topic overrides.
 @Suite struct TopicsCommandTests {
@@ -16,6 +17,8 @@ import PipelineRecords
             ["--bootstrap-servers", "b:9092", "--topic", "appstore.notifications.raw:24", "--topic", "extra"]).plan()
         #expect(plan.first { $0.name == "appstore.notifications.raw" }?.partitions == 24)
         #expect(plan.first { $0.name == "extra" }?.partitions == 6)
-        #expect(throws: (any Error).self) { try TopicsCommand.parse(["--bootstrap-servers", "b", "--topic", "x:0"]).plan() }
+        #expect(throws: (any Error).self) {
+            try TopicsCommand.parse(["--bootstrap-servers", "b", "--topic", "x:0"]).plan()
+        }
     }
 }

@@ -4,13 +4,14 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWSVerification
-@testable import Ingest
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import Ingest
 
 /// Ingest against a real broker: what it accepts lands on the raw topic exactly as posted, keyed by subject;
 /// what it refuses gets a 4xx JSON error and produces nothing.
@@ -35,19 +36,39 @@ import PipelineRecords
             ("/notifications", ByteBuffer(string: "{\"other\":1}"), 400, "no-signed-payload"),
             ("/notifications", IngestTestSupport.body("a.b"), 400, "not-a-jws"),
             ("/notifications", IngestTestSupport.body("!!!.???.###"), 400, "not-a-jws"),
-            ("/notifications", IngestTestSupport.body(try signer.sign(payloadJSON: Array("{}".utf8), header: .init(alg: "HS256", x5c: fixtures.pki.x5c))), 400, "bad-algorithm"),
-            ("/notifications", IngestTestSupport.body(try signer.sign(payloadJSON: Array("{}".utf8), header: .init(x5c: Array(fixtures.pki.x5c.prefix(2))))), 400, "bad-certificate-chain"),
-            ("/notifications", IngestTestSupport.body([parts[0], AppStoreSigner.base64URL(Array("[1]".utf8)), parts[2]].joined(separator: ".")), 400, "bad-payload"),
+            (
+                "/notifications",
+                IngestTestSupport.body(
+                    try signer.sign(payloadJSON: Array("{}".utf8), header: .init(alg: "HS256", x5c: fixtures.pki.x5c))),
+                400, "bad-algorithm"
+            ),
+            (
+                "/notifications",
+                IngestTestSupport.body(
+                    try signer.sign(
+                        payloadJSON: Array("{}".utf8), header: .init(x5c: Array(fixtures.pki.x5c.prefix(2))))), 400,
+                "bad-certificate-chain"
+            ),
+            (
+                "/notifications",
+                IngestTestSupport.body(
+                    [parts[0], AppStoreSigner.base64URL(Array("[1]".utf8)), parts[2]].joined(separator: ".")), 400,
+                "bad-payload"
+            ),
             ("/notifications", IngestTestSupport.body(try signer.sign(noUUID)), 400, "bad-payload"),
             ("/notifications", IngestTestSupport.body(try signer.sign(unknownApp)), 400, "unknown-app"),
-            ("/notifications", IngestTestSupport.body(try fixtures.signedNotification(environment: .xcode)), 400, "unknown-environment"),
+            (
+                "/notifications", IngestTestSupport.body(try fixtures.signedNotification(environment: .xcode)), 400,
+                "unknown-environment"
+            ),
             ("/notifications/production", IngestTestSupport.body(valid), 400, "wrong-environment"),
             ("/notifications", ByteBuffer(repeating: UInt8(ascii: "a"), count: 70_000), 413, "body-too-large"),
         ]
     }
 
     @Test func aHeaderSeenBeforeDoesNotAdmitADifferentOne() throws {
-        let admission = NotificationAdmission(apps: [AppIdentity(bundleId: SignedFixtures.bundleId)], environments: [.sandbox])
+        let admission = NotificationAdmission(
+            apps: [AppIdentity(bundleId: SignedFixtures.bundleId)], environments: [.sandbox])
         let valid = Array(buffer: IngestTestSupport.body(try self.fixtures.signedNotification()))
         let refused = try self.refusedBodies().filter { ["bad-algorithm", "bad-certificate-chain"].contains($0.3) }
         #expect(refused.count == 2)
@@ -69,7 +90,8 @@ import PipelineRecords
             let settings = IngestTestSupport.settings(bootstrap: [bootstrap], roots: [self.fixtures.pki.root])
             try await kafka.createTopics([(settings.topics.raw, 3)])
             let registry = PrometheusCollectorRegistry()
-            let app = try buildApplication(settings: settings, registry: registry, logger: IngestTestSupport.quietLogger)
+            let app = try buildApplication(
+                settings: settings, registry: registry, logger: IngestTestSupport.quietLogger)
             let valid = try self.fixtures.signedNotification()
             let validBody = IngestTestSupport.body(valid)
             let refused = try self.refusedBodies()
@@ -77,13 +99,16 @@ import PipelineRecords
                 for (uri, body, status, code) in refused {
                     try await client.execute(uri: uri, method: .post, body: body) { response in
                         #expect(response.status.code == status, "\(code)")
-                        let json = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: String]
+                        let json =
+                            try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: String]
                         #expect(json?["error"] == code)
                         #expect(response.headers[.contentType] == "application/json")
                     }
                 }
                 for uri in ["/notifications", "/notifications/sandbox"] {
-                    try await client.execute(uri: uri, method: .post, headers: [.init("x-request-id")!: "req-\(uri.count)"], body: validBody) { response in
+                    try await client.execute(
+                        uri: uri, method: .post, headers: [.init("x-request-id")!: "req-\(uri.count)"], body: validBody
+                    ) { response in
                         #expect(response.status == .ok)
                     }
                 }
@@ -101,7 +126,9 @@ import PipelineRecords
                 #expect(record.value == Array(buffer: validBody))
                 #expect(record.key == Array("2000000000000001".utf8), "keyed by originalTransactionId")
                 #expect(record.header(PipelineHeaders.environment)?.text == "Sandbox")
-                #expect(record.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId, "the app travels in a header too")
+                #expect(
+                    record.header(PipelineHeaders.bundleId)?.text == SignedFixtures.bundleId,
+                    "the app travels in a header too")
                 #expect(record.header(PipelineHeaders.requestID)?.text?.hasPrefix("req-") == true)
                 #expect(record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) } != nil)
             }

@@ -1,14 +1,15 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import NotificationPipeline
-import RdKafka
-import Testing
-import TestSupport
 import PipelineRecords
+import RdKafka
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The ingest binary while its broker is frozen mid-delivery (SIGSTOP, then SIGCONT: the broker keeps its
 /// data): it answers 503, never 200, while it cannot store; `/ready` says not ready; both recover by
@@ -29,7 +30,9 @@ import PipelineRecords
     static func waitForReady(_ base: String, _ expected: Int, within seconds: Double) async throws -> Double? {
         let start = ContinuousClock.now
         while (ContinuousClock.now - start) < .milliseconds(Int64(seconds * 1000)) {
-            if await Self.status(base + "/ready") == expected { return Double((ContinuousClock.now - start).components.seconds) }
+            if await Self.status(base + "/ready") == expected {
+                return Double((ContinuousClock.now - start).components.seconds)
+            }
             try await Task.sleep(for: .milliseconds(200))
         }
         return nil
@@ -43,8 +46,10 @@ import PipelineRecords
             let fixtures = try SignedFixtures()
             let directory = try LocalComponents.temporaryDirectory("freeze")
             let (environment, base) = try IngestTestSupport.binaryEnvironment(
-                bootstrap: bootstrap, fixtures: fixtures, directory: directory, extra: ["INGEST_PRODUCE_TIMEOUT_MS": "1500"])
-            let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
+                bootstrap: bootstrap, fixtures: fixtures, directory: directory,
+                extra: ["INGEST_PRODUCE_TIMEOUT_MS": "1500"])
+            let ingest = try ServiceProcess.start(
+                "ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
             defer { ingest.terminate() }
             #expect(try await Self.waitForReady(base, 200, within: 15) != nil, "ready at start")
             var accepted: [Data] = []
@@ -62,7 +67,8 @@ import PipelineRecords
             var frozenStatuses: [Int] = []
             for index in 1...4 { frozenStatuses.append(try await post(index)) }
             let notReadyAfter = try await Self.waitForReady(base, 503, within: 10)
-            #expect(frozenStatuses.allSatisfy { $0 == 503 }, "never 200 while the broker cannot store: \(frozenStatuses)")
+            #expect(
+                frozenStatuses.allSatisfy { $0 == 503 }, "never 200 while the broker cannot store: \(frozenStatuses)")
             #expect(notReadyAfter != nil, "/ready says not ready while the broker is frozen")
             kill(brokerPID, SIGCONT)
 
@@ -77,7 +83,9 @@ import PipelineRecords
             while ContinuousClock.now < resumeDeadline && !(after.suffix(3) == [200, 200, 200]) {
                 if !current.isRunning {
                     restarts += 1
-                    current = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest-\(restarts).log"))
+                    current = try ServiceProcess.start(
+                        "ingest", environment: environment,
+                        log: directory.appendingPathComponent("ingest-\(restarts).log"))
                     _ = try await Self.waitForReady(base, 200, within: 15)
                 }
                 after.append(try await post(index))
@@ -86,10 +94,12 @@ import PipelineRecords
             }
             defer { current.terminate() }
             // 0: no answer while the process was gone (Apple retries that like a 503).
-            #expect(after.suffix(3) == [200, 200, 200] && after.allSatisfy { [0, 200, 503].contains($0) },
-                    "accepting again after \(restarts) restart(s): \(after)")
+            #expect(
+                after.suffix(3) == [200, 200, 200] && after.allSatisfy { [0, 200, 503].contains($0) },
+                "accepting again after \(restarts) restart(s): \(after)")
             #expect(restarts <= 1)
-            let stored = try await kafka.readAll(topics.raw, atLeast: accepted.count, quiet: .seconds(2), timeout: .seconds(60))
+            let stored = try await kafka.readAll(
+                topics.raw, atLeast: accepted.count, quiet: .seconds(2), timeout: .seconds(60))
             let storedBodies = Set(stored.compactMap { $0.value.map { Data($0) } })
             #expect(Set(accepted).isSubset(of: storedBodies), "every 200 is on the raw topic")
         }

@@ -4,14 +4,15 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import Ingest
 import JWSVerification
 import NotificationPipeline
 import Prometheus
 import RdKafka
-import Testing
 import TestSupport
+import Testing
 import X509
+
+@testable import Ingest
 
 /// Ingest verifies the outer JWS before producing: each kind of forgery gets a 4xx JSON error and nothing
 /// reaches the raw topic, the genuine notification (a test PKI's, and Apple's real one) is accepted; forged
@@ -26,7 +27,8 @@ import X509
 
     /// Apple's real Sandbox notification and Apple's root.
     static func real() throws -> (signedPayload: String, root: Certificate) {
-        let signed = try Fixtures.text("real-sandbox/signedPayload_DID_RENEW").trimmingCharacters(in: .whitespacesAndNewlines)
+        let signed = try Fixtures.text("real-sandbox/signedPayload_DID_RENEW").trimmingCharacters(
+            in: .whitespacesAndNewlines)
         return (signed, try Certificate(derEncoded: try Fixtures.bytes("real-sandbox/AppleRootCA-G3.der")))
     }
 
@@ -51,19 +53,32 @@ import X509
         let payload = SignedFixtures.notification()
         let junk = AppStoreSigner(signingKey: P256.Signing.PrivateKey(), header: .init(x5c: ["AAAA", "QUJD", "ZGVm"]))
         let lookalike = try SignedFixtures()  // same names and Apple's marker OIDs, another root
-        let overGenuineChain = AppStoreSigner(signingKey: P256.Signing.PrivateKey(), header: .init(x5c: self.fixtures.pki.x5c))
+        let overGenuineChain = AppStoreSigner(
+            signingKey: P256.Signing.PrivateKey(), header: .init(x5c: self.fixtures.pki.x5c))
         let impostor = try TestPKI()
         let selfSigned = AppStoreSigner(
             signingKey: impostor.rootKey,
-            header: .init(x5c: [TestPKI.base64DER(impostor.root), TestPKI.base64DER(impostor.intermediate), TestPKI.base64DER(impostor.root)]))
+            header: .init(x5c: [
+                TestPKI.base64DER(impostor.root), TestPKI.base64DER(impostor.intermediate),
+                TestPKI.base64DER(impostor.root),
+            ]))
         var otherApp = payload
         otherApp.data?.bundleId = "com.example.other"
         return [
             ("junk certificates", try junk.sign(payload), 403, "verification-failed"),
-            ("an untrusted chain with Apple's names and OIDs", try lookalike.signedNotification(), 403, "verification-failed"),
-            ("the genuine chain over a forged signature", try overGenuineChain.sign(payload), 403, "verification-failed"),
+            (
+                "an untrusted chain with Apple's names and OIDs", try lookalike.signedNotification(), 403,
+                "verification-failed"
+            ),
+            (
+                "the genuine chain over a forged signature", try overGenuineChain.sign(payload), 403,
+                "verification-failed"
+            ),
             ("a self-signed leaf", try selfSigned.sign(payload), 403, "verification-failed"),
-            ("a tampered test notification", Self.tampered(try self.fixtures.signedNotification()), 403, "verification-failed"),
+            (
+                "a tampered test notification", Self.tampered(try self.fixtures.signedNotification()), 403,
+                "verification-failed"
+            ),
             ("a tampered real Apple notification", Self.tampered(real), 403, "verification-failed"),
             ("a notification signed for another app", try self.fixtures.signer.sign(otherApp), 400, "unknown-app"),
         ]
@@ -73,19 +88,27 @@ import X509
         try await withLocalBroker { bootstrap in
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
             let (real, appleRoot) = try Self.real()
-            var settings = IngestTestSupport.settings(bootstrap: [bootstrap], roots: [self.fixtures.pki.root, appleRoot])
+            var settings = IngestTestSupport.settings(
+                bootstrap: [bootstrap], roots: [self.fixtures.pki.root, appleRoot])
             settings.accepted.apps.append(Self.realApp)
             try await kafka.createTopics([(settings.topics.raw, 1)])
-            let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
+            let app = try buildApplication(
+                settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
             try await app.test(.router) { client in
                 for (name, jws, status, code) in try self.forgeries(real: real) {
-                    try await client.execute(uri: "/notifications", method: .post, body: IngestTestSupport.body(jws)) { response in
-                        let json = try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: String]
-                        #expect(response.status.code == status && json?["error"] == code, "\(name): \(response.status) \(json ?? [:])")
+                    try await client.execute(uri: "/notifications", method: .post, body: IngestTestSupport.body(jws)) {
+                        response in
+                        let json =
+                            try? JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: String]
+                        #expect(
+                            response.status.code == status && json?["error"] == code,
+                            "\(name): \(response.status) \(json ?? [:])")
                     }
                 }
                 for genuine in [try self.fixtures.signedNotification(), real] {
-                    try await client.execute(uri: "/notifications", method: .post, body: IngestTestSupport.body(genuine)) { response in
+                    try await client.execute(
+                        uri: "/notifications", method: .post, body: IngestTestSupport.body(genuine)
+                    ) { response in
                         #expect(response.status == .ok, "\(String(buffer: response.body))")
                     }
                 }
@@ -98,9 +121,12 @@ import X509
     @Test func forgedChainsNeitherEvictTheGenuineChainNorExceedTheirBudget() async throws {
         let verifier = try self.fixtures.verifier()
         let genuine = try self.fixtures.signedNotification()
-        let admission = NotificationAdmission(apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
-                                              environments: [.sandbox])
-        func admitted(_ jws: String) throws -> AdmittedNotification { try admission.admit(body: Array(buffer: IngestTestSupport.body(jws)), route: nil) }
+        let admission = NotificationAdmission(
+            apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
+            environments: [.sandbox])
+        func admitted(_ jws: String) throws -> AdmittedNotification {
+            try admission.admit(body: Array(buffer: IngestTestSupport.body(jws)), route: nil)
+        }
 
         // A budget larger than the forgeries: every forged chain is validated, fails, and is not cached.
         let generous = EdgeVerification(verifiers: [.sandbox: verifier], newChainsPerSecond: 1000)
@@ -111,7 +137,9 @@ import X509
             let forged = try SignedFixtures().signedNotification()
             await #expect(throws: AdmissionRejection.self) { try await generous.verify(try admitted(forged)) }
         }
-        #expect(verifier.cachedChainCount == 1 && verifier.knowsChain(of: genuineNotification), "the genuine chain is still the only one cached")
+        #expect(
+            verifier.cachedChainCount == 1 && verifier.knowsChain(of: genuineNotification),
+            "the genuine chain is still the only one cached")
 
         // A budget of 2 new chains a second: a burst of forgeries gets 503 after two, the genuine chain never waits.
         let tight = EdgeVerification(verifiers: [.sandbox: verifier], newChainsPerSecond: 2)
@@ -120,10 +148,16 @@ import X509
             do {
                 try await tight.verify(try admitted(try SignedFixtures().signedNotification()))
             } catch let rejection as AdmissionRejection {
-                if rejection.code == "verification-busy" { busy += 1 } else if rejection.code == "verification-failed" { failed += 1 }
+                if rejection.code == "verification-busy" {
+                    busy += 1
+                } else if rejection.code == "verification-failed" {
+                    failed += 1
+                }
             }
             try await tight.verify(try admitted(genuine))
         }
-        #expect(failed <= 3 && busy >= 5, "at most the budget's chains validated: \(failed) validated and refused, \(busy) busy")
+        #expect(
+            failed <= 3 && busy >= 5,
+            "at most the budget's chains validated: \(failed) validated and refused, \(busy) busy")
     }
 }

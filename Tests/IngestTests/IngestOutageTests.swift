@@ -2,11 +2,12 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import HummingbirdTesting
-@testable import Ingest
 import Prometheus
 import RdKafka
-import Testing
 import TestSupport
+import Testing
+
+@testable import Ingest
 
 /// With the broker down, ingest answers 503 and never 200; once it is back, everything answered 200 is on
 /// the topic exactly as sent. Uses librdkafka's mock cluster to take the broker down and bring it back.
@@ -14,9 +15,11 @@ import TestSupport
     @Test func brokerDownMeans503AndEvery200IsDurable() async throws {
         let cluster = try MockKafkaCluster()
         let fixtures = try SignedFixtures()
-        let settings = IngestTestSupport.settings(bootstrap: cluster.bootstrapServers, roots: [fixtures.pki.root], produceTimeout: .milliseconds(700))
+        let settings = IngestTestSupport.settings(
+            bootstrap: cluster.bootstrapServers, roots: [fixtures.pki.root], produceTimeout: .milliseconds(700))
         try cluster.createTopic(settings.topics.raw, partitions: 2)
-        let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
+        let app = try buildApplication(
+            settings: settings, registry: PrometheusCollectorRegistry(), logger: IngestTestSupport.quietLogger)
         let (accepted, unavailable) = try await app.test(.router) { client -> ([[UInt8]], Int) in
             var accepted: [[UInt8]] = []
             var unavailable = 0
@@ -24,7 +27,9 @@ import TestSupport
                 var payload = SignedFixtures.notification()
                 payload.notificationUUID = "00000000-0000-4000-8000-\(String(format: "%012d", index))"
                 let body = IngestTestSupport.body(try fixtures.signer.sign(payload))
-                let status = try await client.execute(uri: "/notifications", method: .post, body: body) { Int($0.status.code) }
+                let status = try await client.execute(uri: "/notifications", method: .post, body: body) {
+                    Int($0.status.code)
+                }
                 if status == 200 { accepted.append(Array(buffer: body)) }
                 return status
             }

@@ -1,12 +1,13 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
-@testable import Ingest
 import NotificationPipeline
-import RdKafka
-import Testing
-import TestSupport
 import PipelineRecords
+import RdKafka
+import TestSupport
+import Testing
+
+@testable import Ingest
 
 /// The ingest binary under more concurrent posters than it takes at once, against a real broker: it answers
 /// only 200 or 503 (never a hang, never a 500), stays ready (its operations port answers `/ready` within 2 s
@@ -27,20 +28,30 @@ import PipelineRecords
             let operationsPort = try LocalComponents.freePortBelowEphemeralRange()
             let (environment, base) = try IngestTestSupport.binaryEnvironment(
                 bootstrap: bootstrap, fixtures: fixtures, directory: directory,
-                extra: ["HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500", "OPERATIONS_PORT": String(operationsPort)])
+                extra: [
+                    "HTTP_MAX_CONCURRENT_REQUESTS": "16", "HTTP_BODY_TIMEOUT_MS": "1500",
+                    "OPERATIONS_PORT": String(operationsPort),
+                ])
             let operations = "http://127.0.0.1:\(operationsPort)"
-            let ingest = try ServiceProcess.start("ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
+            let ingest = try ServiceProcess.start(
+                "ingest", environment: environment, log: directory.appendingPathComponent("ingest.log"))
             defer { ingest.terminate() }
             for _ in 0..<100 where (try? Data(contentsOf: URL(string: operations + "/ready")!)) == nil {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect((try? Data(contentsOf: URL(string: operations + "/metrics")!)).map { String(decoding: $0, as: UTF8.self) }?
+            #expect(
+                (try? Data(contentsOf: URL(string: operations + "/metrics")!)).map {
+                    String(decoding: $0, as: UTF8.self)
+                }?
                 .contains("ingest_") == true, "metrics on the operations port")
             #expect((try? Data(contentsOf: URL(string: base + "/metrics")!)) == nil, "not on the public port")
-            let (status, output) = try await LocalComponents.python("Benchmarks/overload.py", [
-                base + "/notifications", body.path, "--connections", "300", "--seconds", "6",
-                "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5", "--ready-url", operations + "/ready",
-            ])
+            let (status, output) = try await LocalComponents.python(
+                "Benchmarks/overload.py",
+                [
+                    base + "/notifications", body.path, "--connections", "300", "--seconds", "6",
+                    "--pid", String(ingest.processIdentifier), "--body-timeout-s", "1.5", "--ready-url",
+                    operations + "/ready",
+                ])
             try #require(status == 0, "\(output)")
             let result = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
             let statuses = result["statuses"] as? [String: Int] ?? [:]
@@ -48,17 +59,23 @@ import PipelineRecords
             #expect((statuses["200"] ?? 0) > 100 && (statuses["503"] ?? 0) > 0, "work done and load shed: \(statuses)")
             #expect(result["hangs"] as? Int == 0, "no request went unanswered: \(result)")
             let ready = result["ready"] as? [Int] ?? []
-            #expect(ready.count == 2 && ready[1] > 0 && ready[0] == ready[1],
-                    "ready throughout: \(ready), not ready \(result["notReady"] ?? "?"), slowest \(result["slowestReadyMs"] ?? "?") ms")
+            #expect(
+                ready.count == 2 && ready[1] > 0 && ready[0] == ready[1],
+                "ready throughout: \(ready), not ready \(result["notReady"] ?? "?"), slowest \(result["slowestReadyMs"] ?? "?") ms"
+            )
             let stalled = result["stalledBody"] as? [String: Any] ?? [:]
-            #expect(stalled["answer"] as? Int == 408 && (stalled["seconds"] as? Double ?? 99) < 4, "a stalled body is cut off: \(stalled)")
+            #expect(
+                stalled["answer"] as? Int == 408 && (stalled["seconds"] as? Double ?? 99) < 4,
+                "a stalled body is cut off: \(stalled)")
             #expect(result["oversizedBody"] as? Int == 413, "refused before the body is sent")
             let memory = result["peakMemoryMiB"] as? Double ?? 0
             #expect(memory > 0 && memory < 300, "peak memory \(memory) MiB")
-            let stored = try await kafka.readAll(topics.raw, atLeast: statuses["200"] ?? 0, quiet: .seconds(2), timeout: .seconds(60))
+            let stored = try await kafka.readAll(
+                topics.raw, atLeast: statuses["200"] ?? 0, quiet: .seconds(2), timeout: .seconds(60))
             #expect(stored.count == statuses["200"], "every 200 is on the raw topic, nothing else")
-            print("ingest overload: \(result["requestsPerSecond"] ?? 0) requests/s, \(statuses), peak \(memory) MiB, stalled body \(stalled), "
-                  + "ready \(ready), slowest /ready \(result["slowestReadyMs"] ?? "?") ms")
+            print(
+                "ingest overload: \(result["requestsPerSecond"] ?? 0) requests/s, \(statuses), peak \(memory) MiB, stalled body \(stalled), "
+                    + "ready \(ready), slowest /ready \(result["slowestReadyMs"] ?? "?") ms")
         }
     }
 }

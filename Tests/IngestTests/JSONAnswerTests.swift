@@ -1,9 +1,10 @@
+import AppStoreModels
 import Foundation
 import Hummingbird
-@testable import Ingest
 import ServiceRuntime
 import Testing
-import AppStoreModels
+
+@testable import Ingest
 
 /// Ingest's answers are written without `JSONSerialization`; whatever a message holds (a notificationUUID is
 /// the client's text until verified), the answer must parse back to exactly the same strings.
@@ -32,7 +33,9 @@ import AppStoreModels
     }
 
     @Test func keysAreSortedAndControlCharactersEscaped() {
-        #expect(JSONText.object(["status": "accepted", "notificationUUID": "u"]) == #"{"notificationUUID":"u","status":"accepted"}"#)
+        #expect(
+            JSONText.object(["status": "accepted", "notificationUUID": "u"])
+                == #"{"notificationUUID":"u","status":"accepted"}"#)
         #expect(JSONText.object(["m": "a\u{1}b\nc"]) == #"{"m":"a\u0001b\nc"}"#)
         #expect(JSONText.quoted("plain-id é") == #""plain-id é""#)
         #expect(JSONText.quoted(#"a"b\c"#) == #""a\"b\\c""#)

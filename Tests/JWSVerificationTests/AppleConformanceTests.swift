@@ -1,9 +1,10 @@
 import AppStoreModels
 import Foundation
-@testable import JWSVerification
-import Testing
 import TestSupport
+import Testing
 import X509
+
+@testable import JWSVerification
 
 /// Every outcome of the conformance table for Apple's mock signed data and the real Apple chain.
 @Suite struct AppleConformanceTests {
@@ -45,7 +46,9 @@ import X509
 
     @Test func testNotificationInProductionIsAnEnvironmentError() async throws {
         let jws = try Fixtures.text("apple/mock_signed_data/testNotification")
-        let error = await verificationError { try await Self.mockVerifier(environment: .production).verifyNotification(jws) }
+        let error = await verificationError {
+            try await Self.mockVerifier(environment: .production).verifyNotification(jws)
+        }
         #expect(error?.kind == .environment)
     }
 
@@ -58,14 +61,18 @@ import X509
 
     @Test func wrongBundleIdIsAnAppIdentifierError() async throws {
         let jws = try Fixtures.text("apple/mock_signed_data/wrongBundleId")
-        let error = await verificationError { try await Self.mockVerifier(environment: .sandbox).verifyNotification(jws) }
+        let error = await verificationError {
+            try await Self.mockVerifier(environment: .sandbox).verifyNotification(jws)
+        }
         #expect(error?.kind == .appIdentifier)
         #expect(error?.detail.contains("com.example.wrong") == true)
     }
 
     @Test func missingX5CIsAFormatError() async throws {
         let jws = try Fixtures.text("apple/mock_signed_data/missingX5CHeaderClaim")
-        let error = await verificationError { try await Self.mockVerifier(environment: .sandbox).verifyNotification(jws) }
+        let error = await verificationError {
+            try await Self.mockVerifier(environment: .sandbox).verifyNotification(jws)
+        }
         #expect(error?.kind == .format)
         #expect(error?.detail.contains("x5c") == true)
     }
@@ -91,7 +98,9 @@ import X509
 
     @Test(arguments: ["a.b.c", "a.b.c.d", "", "abc", "..", "a..c"])
     func nonJWSTextIsAFormatError(text: String) async throws {
-        let error = await verificationError { try await Self.mockVerifier(environment: .sandbox).verifyNotification(text) }
+        let error = await verificationError {
+            try await Self.mockVerifier(environment: .sandbox).verifyNotification(text)
+        }
         #expect(error?.kind == .format)
     }
 
@@ -137,7 +146,8 @@ import X509
 
     @Test func realNestedJWSVerifyOnTheirOwn() async throws {
         let verifier = try Self.realVerifier()
-        let transaction = try await verifier.verifyTransaction(Fixtures.text("real-sandbox/signedTransactionInfo_DID_RENEW"))
+        let transaction = try await verifier.verifyTransaction(
+            Fixtures.text("real-sandbox/signedTransactionInfo_DID_RENEW"))
         #expect(transaction.transactionId == "2000001024998954")
         let renewal = try await verifier.verifyRenewalInfo(Fixtures.text("real-sandbox/signedRenewalInfo_DID_RENEW"))
         #expect(renewal.originalTransactionId == "2000001024993299")

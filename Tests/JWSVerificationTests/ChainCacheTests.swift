@@ -1,8 +1,8 @@
 import AppStoreModels
 import AppStoreSigning
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// The verified-chain cache: one entry per chain, bounded, and shared by the outer and nested JWS.
 @Suite struct ChainCacheTests {

@@ -1,8 +1,9 @@
 import Foundation
-@testable import JWSVerification
-import Testing
 import TestSupport
+import Testing
 import X509
+
+@testable import JWSVerification
 
 /// The chain-only vectors of `apple/chain-certs`, validated at 2025-11-01 unless a test says otherwise.
 @Suite struct ChainCertificateTests {
@@ -32,13 +33,15 @@ import X509
 
     @Test func intermediateWithoutTheMarkerOIDIsRefused() async throws {
         let error = try await Self.validate(
-            leaf: "LEAF_CERT_FOR_INTERMEDIATE_CA_INVALID_OID", intermediate: "INTERMEDIATE_CA_INVALID_OID", root: "ROOT_CA")
+            leaf: "LEAF_CERT_FOR_INTERMEDIATE_CA_INVALID_OID", intermediate: "INTERMEDIATE_CA_INVALID_OID",
+            root: "ROOT_CA")
         #expect(error?.kind == .chain)
         #expect(error?.detail.contains("1.2.840.113635.100.6.2.1") == true)
     }
 
     @Test func leafWithoutTheMarkerOIDIsRefused() async throws {
-        let error = try await Self.validate(leaf: "LEAF_CERT_INVALID_OID", intermediate: "INTERMEDIATE_CA", root: "ROOT_CA")
+        let error = try await Self.validate(
+            leaf: "LEAF_CERT_INVALID_OID", intermediate: "INTERMEDIATE_CA", root: "ROOT_CA")
         #expect(error?.kind == .chain)
         #expect(error?.detail.contains("1.2.840.113635.100.6.11.1") == true)
     }
@@ -51,7 +54,9 @@ import X509
     }
 
     @Test func theTestChainDoesNotLeadToTheRealAppleRoot() async throws {
-        let chain = [try Self.certificate("LEAF_CERT"), try Self.certificate("INTERMEDIATE_CA"), try Self.certificate("ROOT_CA")]
+        let chain = [
+            try Self.certificate("LEAF_CERT"), try Self.certificate("INTERMEDIATE_CA"), try Self.certificate("ROOT_CA"),
+        ]
         let validator = try Self.validator(root: "REAL_APPLE_ROOT")
         let error = await verificationError { try await validator.validate(chain, at: Self.validationTime) }
         #expect(error?.kind == .chain)
@@ -60,13 +65,16 @@ import X509
     @Test func theRealAppleChainIsValid() async throws {
         #expect(
             try await Self.validate(
-                leaf: "REAL_APPLE_SIGNING_CERTIFICATE", intermediate: "REAL_APPLE_INTERMEDIATE", root: "REAL_APPLE_ROOT")
+                leaf: "REAL_APPLE_SIGNING_CERTIFICATE", intermediate: "REAL_APPLE_INTERMEDIATE", root: "REAL_APPLE_ROOT"
+            )
                 == nil)
     }
 
     @Test func aChainOfTwoCertificatesIsRefused() throws {
         let validator = try Self.validator(root: "ROOT_CA")
-        let x5c = try ["LEAF_CERT", "INTERMEDIATE_CA"].map { Data(try Fixtures.bytes("apple/chain-certs/\($0)_BASE64_ENCODED.der")).base64EncodedString() }
+        let x5c = try ["LEAF_CERT", "INTERMEDIATE_CA"].map {
+            Data(try Fixtures.bytes("apple/chain-certs/\($0)_BASE64_ENCODED.der")).base64EncodedString()
+        }
         #expect(throws: VerificationError.self) { try validator.certificates(from: JWSHeader(alg: "ES256", x5c: x5c)) }
         do {
             _ = try validator.certificates(from: JWSHeader(alg: "ES256", x5c: x5c))

@@ -3,8 +3,8 @@ import AppStoreSigning
 import Crypto
 import Foundation
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// The edge check ingest makes (`verifyNotificationEnvelope` of a notification its admission already split and
 /// decoded): the outer JWS's chain, signature, container, app and environment, caught exactly like the full
@@ -30,7 +30,8 @@ import TestSupport
         let payload = try await verifier.verifyNotificationEnvelope(notification)
         #expect(payload.notificationUUID == SignedFixtures.notification().notificationUUID)
         #expect(verifier.knowsChain(of: notification), "a verified chain is cached")
-        #expect(try await verifier.verifyNotificationEnvelope(notification) == payload, "the cached chain verifies again")
+        #expect(
+            try await verifier.verifyNotificationEnvelope(notification) == payload, "the cached chain verifies again")
     }
 
     @Test func aTamperedPayloadFailsTheSignatureEvenWithItsChainCached() async throws {
@@ -56,7 +57,8 @@ import TestSupport
     }
 
     @Test func anotherEnvironmentAndTwoContainersAreRefused() async throws {
-        #expect(try await self.envelopeError(self.fixtures.signedNotification(environment: .production)) == .environment)
+        #expect(
+            try await self.envelopeError(self.fixtures.signedNotification(environment: .production)) == .environment)
         var payload = SignedFixtures.notification()
         var summary = Summary()
         summary.bundleId = SignedFixtures.bundleId
@@ -76,8 +78,11 @@ import TestSupport
         let transaction = try self.fixtures.signer.sign(SignedFixtures.transaction())
         let parts = transaction.split(separator: ".")
         let headerless = ["e30", parts[1], parts[2]].joined(separator: ".")  // "{}": no alg, no x5c
-        #expect(try UnverifiedJWS.decodePayload(of: headerless, as: JWSTransactionDecodedPayload.self).originalTransactionId
-            == "2000000000000001")
-        #expect(throws: VerificationError.self) { try UnverifiedJWS.decodePayload(of: "a.b", as: JWSTransactionDecodedPayload.self) }
+        #expect(
+            try UnverifiedJWS.decodePayload(of: headerless, as: JWSTransactionDecodedPayload.self).originalTransactionId
+                == "2000000000000001")
+        #expect(throws: VerificationError.self) {
+            try UnverifiedJWS.decodePayload(of: "a.b", as: JWSTransactionDecodedPayload.self)
+        }
     }
 }

@@ -3,8 +3,8 @@ import AppStoreSigning
 import Crypto
 import Foundation
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// Valid data signed by a generated Apple-shaped PKI, and each way of breaking it a verifier must catch.
 @Suite struct ForgeryTests {
@@ -46,8 +46,10 @@ import TestSupport
         var options = TestPKI.Options()
         options.leafMarker = [1, 2, 840, 113635, 100, 6, 11, 2]
         let forged = try SignedFixtures(options)
-        let verifier = SignedDataVerifier(configuration: try VerifierConfiguration(
-            environment: .sandbox, apps: [AppIdentity(bundleId: SignedFixtures.bundleId)], trustedRoots: [forged.pki.root]))
+        let verifier = SignedDataVerifier(
+            configuration: try VerifierConfiguration(
+                environment: .sandbox, apps: [AppIdentity(bundleId: SignedFixtures.bundleId)],
+                trustedRoots: [forged.pki.root]))
         let error = await verificationError { try await verifier.verifyNotification(forged.signedNotification()) }
         #expect(error?.kind == .chain)
     }
@@ -56,7 +58,9 @@ import TestSupport
         var options = TestPKI.Options()
         options.intermediateMarker = nil
         let forged = try SignedFixtures(options)
-        let error = await verificationError { try await forged.verifier().verifyNotification(forged.signedNotification()) }
+        let error = await verificationError {
+            try await forged.verifier().verifyNotification(forged.signedNotification())
+        }
         #expect(error?.kind == .chain)
     }
 
@@ -64,7 +68,10 @@ import TestSupport
         // Same names as the trusted PKI, different keys; the header even carries the trusted root.
         let impostor = try TestPKI()
         let header = AppStoreSigner.Header(
-            x5c: [TestPKI.base64DER(impostor.leaf), TestPKI.base64DER(impostor.intermediate), TestPKI.base64DER(self.fixtures.pki.root)])
+            x5c: [
+                TestPKI.base64DER(impostor.leaf), TestPKI.base64DER(impostor.intermediate),
+                TestPKI.base64DER(self.fixtures.pki.root),
+            ])
         let jws = try AppStoreSigner(signingKey: impostor.leafKey, header: header).sign(SignedFixtures.notification())
         #expect(try await self.error(jws)?.kind == .chain)
     }
@@ -78,7 +85,9 @@ import TestSupport
         var options = TestPKI.Options()
         options.leafNotValidAfter = Date(timeIntervalSince1970: 1_600_000_000)
         let expired = try SignedFixtures(options)
-        let error = await verificationError { try await expired.verifier().verifyNotification(expired.signedNotification()) }
+        let error = await verificationError {
+            try await expired.verifier().verifyNotification(expired.signedNotification())
+        }
         #expect(error?.kind == .chain)
     }
 
@@ -111,7 +120,8 @@ import TestSupport
     func chainsOfOtherLengthsAreCertificateErrors(count: Int) async throws {
         let pki = self.fixtures.pki
         let x5c = Array((pki.x5c + [TestPKI.base64DER(pki.root)]).prefix(count))
-        let jws = try AppStoreSigner(signingKey: pki.leafKey, header: .init(x5c: x5c)).sign(SignedFixtures.notification())
+        let jws = try AppStoreSigner(signingKey: pki.leafKey, header: .init(x5c: x5c)).sign(
+            SignedFixtures.notification())
         let error = try await self.error(jws)
         #expect(error?.kind == .certificate)
         #expect(error?.detail.contains("exactly 3") == true)
@@ -120,7 +130,8 @@ import TestSupport
     @Test func aNestedTransactionFromAnotherChainIsAChainError() async throws {
         let other = try SignedFixtures()
         let jws = try self.fixtures.signer.signNotification(
-            SignedFixtures.notification(), transaction: SignedFixtures.transaction(), renewalInfo: SignedFixtures.renewalInfo(),
+            SignedFixtures.notification(), transaction: SignedFixtures.transaction(),
+            renewalInfo: SignedFixtures.renewalInfo(),
             nestedSigner: other.signer)
         let error = try await self.error(jws)
         #expect(error?.kind == .chain)
@@ -172,7 +183,8 @@ import TestSupport
 
     @Test func aSignatureByAnotherKeyIsASignatureError() async throws {
         let header = AppStoreSigner.Header(x5c: self.fixtures.pki.x5c)
-        let jws = try AppStoreSigner(signingKey: P256.Signing.PrivateKey(), header: header).sign(SignedFixtures.notification())
+        let jws = try AppStoreSigner(signingKey: P256.Signing.PrivateKey(), header: header).sign(
+            SignedFixtures.notification())
         #expect(try await self.error(jws)?.kind == .signature)
     }
 
@@ -182,7 +194,8 @@ import TestSupport
     }
 
     @Test func aPayloadWithAWronglyTypedFieldIsAFormatError() async throws {
-        let jws = try self.fixtures.signer.sign(payloadJSON: Array(#"{"notificationType":"TEST","signedDate":"yesterday"}"#.utf8))
+        let jws = try self.fixtures.signer.sign(
+            payloadJSON: Array(#"{"notificationType":"TEST","signedDate":"yesterday"}"#.utf8))
         let error = try await self.error(jws)
         #expect(error?.kind == .format)
         #expect(error?.detail.contains("signedDate") == true)
@@ -223,7 +236,9 @@ import TestSupport
         #expect(try await verifier.verifyTransaction(transaction).environment == .production)
         var payload = SignedFixtures.notification(environment: .production)
         payload.data?.appAppleId = nil
-        let error = await verificationError { try await verifier.verifyNotification(self.fixtures.signer.sign(payload)) }
+        let error = await verificationError {
+            try await verifier.verifyNotification(self.fixtures.signer.sign(payload))
+        }
         #expect(error?.kind == .appIdentifier)
     }
 

@@ -1,8 +1,9 @@
 import AppStoreSigning
 import Foundation
-@testable import JWSVerification
-import Testing
 import TestSupport
+import Testing
+
+@testable import JWSVerification
 
 /// The header cache: a header seen before gives the facts its decoding gave, a different header is decoded
 /// for itself, what does not decode is never remembered, and the cache stays bounded.
@@ -51,7 +52,8 @@ import TestSupport
     @Test func aHeaderThatDoesNotDecodeIsRefusedEveryTimeAndNotRemembered() throws {
         let headers = HeaderCache<JWSHeaderFacts>(capacity: 8)
         let parts = try self.fixtures.signedNotification().split(separator: ".")
-        let notJSON = [AppStoreSigner.base64URL(Array("[1,2]".utf8)), String(parts[1]), String(parts[2])].joined(separator: ".")
+        let notJSON = [AppStoreSigner.base64URL(Array("[1,2]".utf8)), String(parts[1]), String(parts[2])].joined(
+            separator: ".")
         for _ in 0..<2 {
             #expect(throws: VerificationError.self) { try UnverifiedJWS(bytes: notJSON.utf8, headers: headers) }
         }

@@ -1,13 +1,18 @@
 import Foundation
-@testable import JWSVerification
 import Testing
+
+@testable import JWSVerification
 
 /// The chain cache's key: hashed on its ends, compared on every byte.
 @Suite struct HeaderKeyTests {
     /// A header-sized run of base64url text, with one byte changed at `position` if given.
     static func header(changing position: Int? = nil, count: Int = 4_000) -> [UInt8] {
-        var bytes = (0..<count).map { Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)[$0 % 64] }
-        if let position { bytes[position] = bytes[position] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A") }
+        var bytes = (0..<count).map {
+            Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)[$0 % 64]
+        }
+        if let position {
+            bytes[position] = bytes[position] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        }
         return bytes
     }
 
@@ -30,7 +35,8 @@ import Testing
         #expect(HeaderKey(storing: Self.header(changing: 3_990)[...]).hashValue != base.hashValue)
         #expect(HeaderKey(storing: Self.header(count: 3_999)[...]).hashValue != base.hashValue)
         // Short headers are hashed whole.
-        #expect(HeaderKey(storing: Self.header(changing: 300, count: 500)[...]).hashValue
+        #expect(
+            HeaderKey(storing: Self.header(changing: 300, count: 500)[...]).hashValue
                 != HeaderKey(storing: Self.header(count: 500)[...]).hashValue)
     }
 

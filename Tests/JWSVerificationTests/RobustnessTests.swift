@@ -1,7 +1,7 @@
 import AppStoreModels
 import JWSVerification
-import Testing
 import TestSupport
+import Testing
 
 /// Arbitrary damage to a valid JWS never crashes the verifier, and nothing altered is ever accepted.
 @Suite struct RobustnessTests {
@@ -17,11 +17,13 @@ import TestSupport
             var characters = Array(valid)
             switch Int.random(in: 0..<4, using: &random) {
             case 0:
-                characters[Int.random(in: 0..<characters.count, using: &random)] = alphabet.randomElement(using: &random)!
+                characters[Int.random(in: 0..<characters.count, using: &random)] = alphabet.randomElement(
+                    using: &random)!
             case 1:
                 characters.removeSubrange(Int.random(in: 0..<characters.count, using: &random)...)
             case 2:
-                characters.insert(alphabet.randomElement(using: &random)!, at: Int.random(in: 0..<characters.count, using: &random))
+                characters.insert(
+                    alphabet.randomElement(using: &random)!, at: Int.random(in: 0..<characters.count, using: &random))
             default:
                 characters.remove(at: Int.random(in: 0..<characters.count, using: &random))
             }

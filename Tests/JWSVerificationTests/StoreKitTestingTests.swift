@@ -2,10 +2,11 @@ import AppStoreModels
 import AppStoreSigning
 import Crypto
 import Foundation
-@testable import JWSVerification
-import Testing
 import TestSupport
+import Testing
 import X509
+
+@testable import JWSVerification
 
 /// Xcode and LocalTesting data: verified against an operator-given StoreKit test certificate, refused
 /// without one, and always refused by Production and Sandbox verifiers.
@@ -47,7 +48,9 @@ import X509
     @Test func xcodeDataIsRefusedUnderAnotherStoreKitCertificate() async throws {
         let jws = try Fixtures.text("apple/xcode/xcode-signed-transaction")
         let other = try TestPKI().root
-        let error = await verificationError { try await Self.verifier(.xcode, storeKit: [other]).verifyTransaction(jws) }
+        let error = await verificationError {
+            try await Self.verifier(.xcode, storeKit: [other]).verifyTransaction(jws)
+        }
         #expect(error?.kind == .chain)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import NotificationPipeline
-import Testing
 import PipelineRecords
+import Testing
 
 /// The envelope fast path agrees with a JSON decoder on every form of Apple's body.
 @Suite struct EnvelopeReaderTests {
@@ -22,7 +22,8 @@ import PipelineRecords
 
     @Test(arguments: [
         #"{"signedPayload":12}"#, "not json", #"{"other":"x"}"#, #"{"signedPayload":"a.b"#, "",
-        #"{"signedPayload":"a.b.c"} x"#, #"{"signedPayload":"a.b.c"}}"#, #"{"signedPayload""a.b.c"}"#, #"{"signedPayloadX":"a.b.c"}"#,
+        #"{"signedPayload":"a.b.c"} x"#, #"{"signedPayload":"a.b.c"}}"#, #"{"signedPayload""a.b.c"}"#,
+        #"{"signedPayloadX":"a.b.c"}"#,
         #"{"signedPayload":"a.b.c"#, #"{"signedPayload"#, #"{"#,
     ])
     func refusesWhatIsNotTheEnvelope(body: String) {
@@ -45,16 +46,19 @@ import PipelineRecords
                 let body = Array(#"{"signedPayload":""#.utf8) + text + Array(#""}"#.utf8)
                 let expected = Self.decoded(body)
                 #expect(EnvelopeReader.signedPayload(in: body) == expected, "byte \(byte) at \(position)")
-                #expect(EnvelopeReader.signedPayloadBytes(in: body).map { Array($0) } == expected.map { Array($0.utf8) },
-                        "byte \(byte) at \(position)")
+                #expect(
+                    EnvelopeReader.signedPayloadBytes(in: body).map { Array($0) } == expected.map { Array($0.utf8) },
+                    "byte \(byte) at \(position)")
             }
         }
     }
 
     @Test func readsEscapesAndTextBeyondBase64AsADecoderDoes() throws {
-        let jws = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../Fixtures/real-sandbox/signedPayload_DID_RENEW"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let jws = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../Fixtures/real-sandbox/signedPayload_DID_RENEW"), encoding: .utf8
+        )
+        .trimmingCharacters(in: .whitespacesAndNewlines)
         for text in [jws, jws + " {x} ", "é" + jws, jws + "\\u0041", String(jws.prefix(9)) + "\\\"" + jws] {
             let body = Array(#"{"signedPayload":""#.utf8) + Array(text.utf8) + Array(#""}"#.utf8)
             let expected = try #require(Self.decoded(body))

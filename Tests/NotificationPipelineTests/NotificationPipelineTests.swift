@@ -2,17 +2,18 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import Testing
-import TestSupport
-import X509
 import PipelineRecords
+import TestSupport
+import Testing
+import X509
 
 /// Subjects, the apps setting, and the records written to the verified and rejected topics.
 @Suite struct NotificationPipelineTests {
     @Test func subjectIsTheOriginalTransactionIdOrAnAppScopedIdentifier() {
         var payload = SignedFixtures.notification()
         #expect(NotificationSubject.of(payload, transaction: SignedFixtures.transaction()) == "2000000000000001")
-        #expect(NotificationSubject.of(payload, transaction: nil) == "com.example.app:6b2a6f1e-3c1d-4e55-9f0a-1b2c3d4e5f60")
+        #expect(
+            NotificationSubject.of(payload, transaction: nil) == "com.example.app:6b2a6f1e-3c1d-4e55-9f0a-1b2c3d4e5f60")
         payload.data = nil
         var summary = Summary()
         summary.bundleId = "com.example.app"
@@ -64,9 +65,11 @@ import PipelineRecords
     }
 
     @Test func recordsOfARealAppleNotificationCarryItsJSONByteForByte() async throws {
-        let verifier = SignedDataVerifier(configuration: try VerifierConfiguration(
-            environment: .sandbox, apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)],
-            trustedRoots: [Certificate(derEncoded: Fixtures.bytes("real-sandbox/AppleRootCA-G3.der"))]))
+        let verifier = SignedDataVerifier(
+            configuration: try VerifierConfiguration(
+                environment: .sandbox,
+                apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)],
+                trustedRoots: [Certificate(derEncoded: Fixtures.bytes("real-sandbox/AppleRootCA-G3.der"))]))
         let signedPayload = try Fixtures.text("real-sandbox/signedPayload_DID_RENEW")
         let (verified, json) = try await verifier.verifyNotificationKeepingJSON(signedPayload)
         let signedTransaction = try #require(verified.payload.data?.signedTransactionInfo)
@@ -89,7 +92,8 @@ import PipelineRecords
         #expect(text.contains(#""renewalInfo":"# + String(decoding: appleRenewalInfo, as: UTF8.self) + ","))
         // The payload is Apple's with the two nested JWS strings, and nothing else, replaced by null.
         let applePayloadText = String(decoding: applePayload, as: UTF8.self)
-        let payloadWithNulls = applePayloadText
+        let payloadWithNulls =
+            applePayloadText
             .replacingOccurrences(of: "\"" + signedTransaction + "\"", with: "null")
             .replacingOccurrences(of: "\"" + signedRenewalInfo + "\"", with: "null")
         #expect(payloadWithNulls.count < applePayloadText.count - 8_000)
@@ -99,25 +103,30 @@ import PipelineRecords
         let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(kept))
         #expect(decoded == (try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(canonical))))
         #expect(decoded == record)
-        #expect(try VerifiedNotificationRecord.encoding(verified, json: json, source: source).bytes == kept, "a repeat gives the same bytes")
+        #expect(
+            try VerifiedNotificationRecord.encoding(verified, json: json, source: source).bytes == kept,
+            "a repeat gives the same bytes")
     }
 
     @Test func fieldsThisCodeDoesNotModelReachTheRecord() async throws {
         let fixtures = try SignedFixtures()
         // Apple's order, whitespace, and a field no model here knows, in the transaction and in the payload.
-        let transactionJSON = Array(#"""
+        let transactionJSON = Array(
+            #"""
             {"transactionId":"2000000000000002", "originalTransactionId":"2000000000000001","bundleId":"com.example.app",
              "productId":"com.example.app.pro.monthly","type":"Auto-Renewable Subscription","environment":"Sandbox",
              "signedDate":1700000000000,"price":9990,"currency":"USD","appliedFutureOffer":{"id":"x","months":2}}
             """#.utf8)
         let signedTransaction = try fixtures.signer.sign(payloadJSON: transactionJSON)
-        let payloadJSON = Array("""
+        let payloadJSON = Array(
+            """
             {"notificationType":"DID_RENEW","notificationUUID":"6b2a6f1e-3c1d-4e55-9f0a-1b2c3d4e5f60","version":"2.0",
              "signedDate":1700000000000,"futureTopLevel":[1,"\\\"signedTransactionInfo\\\":\\\"\(signedTransaction)\\\""],
              "data":{"appAppleId":1234567,"bundleId":"com.example.app","environment":"Sandbox","status":1,
              "signedTransactionInfo" : "\(signedTransaction)"}}
             """.utf8)
-        let (verified, json) = try await fixtures.verifier().verifyNotificationKeepingJSON(fixtures.signer.sign(payloadJSON: payloadJSON))
+        let (verified, json) = try await fixtures.verifier().verifyNotificationKeepingJSON(
+            fixtures.signer.sign(payloadJSON: payloadJSON))
         #expect(json.transaction == transactionJSON)
         #expect(json.payload == payloadJSON)
         let (record, bytes) = try VerifiedNotificationRecord.encoding(verified, json: json)
@@ -127,7 +136,9 @@ import PipelineRecords
         #expect((transaction["appliedFutureOffer"] as? [String: Any])?["months"] as? Int == 2)
         #expect(transaction["price"] as? Int == 9990)
         let payload = try #require(notification["payload"] as? [String: Any])
-        #expect((payload["futureTopLevel"] as? [Any])?.last as? String == "\"signedTransactionInfo\":\"" + signedTransaction + "\"")
+        #expect(
+            (payload["futureTopLevel"] as? [Any])?.last as? String == "\"signedTransactionInfo\":\"" + signedTransaction
+                + "\"")
         #expect((payload["data"] as? [String: Any])?["signedTransactionInfo"] is NSNull)
         let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(bytes))
         #expect(decoded == record)
@@ -153,19 +164,25 @@ import PipelineRecords
         #expect(encoded.record.validatedAt == nil)
         #expect(encoded.bytes == (try encoded.record.encoded()))
         bare.transaction = nil
-        let withoutTransaction = try VerifiedNotificationRecord.encoding(bare, json: VerifiedJSON(transaction: Array("{}".utf8)))
-        #expect(withoutTransaction.bytes == (try withoutTransaction.record.encoded()), "a part is written only where its decoded value is")
+        let withoutTransaction = try VerifiedNotificationRecord.encoding(
+            bare, json: VerifiedJSON(transaction: Array("{}".utf8)))
+        #expect(
+            withoutTransaction.bytes == (try withoutTransaction.record.encoded()),
+            "a part is written only where its decoded value is")
     }
 
     @Test func aPayloadWhoseSignedStringsCannotBeFoundIsEncodedCanonically() async throws {
         let fixtures = try SignedFixtures()
-        let (verified, json) = try await fixtures.verifier().verifyNotificationKeepingJSON(fixtures.signedNotification())
+        let (verified, json) = try await fixtures.verifier().verifyNotificationKeepingJSON(
+            fixtures.signedNotification())
         // JSON that does not hold the notification's signed strings (as if written with escapes).
         var other = json
         other.payload = Array(#"{"notificationType":"DID_RENEW"}"#.utf8)
         let (record, bytes) = try VerifiedNotificationRecord.encoding(verified, json: other)
         let decoded = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(bytes))
         #expect(decoded == record)
-        #expect(decoded.notification.payload.notificationUUID == verified.payload.notificationUUID, "the canonical payload, not the other JSON")
+        #expect(
+            decoded.notification.payload.notificationUUID == verified.payload.notificationUUID,
+            "the canonical payload, not the other JSON")
     }
 }

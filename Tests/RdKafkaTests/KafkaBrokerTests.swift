@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import RdKafka
-import Testing
 import TestSupport
+import Testing
 
 /// Producer, consumer and admin against a real Kafka-protocol broker (Tansu) on loopback.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct KafkaBrokerTests {
@@ -32,10 +32,14 @@ import TestSupport
             try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
                 .createTopics([(topic, 3)])
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])),
+                logger: logger)
             let sent = [
-                ProducerRecord(topic: topic, key: Array("k1".utf8), value: Array("v1".utf8),
-                               headers: [KafkaHeader(name: "environment", text: "Sandbox"), KafkaHeader(name: "empty", value: nil)]),
+                ProducerRecord(
+                    topic: topic, key: Array("k1".utf8), value: Array("v1".utf8),
+                    headers: [
+                        KafkaHeader(name: "environment", text: "Sandbox"), KafkaHeader(name: "empty", value: nil),
+                    ]),
                 ProducerRecord(topic: topic, key: Array("k1".utf8), value: nil),
                 ProducerRecord(topic: topic, key: nil, value: [0, 1, 2, 255]),
                 ProducerRecord(topic: topic, key: Array("k2".utf8), value: []),
@@ -46,7 +50,8 @@ import TestSupport
             #expect(reports[0].partition == reports[1].partition, "one key, one partition")
             await producer.shutdown()
 
-            let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g1", topic: topic), logger: logger)
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(bootstrap, group: "g1", topic: topic), logger: logger)
             let received = try await consume(consumer, count: 4)
             #expect(await consumer.close(), "with the broker up, librdkafka closes (commits and leaves the group)")
             #expect(received.count == 4)
@@ -56,7 +61,8 @@ import TestSupport
             #expect(first.headers.contains(KafkaHeader(name: "empty", value: nil)))
             #expect(received.contains { $0.key == Array("k1".utf8) && $0.value == nil }, "tombstone")
             #expect(received.contains { $0.key == nil && $0.value == [0, 1, 2, 255] })
-            #expect(received.contains { $0.key == Array("k2".utf8) && $0.value == [] }, "an empty value is not a tombstone")
+            #expect(
+                received.contains { $0.key == Array("k2".utf8) && $0.value == [] }, "an empty value is not a tombstone")
         }
     }
 
@@ -66,19 +72,22 @@ import TestSupport
             try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
                 .createTopics([(topic, 1)])
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])),
+                logger: logger)
             for index in 0..<10 {
                 _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: Array("m\(index)".utf8)))
             }
             await producer.shutdown()
 
-            let first = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
+            let first = try KafkaConsumer(
+                configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
             let records = try await consume(first, count: 10)
             #expect(records.count == 10)
             first.storeOffsets(after: Array(records.prefix(6)))  // only the first six were "processed"
             await first.close()
 
-            let second = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
+            let second = try KafkaConsumer(
+                configuration: consumerConfiguration(bootstrap, group: "g", topic: topic), logger: logger)
             let again = try await consume(second, count: 4)
             let extra = try await second.poll(maxMessages: 10, timeout: .seconds(1))
             await second.close()
@@ -90,15 +99,18 @@ import TestSupport
     @Test func closingAfterTheBrokerIsGoneReturnsAfterItsTimeout() async throws {
         try await withStoppableLocalBroker { bootstrap, stopBroker in
             let topic = "gone"
-            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger).createTopics([(topic, 1)])
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
             let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])), logger: logger)
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])),
+                logger: logger)
             _ = try await producer.send(ProducerRecord(topic: topic, key: nil, value: [1]))
             await producer.shutdown()
             // Its threads keep dialling the stopped broker after the test (the close never finished): keep them quiet.
             var quiet = logger
             quiet.logLevel = .critical
-            let consumer = try KafkaConsumer(configuration: consumerConfiguration(bootstrap, group: "g-gone", topic: topic), logger: quiet)
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(bootstrap, group: "g-gone", topic: topic), logger: quiet)
             let received = try await consume(consumer, count: 1)
             #expect(received.count == 1, "joined the group and consumed")
             consumer.storeOffsets(after: received)

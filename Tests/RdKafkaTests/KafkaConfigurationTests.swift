@@ -8,23 +8,28 @@ import Testing
     @Test func producerIsIdempotentWithAcksAll() {
         var producer = KafkaProducerConfiguration(client: self.client)
         producer.deliveryTimeout = .seconds(5)
-        #expect(producer.librdkafkaProperties == [
-            "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest",
-            "enable.idempotence": "true", "acks": "all", "message.timeout.ms": "5000", "linger.ms": "2",
-        ])
+        #expect(
+            producer.librdkafkaProperties == [
+                "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest",
+                "enable.idempotence": "true", "acks": "all", "message.timeout.ms": "5000", "linger.ms": "2",
+            ])
     }
 
     @Test func consumerStoresOffsetsOnlyWhenTold() {
         var consumer = KafkaConsumerConfiguration(client: self.client, groupID: "chain-verifier", topics: ["raw"])
         consumer.sessionTimeout = .seconds(6)
         consumer.heartbeatInterval = .milliseconds(500)
-        #expect(consumer.librdkafkaProperties == [
-            "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest", "group.id": "chain-verifier",
-            "enable.auto.commit": "true", "enable.auto.offset.store": "false", "auto.offset.reset": "earliest",
-            "session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "max.poll.interval.ms": "300000",
-            "fetch.wait.max.ms": "100", "fetch.queue.backoff.ms": "10",
-        ])
-        #expect(KafkaRuntime.librdkafkaVersion.hasPrefix("2.16"), "the tests run on librdkafka 2.16, which knows fetch.queue.backoff.ms")
+        #expect(
+            consumer.librdkafkaProperties == [
+                "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest",
+                "group.id": "chain-verifier",
+                "enable.auto.commit": "true", "enable.auto.offset.store": "false", "auto.offset.reset": "earliest",
+                "session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "max.poll.interval.ms": "300000",
+                "fetch.wait.max.ms": "100", "fetch.queue.backoff.ms": "10",
+            ])
+        #expect(
+            KafkaRuntime.librdkafkaVersion.hasPrefix("2.16"),
+            "the tests run on librdkafka 2.16, which knows fetch.queue.backoff.ms")
     }
 
     @Test func additionalPropertiesOverrideTypedOnes() {
@@ -39,7 +44,8 @@ import Testing
         var settings = self.client
         settings.additional = ["no.such.property": "1"]
         do {
-            _ = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings), logger: .init(label: "test"))
+            _ = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: settings), logger: .init(label: "test"))
             Issue.record("an unknown property was accepted")
         } catch {
             #expect(error.code == .configuration)

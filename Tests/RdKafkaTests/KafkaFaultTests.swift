@@ -8,7 +8,8 @@ import Testing
     let logger = Logger(label: "kafka-fault-test")
 
     func producer(_ cluster: MockKafkaCluster, deliveryTimeout: Duration) throws -> KafkaProducer {
-        var configuration = KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers))
+        var configuration = KafkaProducerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: cluster.bootstrapServers))
         configuration.deliveryTimeout = deliveryTimeout
         return try KafkaProducer(configuration: configuration, logger: logger)
     }
@@ -47,6 +48,8 @@ import Testing
         try cluster.createTopic("t", partitions: 1)
         let producer = try self.producer(cluster, deliveryTimeout: .seconds(5))
         await producer.shutdown()
-        await #expect(throws: KafkaError.self) { try await producer.send(ProducerRecord(topic: "t", key: nil, value: [1])) }
+        await #expect(throws: KafkaError.self) {
+            try await producer.send(ProducerRecord(topic: "t", key: nil, value: [1]))
+        }
     }
 }

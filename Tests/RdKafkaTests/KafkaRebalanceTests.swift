@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import RdKafka
-import Testing
 import TestSupport
+import Testing
 
 /// Consumer-group rebalancing against a real broker: members share partitions, and when one leaves
 /// (closing, which leaves the group), the other takes over all of them without losing a message.
@@ -14,14 +14,17 @@ import TestSupport
     }()
 
     func member(_ bootstrap: String, topic: String) throws -> KafkaConsumer {
-        var configuration = KafkaConsumerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap]), groupID: "shared", topics: [topic])
+        var configuration = KafkaConsumerConfiguration(
+            client: KafkaClientSettings(bootstrapServers: [bootstrap]), groupID: "shared", topics: [topic])
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .milliseconds(500)
         return try KafkaConsumer(configuration: configuration, logger: self.logger)
     }
 
     /// Polls both members (processing and storing as it goes) until `total` distinct values were seen.
-    func drain(_ members: [KafkaConsumer], until total: Int, seen: inout [String: Int], perMember: inout [Int]) async throws {
+    func drain(_ members: [KafkaConsumer], until total: Int, seen: inout [String: Int], perMember: inout [Int])
+        async throws
+    {
         let deadline = Date().addingTimeInterval(60)
         while Set(seen.keys).count < total, Date() < deadline {
             for (index, member) in members.enumerated() {
@@ -38,7 +41,8 @@ import TestSupport
             let topic = "shared-topic"
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
             try await kafka.createTopics([(topic, 4)])
-            try await kafka.produce((0..<80).map { ProducerRecord(topic: topic, key: Array("k\($0)".utf8), value: Array("m\($0)".utf8)) })
+            try await kafka.produce(
+                (0..<80).map { ProducerRecord(topic: topic, key: Array("k\($0)".utf8), value: Array("m\($0)".utf8)) })
 
             let first = try member(bootstrap, topic: topic)
             let second = try member(bootstrap, topic: topic)
@@ -49,7 +53,8 @@ import TestSupport
             #expect(perMember[0] > 0 && perMember[1] > 0, "both members were assigned partitions: \(perMember)")
 
             await first.close()  // leaves the group: the second member must get every partition
-            try await kafka.produce((80..<120).map { ProducerRecord(topic: topic, key: Array("k\($0)".utf8), value: Array("m\($0)".utf8)) })
+            try await kafka.produce(
+                (80..<120).map { ProducerRecord(topic: topic, key: Array("k\($0)".utf8), value: Array("m\($0)".utf8)) })
             var after: [String: Int] = [:]
             var afterCount = [0]
             try await drain([second], until: 40, seen: &after, perMember: &afterCount)

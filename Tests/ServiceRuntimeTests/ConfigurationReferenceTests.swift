@@ -9,15 +9,19 @@ import Testing
 /// every one; a variable name built at run time would escape it, which is why there is none.
 @Suite struct ConfigurationReferenceTests {
     /// The repository's root, found from this file's path.
-    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     /// Every variable name read by a Swift file under `Shared/` and `Services/`, with a file that reads it.
     static func variablesReadByCode() throws -> [String: String] {
-        let reader = #/(?:settings\.(?:string|int|bool|requiredString|milliseconds|list)\(|environment\[|values\[|url\(settings, |case \.\w+: )"([A-Z][A-Z0-9_]+)"/#
+        let reader =
+            #/(?:settings\.(?:string|int|bool|requiredString|milliseconds|list)\(|environment\[|values\[|url\(settings, |case \.\w+: )"([A-Z][A-Z0-9_]+)"/#
         var found: [String: String] = [:]
         for folder in ["Shared", "Services"] {
             let base = Self.root.appending(path: folder)
-            guard let files = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil) else { continue }
+            guard let files = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil) else {
+                continue
+            }
             for case let file as URL in files where file.pathExtension == "swift" {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for match in text.matches(of: reader) { found[String(match.output.1)] = file.path }

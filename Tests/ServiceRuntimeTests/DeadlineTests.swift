@@ -61,7 +61,11 @@ import Testing
         await #expect(throws: Failure.self) { try await withDeadline(.seconds(30)) { throw Failure() } }
         // The timer of a finished call is cancelled: a short deadline that has long passed does not touch later work.
         try await Task.sleep(for: .milliseconds(200))
-        #expect(try await withDeadline(.seconds(30)) { try await Task.sleep(for: .milliseconds(50)); return "late" } == "late")
+        #expect(
+            try await withDeadline(.seconds(30)) {
+                try await Task.sleep(for: .milliseconds(50))
+                return "late"
+            } == "late")
     }
 
     @Test func cancellingTheCallerCancelsTheWork() async throws {
@@ -94,7 +98,10 @@ private final class NeverOpenedGate: Sendable {
     }
 
     func open() {
-        for continuation in self.state.withLock({ state in defer { state.continuations = [] }; return state.continuations }) {
+        for continuation in self.state.withLock({ state in
+            defer { state.continuations = [] }
+            return state.continuations
+        }) {
             continuation.resume()
         }
     }

@@ -18,7 +18,8 @@ import Testing
                 let socket = Socket(port: port)
                 defer { socket.close() }
                 socket.send(first)
-                Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
+                Thread.sleep(
+                    forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
                 socket.send(then)
                 answered.resume(returning: socket.receive(within: bound))
             }
@@ -30,15 +31,18 @@ import Testing
         router.get("/hello") { _, _ in "hello" }
         var http = HTTPSettings(host: "127.0.0.1", port: 0)
         http.headerTimeout = .milliseconds(500)
-        let app = Application(router: router, server: http.server, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let app = Application(
+            router: router, server: http.server, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { client in
             let port = try #require(client.port)
             // A whole head at once: answered (which also shows the socket helper reaches the server).
-            let timely = await Self.exchange(port: port, first: "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", pause: .zero, then: "", bound: 5)
+            let timely = await Self.exchange(
+                port: port, first: "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n", pause: .zero, then: "", bound: 5)
             #expect(timely.contains("200 OK") && timely.contains("hello"), "\(timely)")
             // Half a head, then nothing for two seconds: closed before the rest comes (the idle timeout is 30 s).
-            let trickled = await Self.exchange(port: port, first: "GET /hello HTTP/1.1\r\nHost: x\r\n", pause: .seconds(2),
-                                             then: "\r\n", bound: 5)
+            let trickled = await Self.exchange(
+                port: port, first: "GET /hello HTTP/1.1\r\nHost: x\r\n", pause: .seconds(2),
+                then: "\r\n", bound: 5)
             #expect(!trickled.contains("200 OK"), "a head that does not arrive in time is not served: \(trickled)")
         }
     }
@@ -55,13 +59,17 @@ final class Socket {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
     }
 
     func send(_ text: String) {
         guard !text.isEmpty else { return }
-        _ = text.utf8CString.withUnsafeBufferPointer { Glibc.send(self.descriptor, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL)) }
+        _ = text.utf8CString.withUnsafeBufferPointer {
+            Glibc.send(self.descriptor, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
+        }
     }
 
     /// What arrives until the peer closes, or until `bound` seconds pass after the first bytes or without any.

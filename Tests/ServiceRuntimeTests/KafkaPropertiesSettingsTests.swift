@@ -6,7 +6,10 @@ import Testing
 @Suite struct KafkaPropertiesSettingsTests {
     @Test func propertiesAreAppliedLastAndOverrideTheTypedOnes() throws {
         let client = try KafkaClientSettings(
-            EnvironmentSettings(["KAFKA_BOOTSTRAP_SERVERS": "b1:9092,b2:9092", "KAFKA_PROPERTIES": "linger.ms=0, socket.nagle.disable=true,a.b=x=y"]),
+            EnvironmentSettings([
+                "KAFKA_BOOTSTRAP_SERVERS": "b1:9092,b2:9092",
+                "KAFKA_PROPERTIES": "linger.ms=0, socket.nagle.disable=true,a.b=x=y",
+            ]),
             clientID: "ingest")
         #expect(client.bootstrapServers == ["b1:9092", "b2:9092"])
         #expect(client.additional == ["linger.ms": "0", "socket.nagle.disable": "true", "a.b": "x=y"])

@@ -14,7 +14,8 @@ import Testing
 
     @Test func countsPerLabelValueAcrossCopies() {
         let registry = PrometheusCollectorRegistry()
-        let counter = LabelledCounter(registry: registry, namespace: "test", name: "requests", label: "outcome", help: "Requests")
+        let counter = LabelledCounter(
+            registry: registry, namespace: "test", name: "requests", label: "outcome", help: "Requests")
         let copy = counter
         counter.increment("accepted")
         copy.increment("accepted", by: 2)
@@ -29,8 +30,10 @@ import Testing
     @Test func aValueHoldingCountersCanBePrinted() {
         let registry = PrometheusCollectorRegistry()
         let holder = Holder(
-            requests: LabelledCounter(registry: registry, namespace: "test", name: "requests", label: "outcome", help: "Requests"),
-            calls: LabelledCounter(registry: registry, namespace: "test", name: "calls", label: "result", help: "Calls"))
+            requests: LabelledCounter(
+                registry: registry, namespace: "test", name: "requests", label: "outcome", help: "Requests"),
+            calls: LabelledCounter(registry: registry, namespace: "test", name: "calls", label: "result", help: "Calls")
+        )
         holder.requests.increment("accepted")
         let printed = String(describing: holder)
         #expect(printed.contains("holder"), "\(printed)")

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Hummingbird
 import HummingbirdTesting
 import ServiceRuntime
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The shared overload bound of ingest and customer-api, on a real HTTP server: beyond the limit of requests in
 /// flight the answer is 503 with `Retry-After` at once (never a wait in a queue), the operations routes are
@@ -30,7 +31,8 @@ import Testing
             let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for _ in 0..<6 {
                     group.addTask {
-                        let (_, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/slow")!)
+                        let (_, response) = try await URLSession.shared.data(
+                            from: URL(string: "http://127.0.0.1:\(port)/slow")!)
                         let http = response as! HTTPURLResponse
                         return (http.statusCode, http.value(forHTTPHeaderField: "Retry-After") ?? "")
                     }
@@ -47,7 +49,9 @@ import Testing
             #expect(statuses.filter { $0.0 == 503 }.count == 4)
             try await client.execute(uri: "/health", method: .get) { #expect($0.status == .ok) }
             #expect(shed.current == 0, "every place was given back")
-            try await client.execute(uri: "/slow", method: .get) { #expect($0.status == .ok, "served again once the others finished") }
+            try await client.execute(uri: "/slow", method: .get) {
+                #expect($0.status == .ok, "served again once the others finished")
+            }
         }
     }
 }

@@ -6,10 +6,14 @@ import Testing
 @Suite struct RateAndRetryTests {
     @Test func backOffDoublesFromItsBaseToItsMaximum() {
         let backoff = Backoff(base: .milliseconds(100), maximum: .seconds(1))
-        #expect((1...6).map { backoff.delay(attempt: $0) } == [
-            .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1), .seconds(1),
-        ])
-        #expect(backoff.delay(attempt: 1_000) == .seconds(1), "a huge attempt count neither overflows nor exceeds the maximum")
+        #expect(
+            (1...6).map { backoff.delay(attempt: $0) } == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .seconds(1),
+                .seconds(1),
+            ])
+        #expect(
+            backoff.delay(attempt: 1_000) == .seconds(1),
+            "a huge attempt count neither overflows nor exceeds the maximum")
         #expect(backoff.delay(attempt: 3, jitter: 0) == .milliseconds(200), "equal jitter: half fixed")
         #expect(backoff.delay(attempt: 3, jitter: 0.5) == .milliseconds(300))
         #expect(backoff.delay(attempt: 3, jitter: 7) == .milliseconds(400), "jitter is clamped to [0, 1]")
@@ -20,7 +24,9 @@ import Testing
         #expect((0..<3).map { _ in bucket.take(now: 100) } == [0, 0, 0])
         #expect(bucket.take(now: 100) == nil, "the burst is spent")
         #expect(abs(bucket.wait(now: 100) - 0.1) < 1e-9)
-        #expect(bucket.take(now: 100, maximumWait: 0.2).map { abs($0 - 0.1) < 1e-9 } == true, "granted with the wait to sleep")
+        #expect(
+            bucket.take(now: 100, maximumWait: 0.2).map { abs($0 - 0.1) < 1e-9 } == true,
+            "granted with the wait to sleep")
         #expect(bucket.take(now: 100.35) == 0, "tokens came back with time")
     }
 

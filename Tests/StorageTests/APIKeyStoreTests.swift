@@ -1,9 +1,10 @@
 import Foundation
 import Logging
 import PostgresNIO
-@testable import Storage
-import Testing
 import TestSupport
+import Testing
+
+@testable import Storage
 
 /// customer-api keys in a real PostgreSQL: stored hashed, checked in constant time, one app each, rotated
 /// with a grace period, revoked at once; and the `iapctl api-keys` binary around them.
@@ -25,7 +26,9 @@ import TestSupport
     @Test func aKeyAuthenticatesItsAppAndNothingElse() async throws {
         try await withStore { store, client, _ in
             let issued = try await store.create(bundleId: "com.example.app", label: "backend", ratePerSecond: 5)
-            #expect(issued.token.hasPrefix("ck_\(issued.key.keyId)_") && issued.key.ratePerSecond == 5 && issued.key.label == "backend")
+            #expect(
+                issued.token.hasPrefix("ck_\(issued.key.keyId)_") && issued.key.ratePerSecond == 5
+                    && issued.key.label == "backend")
             #expect(try await store.authenticate(issued.token) == .success(issued.key))
             var wrong = issued.token
             wrong.removeLast()
@@ -38,7 +41,9 @@ import TestSupport
             // Only the hash is stored: the secret appears nowhere in the table.
             let secret = String(issued.token.split(separator: "_", maxSplits: 2)[2])
             var dump = ""
-            for try await row in try await client.query("SELECT api_keys::text FROM api_keys", logger: logger).decode(String.self) { dump += row }
+            for try await row in try await client.query("SELECT api_keys::text FROM api_keys", logger: logger).decode(
+                String.self)
+            { dump += row }
             #expect(!dump.contains(secret) && !dump.isEmpty)
         }
     }
@@ -53,7 +58,8 @@ import TestSupport
                 return
             }
             #expect(old.replacedBy == second.key.keyId && old.expiresAt != nil)
-            #expect(try await store.authenticate(first.token, now: Date().addingTimeInterval(3700)) == .failure(.expired))
+            #expect(
+                try await store.authenticate(first.token, now: Date().addingTimeInterval(3700)) == .failure(.expired))
             let third = try await store.rotate(second.key.keyId, grace: .zero)
             #expect(try await store.authenticate(second.token, now: Date().addingTimeInterval(1)) == .failure(.expired))
             #expect(try await store.revoke(third.key.keyId))
@@ -75,8 +81,9 @@ import TestSupport
     @Test func theIAPCtlBinaryManagesKeys() async throws {
         try await withStore { store, _, url in
             let environment = ["DATABASE_URL": url]
-            let (created, createdOutput) = try await Self.iapctl(["api-keys", "create", "--bundle-id", "com.example.app", "--label", "ops", "--rate", "7"],
-                                                           environment: environment)
+            let (created, createdOutput) = try await Self.iapctl(
+                ["api-keys", "create", "--bundle-id", "com.example.app", "--label", "ops", "--rate", "7"],
+                environment: environment)
             #expect(created == 0, "\(createdOutput)")
             let issued = try JSONSerialization.jsonObject(with: Data(createdOutput.utf8)) as? [String: Any]
             let token = try #require(issued?["token"] as? String)
@@ -87,18 +94,23 @@ import TestSupport
             #expect(key.ratePerSecond == 7 && key.label == "ops")
             let (listed, listOutput) = try await Self.iapctl(["api-keys", "list"], environment: environment)
             #expect(listed == 0 && listOutput.contains(key.keyId) && !listOutput.contains(token))
-            let (rotated, rotateOutput) = try await Self.iapctl(["api-keys", "rotate", key.keyId, "--grace-seconds", "0"], environment: environment)
+            let (rotated, rotateOutput) = try await Self.iapctl(
+                ["api-keys", "rotate", key.keyId, "--grace-seconds", "0"], environment: environment)
             #expect(rotated == 0 && rotateOutput.contains("\"token\""), "\(rotateOutput)")
             let (revoked, _) = try await Self.iapctl(["api-keys", "revoke", key.keyId], environment: environment)
             #expect(revoked == 0)
             #expect(try await Self.iapctl(["api-keys", "revoke", "0000000000000000"], environment: environment).0 == 1)
-            #expect(try await Self.iapctl(["api-keys", "create", "--bundle-id", "x", "--rate", "0"], environment: environment).0 == 2)
+            #expect(
+                try await Self.iapctl(
+                    ["api-keys", "create", "--bundle-id", "x", "--rate", "0"], environment: environment
+                ).0 == 2)
         }
     }
 
     /// Runs the built `iapctl` with extra environment; returns its exit status and standard output.
     static func iapctl(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iapctl")
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "iapctl")
         let result = try await Program.run(binary, arguments, environment: environment, errors: .discarded)
         return (result.status, result.output)
     }

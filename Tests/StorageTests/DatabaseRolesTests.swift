@@ -2,11 +2,11 @@ import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
 
 /// The services' least-privilege roles against a real PostgreSQL: each does its own work with its grants (the
 /// updater applies notifications, customer-api reads a customer and declares a token, the publisher marks the
@@ -42,11 +42,13 @@ import PipelineRecords
     @Test func eachServiceDoesItsWorkAndNothingElse() async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
-            let passwords = Dictionary(uniqueKeysWithValues: DatabaseRoles.Service.allCases.map { ($0, "pw-\($0.rawValue)-0123456789") })
+            let passwords = Dictionary(
+                uniqueKeysWithValues: DatabaseRoles.Service.allCases.map { ($0, "pw-\($0.rawValue)-0123456789") })
             try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
                 try await MigrationRunner().migrate(client: client, logger: logger)
                 try await DatabaseRoles.apply(passwords: passwords, client: client, logger: logger)
-                try await DatabaseRoles.apply(passwords: passwords, client: client, logger: logger)  // again: idempotent
+                // again: idempotent
+                try await DatabaseRoles.apply(passwords: passwords, client: client, logger: logger)
             }
             func settings(_ service: DatabaseRoles.Service) throws -> DatabaseSettings {
                 try DatabaseSettings(url: Self.url(url, as: service.role, password: passwords[service]!))
@@ -59,7 +61,9 @@ import PipelineRecords
                     _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
                 }
                 #expect(await Self.refused("SELECT * FROM api_keys", client: client, logger: logger))
-                #expect(await Self.refused("CREATE TABLE intruder (id int)", client: client, logger: logger), "the schema belongs to the migrations")
+                #expect(
+                    await Self.refused("CREATE TABLE intruder (id int)", client: client, logger: logger),
+                    "the schema belongs to the migrations")
             }
             // customer-api reads the customer and declares a token; it cannot change an entitlement or a binding.
             try await DatabaseClient.with(try settings(.customerAPI), logger: logger) { client in
@@ -67,18 +71,25 @@ import PipelineRecords
                     .view(bundleId: "com.example.app", customer: "s-1", kind: .originalTransactionId, asOf: 0)
                 #expect(!view.isEmpty, "its reads suffice")
                 let declared = try await AccountTokenOwners(client: client, logger: logger)
-                    .declare(token: "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20", appUserId: "u", environment: "Sandbox", bundleId: "com.example.app",
-                             keyId: "k")
+                    .declare(
+                        token: "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20", appUserId: "u", environment: "Sandbox",
+                        bundleId: "com.example.app",
+                        keyId: "k")
                 #expect(declared == .created)
-                #expect(await Self.refused("UPDATE entitlements SET active = true", client: client, logger: logger),
-                        "customer-api's role cannot update entitlements")
+                #expect(
+                    await Self.refused("UPDATE entitlements SET active = true", client: client, logger: logger),
+                    "customer-api's role cannot update entitlements")
                 #expect(await Self.refused("DELETE FROM customer_bindings", client: client, logger: logger))
-                #expect(await Self.refused("INSERT INTO outbox (event_id, topic, key, payload) VALUES ('e', 't', 'k', '{}')", client: client, logger: logger))
+                #expect(
+                    await Self.refused(
+                        "INSERT INTO outbox (event_id, topic, key, payload) VALUES ('e', 't', 'k', '{}')",
+                        client: client, logger: logger))
                 #expect(await Self.refused("UPDATE api_keys SET revoked_at = NULL", client: client, logger: logger))
             }
             // The publisher marks events published; it cannot rewrite or delete one, nor read entitlements.
             try await DatabaseClient.with(try settings(.eventPublisher), logger: logger) { client in
-                try await client.query("UPDATE outbox SET published_at = now() WHERE published_at IS NULL", logger: logger)
+                try await client.query(
+                    "UPDATE outbox SET published_at = now() WHERE published_at IS NULL", logger: logger)
                 #expect(await Self.refused("UPDATE outbox SET payload = '{}'", client: client, logger: logger))
                 #expect(await Self.refused("DELETE FROM outbox", client: client, logger: logger))
                 #expect(await Self.refused("SELECT * FROM entitlements", client: client, logger: logger))

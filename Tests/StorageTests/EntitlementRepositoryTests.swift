@@ -3,11 +3,11 @@ import Entitlements
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
 
 /// Notifications applied to a real PostgreSQL: once per notificationUUID, stale-safe per subject, and life
 /// cycles that end in the same state whatever order and duplication they arrive in.
@@ -23,11 +23,14 @@ import PipelineRecords
 
     /// One step of a life cycle (see ``VerifiedRecords/step``); subscription `sub-1` unless told.
     static func step(
-        _ type: String, _ subtype: String? = nil, day: Int64, original: String = "sub-1", product: ProductType = .autoRenewableSubscription,
-        status: Status? = nil, expiresDay: Int64? = nil, ownership: InAppOwnershipType = .purchased, refundedTransaction: Int64? = nil
+        _ type: String, _ subtype: String? = nil, day: Int64, original: String = "sub-1",
+        product: ProductType = .autoRenewableSubscription,
+        status: Status? = nil, expiresDay: Int64? = nil, ownership: InAppOwnershipType = .purchased,
+        refundedTransaction: Int64? = nil
     ) -> VerifiedNotificationRecord {
-        VerifiedRecords.step(type, subtype, original: original, day: day, expiresDay: expiresDay, product: product, ownership: ownership,
-                             status: status, transactionDay: refundedTransaction)
+        VerifiedRecords.step(
+            type, subtype, original: original, day: day, expiresDay: expiresDay, product: product, ownership: ownership,
+            status: status, transactionDay: refundedTransaction)
     }
 
     /// purchase → renewals → billing retry → grace → recovery → refund of an old period → expiry.
@@ -67,7 +70,8 @@ import PipelineRecords
     /// The entitlements table, as comparable tuples.
     func entitlements(_ client: PostgresClient) async throws -> [String] {
         var rows: [String] = []
-        let query = try await client.query("""
+        let query = try await client.query(
+            """
             SELECT customer, product_id, active, source_transaction_id, valid_until, revoked_at FROM entitlements ORDER BY customer, product_id
             """, logger: logger)
         for try await row in query.decode((String, String, Bool, String, Int64?, Int64?).self) { rows.append("\(row)") }
@@ -76,7 +80,9 @@ import PipelineRecords
 
     func count(_ table: String, _ client: PostgresClient) async throws -> Int {
         var count = 0
-        for try await value in try await client.query("SELECT count(*) FROM \(unescaped: table)", logger: logger).decode(Int.self) { count = value }
+        for try await value in try await client.query("SELECT count(*) FROM \(unescaped: table)", logger: logger)
+            .decode(Int.self)
+        { count = value }
         return count
     }
 
@@ -89,7 +95,9 @@ import PipelineRecords
 
     @Test func aDuplicateChangesNothingAndAnOlderNotificationIsOnlyLogged() async throws {
         try await withDatabase { client in
-            let results = try await applyAll([Self.subscription[0], Self.subscription[1], Self.subscription[1], Self.subscription[0]], client: client)
+            let results = try await applyAll(
+                [Self.subscription[0], Self.subscription[1], Self.subscription[1], Self.subscription[0]], client: client
+            )
             #expect(results == [.recorded(.applied), .recorded(.applied), .duplicate, .duplicate])
             let stale = Self.step("DID_RENEW", day: 20, expiresDay: 50)
             #expect(try await applyAll([stale], client: client) == [.recorded(.stale)])
@@ -107,9 +115,11 @@ import PipelineRecords
             return try await entitlements(client)
         }
         #expect(expected.count == 3)
-        #expect(expected.contains { $0.hasPrefix("(\"sub-1\"") && $0.contains("false") }, "the subscription ended expired")
+        #expect(
+            expected.contains { $0.hasPrefix("(\"sub-1\"") && $0.contains("false") }, "the subscription ended expired")
         #expect(expected.contains { $0.hasPrefix("(\"fam-1\"") && $0.contains("false") }, "family access revoked")
-        #expect(expected.contains { $0.hasPrefix("(\"life-1\"") && $0.contains("true") }, "refund reversed: active again")
+        #expect(
+            expected.contains { $0.hasPrefix("(\"life-1\"") && $0.contains("true") }, "refund reversed: active again")
         var generator = SeededGenerator(seed: seed)
         let delivered = (all + all.shuffled(using: &generator).prefix(6)).shuffled(using: &generator)
         let (shuffled, logged) = try await withDatabase { client in
@@ -126,10 +136,13 @@ import PipelineRecords
     func written(_ client: PostgresClient) async throws -> [String] {
         var rows = try await entitlements(client)
         for try await row in try await client.query(
-            "SELECT notification_uuid, outcome, duplicates FROM notification_log ORDER BY notification_uuid", logger: logger
+            "SELECT notification_uuid, outcome, duplicates FROM notification_log ORDER BY notification_uuid",
+            logger: logger
         ).decode((String, String, Int32).self) { rows.append("\(row)") }
-        for try await row in try await client.query("SELECT event_id, topic, key, payload::text FROM outbox ORDER BY topic, key, id", logger: logger)
-            .decode((String, String, String, String).self) { rows.append("\(row)") }
+        for try await row in try await client.query(
+            "SELECT event_id, topic, key, payload::text FROM outbox ORDER BY topic, key, id", logger: logger
+        )
+        .decode((String, String, String, String).self) { rows.append("\(row)") }
         return rows
     }
 
@@ -146,7 +159,9 @@ import PipelineRecords
             let repository = EntitlementRepository(client: client, logger: logger)
             var results: [ApplyResult] = []
             for start in stride(from: 0, to: delivered.count, by: 5) {
-                let batch = delivered[start..<min(start + 5, delivered.count)].map { EntitlementInput(.notification($0), receivedAt: nil) }
+                let batch = delivered[start..<min(start + 5, delivered.count)].map {
+                    EntitlementInput(.notification($0), receivedAt: nil)
+                }
                 results += try await repository.apply(batch, topics: PipelineTopics())
             }
             return (results, try await written(client))
@@ -158,21 +173,28 @@ import PipelineRecords
 
     @Test func aFailingInputLeavesNothingOfItsBatchCommitted() async throws {
         try await withDatabase { client in
-            try await client.query("""
+            try await client.query(
+                """
                 CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN IF NEW.notification_uuid LIKE 'life-1-REFUND-%' THEN RAISE EXCEPTION 'poison'; END IF; RETURN NEW; END $$
                 """, logger: logger)
             try await client.query(
-                "CREATE TRIGGER poison BEFORE INSERT ON notification_log FOR EACH ROW EXECUTE FUNCTION refuse_poison()", logger: logger)
+                "CREATE TRIGGER poison BEFORE INSERT ON notification_log FOR EACH ROW EXECUTE FUNCTION refuse_poison()",
+                logger: logger)
             let repository = EntitlementRepository(client: client, logger: logger)
-            let batch = (Self.subscription.prefix(2) + Self.oneTime).map { EntitlementInput(.notification($0), receivedAt: nil) }
+            let batch = (Self.subscription.prefix(2) + Self.oneTime).map {
+                EntitlementInput(.notification($0), receivedAt: nil)
+            }
             await #expect(throws: (any Error).self) { try await repository.apply(batch, topics: PipelineTopics()) }
-            #expect(try await count("notification_log", client) == 0, "the inputs before the failing one were rolled back too")
+            #expect(
+                try await count("notification_log", client) == 0,
+                "the inputs before the failing one were rolled back too")
             #expect(try await count("outbox", client) == 0)
             #expect(try await count("entitlements", client) == 0)
             try await client.query("DROP TRIGGER poison ON notification_log", logger: logger)
             let results = try await repository.apply(batch, topics: PipelineTopics())
-            #expect(results == Array(repeating: .recorded(.applied), count: 5), "the retried batch applies each input once")
+            #expect(
+                results == Array(repeating: .recorded(.applied), count: 5), "the retried batch applies each input once")
             #expect(try await count("notification_log", client) == 5)
         }
     }
@@ -194,7 +216,8 @@ import PipelineRecords
     func changeEvents(_ client: PostgresClient) async throws -> [String] {
         var events: [String] = []
         for try await type in try await client.query(
-            "SELECT payload->>'eventType' FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges) ORDER BY id", logger: logger
+            "SELECT payload->>'eventType' FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges) ORDER BY id",
+            logger: logger
         ).decode(String.self) { events.append(type) }
         return events
     }
@@ -204,8 +227,11 @@ import PipelineRecords
         // product's), as it does one at a time, and revoke it.
         var basic = Self.step("SUBSCRIBED", "INITIAL_BUY", day: 0, expiresDay: 30)
         basic.notification.transaction?.productId = "basic"
-        let life = [basic, Self.step("DID_CHANGE_RENEWAL_PREF", "UPGRADE", day: 10, expiresDay: 40), Self.step("DID_RENEW", day: 40, expiresDay: 70),
-                    Self.step("REFUND", day: 45, status: .revoked, expiresDay: 70, refundedTransaction: 40)]
+        let life = [
+            basic, Self.step("DID_CHANGE_RENEWAL_PREF", "UPGRADE", day: 10, expiresDay: 40),
+            Self.step("DID_RENEW", day: 40, expiresDay: 70),
+            Self.step("REFUND", day: 45, status: .revoked, expiresDay: 70, refundedTransaction: 40),
+        ]
         let expected = try await withDatabase { client in
             _ = try await applyAll(life, client: client)
             return (try await written(client), try await changeEvents(client))
@@ -218,7 +244,9 @@ import PipelineRecords
         }
         #expect(actual.0 == expected.0)
         #expect(actual.1 == expected.1)
-        #expect(actual.1.last == "entitlement.revoked", "the refund of the latest period revoked the new product: \(actual.1)")
+        #expect(
+            actual.1.last == "entitlement.revoked",
+            "the refund of the latest period revoked the new product: \(actual.1)")
     }
 
     @Test func aRevocationKnownBeforeThePurchaseIsPublishedAsARevocation() async throws {
@@ -229,7 +257,8 @@ import PipelineRecords
             #expect(results == [.recorded(.applied), .recorded(.stale), .recorded(.stale)])
             #expect(try await changeEvents(client) == ["entitlement.revoked"])
             let rows = try await entitlements(client)
-            #expect(rows.count == 1 && rows[0].contains("\"pro\", false"), "revoked, and nothing stale moved it: \(rows)")
+            #expect(
+                rows.count == 1 && rows[0].contains("\"pro\", false"), "revoked, and nothing stale moved it: \(rows)")
         }
     }
 
@@ -242,9 +271,15 @@ import PipelineRecords
             let subscription = try #require(view["subscriptions"]?.first)
             #expect(subscription["expiresDate"] == String(Self.start + 125 * Self.day))
             #expect(subscription["status"] == "1", "the last data.status seen (the refund's) is kept")
-            #expect(view["history"]?.map { $0["notificationType"] ?? "" }
-                == ["SUBSCRIBED", "DID_RENEW", "DID_RENEW", "DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "DID_RENEW", "REFUND", "EXPIRED"])
-            #expect(try await EntitlementQueries(client: client, logger: logger).describe("nobody")["entitlements"]?.isEmpty == true)
+            #expect(
+                view["history"]?.map { $0["notificationType"] ?? "" }
+                    == [
+                        "SUBSCRIBED", "DID_RENEW", "DID_RENEW", "DID_FAIL_TO_RENEW", "DID_FAIL_TO_RENEW", "DID_RENEW",
+                        "REFUND", "EXPIRED",
+                    ])
+            #expect(
+                try await EntitlementQueries(client: client, logger: logger).describe("nobody")["entitlements"]?.isEmpty
+                    == true)
         }
     }
 
@@ -254,15 +289,21 @@ import PipelineRecords
             _ = try await applyAll([Self.subscription[0], Self.subscription[1], ambiguous, ambiguous], client: client)
             #expect(try await count("status_requests", client) == 1)
             var rows: [(String, String?)] = []
-            for try await row in try await client.query("SELECT topic, payload->>'eventType' FROM outbox ORDER BY id", logger: logger)
-                .decode((String, String?).self) { rows.append(row) }
+            for try await row in try await client.query(
+                "SELECT topic, payload->>'eventType' FROM outbox ORDER BY id", logger: logger
+            )
+            .decode((String, String?).self) { rows.append(row) }
             #expect(rows.map(\.1) == ["entitlement.granted", "entitlement.updated", "revocation.refunded", nil])
             // The status request goes out through the outbox too, keyed by the subscription, once.
             #expect(rows.last?.0 == PipelineTopics().statusRequests)
             var keys: [String] = []
-            for try await key in try await client.query("SELECT key FROM outbox WHERE topic = \(PipelineTopics().statusRequests)", logger: logger)
-                .decode(String.self) { keys.append(key) }
-            #expect(keys == ["Sandbox/com.example.app/\(ambiguous.subject)"], "keyed by the subscription within its environment and app")
+            for try await key in try await client.query(
+                "SELECT key FROM outbox WHERE topic = \(PipelineTopics().statusRequests)", logger: logger
+            )
+            .decode(String.self) { keys.append(key) }
+            #expect(
+                keys == ["Sandbox/com.example.app/\(ambiguous.subject)"],
+                "keyed by the subscription within its environment and app")
         }
     }
 }

@@ -1,8 +1,9 @@
-@testable import Entitlements
 import Foundation
-@testable import Storage
-import Testing
 import TestSupport
+import Testing
+
+@testable import Entitlements
+@testable import Storage
 
 /// The wave's facts statement reads its rows with `jsonb_to_recordset`, which silently drops a JSON key that has
 /// no column and reads NULL for a column that has no key; and its INSERTs pair columns with values by position.
@@ -25,9 +26,12 @@ import TestSupport
 
     /// Each `INSERT INTO table (columns) SELECT values FROM input` of `sql`: the table, its columns and the values.
     static func inserts(_ sql: String) -> [(table: String, columns: [String], values: [String])] {
-        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        let flat = sql.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(
+            separator: " ")
         return flat.matches(of: #/INSERT INTO (\w+) \(([^)]*)\)\s*SELECT (.+?) FROM /#).map { match in
-            let split = { (text: Substring) in text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+            let split = { (text: Substring) in
+                text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            }
             return (String(match.output.1), split(match.output.2), split(match.output.3))
         }
     }
@@ -36,7 +40,8 @@ import TestSupport
     static func factsRecord() -> NotificationFacts.FactsRecord {
         let record = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "1000", day: 0)
         let entry = EntitlementRepository.LogEntry(
-            id: "id", type: "SUBSCRIBED", subtype: "INITIAL_BUY", subject: "1000", environment: "Sandbox", bundleId: "com.example.app",
+            id: "id", type: "SUBSCRIBED", subtype: "INITIAL_BUY", subject: "1000", environment: "Sandbox",
+            bundleId: "com.example.app",
             signedDate: 1, receivedAt: nil)
         let update = EntitlementUpdate(outcome: .applied, detail: "", advancesSubject: true)
         return NotificationFacts.FactsRecord(
@@ -47,11 +52,15 @@ import TestSupport
         let fields = Mirror(reflecting: Self.factsRecord()).children.compactMap(\.label)
         let columns = try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "i")
         #expect(fields.count > 60)
-        #expect(columns == fields, "columns without a field: \(Set(columns).subtracting(fields).sorted()), fields without a column: \(Set(fields).subtracting(columns).sorted())")
+        #expect(
+            columns == fields,
+            "columns without a field: \(Set(columns).subtracting(fields).sorted()), fields without a column: \(Set(fields).subtracting(columns).sorted())"
+        )
     }
 
     @Test func theOutboxRecordsetHasExactlyTheEventsFields() throws {
-        let event = NotificationFacts.EventRecord(position: 0, id: "e", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundle_id: "b")
+        let event = NotificationFacts.EventRecord(
+            position: 0, id: "e", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundle_id: "b")
         let fields = Mirror(reflecting: event).children.compactMap(\.label)
         #expect(try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "e") == fields)
     }
@@ -62,7 +71,9 @@ import TestSupport
         #expect(inserts.map(\.table) == ["transactions", "renewal_infos", "subscriptions", "entitlements", "outbox"])
         let known = Set(try Self.recordsetColumns(sql, alias: "i") + Self.recordsetColumns(sql, alias: "e"))
         for insert in inserts {
-            #expect(insert.columns.count == insert.values.count, "\(insert.table): \(insert.columns.count) columns, \(insert.values.count) values")
+            #expect(
+                insert.columns.count == insert.values.count,
+                "\(insert.table): \(insert.columns.count) columns, \(insert.values.count) values")
             for value in insert.values where !value.hasSuffix("()") {
                 let name = String(value.split(separator: ":")[0])
                 #expect(known.contains(name), "\(insert.table) selects \(value), which is no recordset column")

@@ -3,15 +3,16 @@ import Entitlements
 import JWSVerification
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
 
 /// The type/subtype table through PostgreSQL: for every row, the stored entitlement row, the outbox rows
 /// and the notification log outcome the repository writes.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct NotificationTypeTableDatabaseTests {
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3)))
+struct NotificationTypeTableDatabaseTests {
     let logger: Logger = {
         var logger = Logger(label: "table-database-test")
         logger.logLevel = .error
@@ -19,7 +20,9 @@ import PipelineRecords
     }()
 
     /// The row's notification, moved to its own subscription so rows do not interfere.
-    static func isolated(_ row: NotificationTypeTable.Row, index: Int) -> (VerifiedNotificationRecord, EntitlementState?) {
+    static func isolated(_ row: NotificationTypeTable.Row, index: Int) -> (
+        VerifiedNotificationRecord, EntitlementState?
+    ) {
         var notification = row.notification
         let subject = "row-\(index)"
         notification.payload.notificationUUID = "\(notification.payload.notificationUUID ?? "")-\(index)"
@@ -41,7 +44,8 @@ import PipelineRecords
             for (index, row) in NotificationTypeTable.rows.enumerated() {
                 let (record, current) = Self.isolated(row, index: index)
                 if let e = current {
-                    try await client.query("""
+                    try await client.query(
+                        """
                         INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
                                                   source_transaction_id, ownership_type, valid_from, valid_until, last_signed_date)
                         VALUES ('Sandbox', \(NotificationTypeTable.bundleId), \(e.customer), \(e.productId), \(e.productId), \(e.active),
@@ -53,16 +57,19 @@ import PipelineRecords
                 let uuid = record.notification.payload.notificationUUID!
                 var outcome = ""
                 for try await value in try await client.query(
-                    "SELECT outcome FROM notification_log WHERE notification_uuid = \(uuid)", logger: logger).decode(String.self) { outcome = value }
+                    "SELECT outcome FROM notification_log WHERE notification_uuid = \(uuid)", logger: logger
+                ).decode(String.self) { outcome = value }
                 #expect(outcome == row.outcome.rawValue, "\(row)")
                 var active: Bool?
                 for try await value in try await client.query(
-                    "SELECT active FROM entitlements WHERE customer = \(record.subject)", logger: logger).decode(Bool.self) { active = value }
+                    "SELECT active FROM entitlements WHERE customer = \(record.subject)", logger: logger
+                ).decode(Bool.self) { active = value }
                 #expect(active == (row.active ?? current?.active), "\(row): stored entitlement")
                 var events: [String] = []
                 for try await value in try await client.query(
                     "SELECT payload->>'eventType' FROM outbox WHERE payload->'cause'->>'notificationUUID' = \(uuid) ORDER BY id",
-                    logger: logger).decode(String.self) { events.append(value) }
+                    logger: logger
+                ).decode(String.self) { events.append(value) }
                 #expect(events == row.events, "\(row): outbox rows")
             }
         }

@@ -12,7 +12,9 @@ public enum HeadlessBrowser {
     }
 
     /// A PNG screenshot of the page (for the closing note and operators), written to `file`.
-    public static func screenshot(of url: String, to file: URL, width: Int = 1400, height: Int = 2200, budget: Duration = .seconds(15)) async throws {
+    public static func screenshot(
+        of url: String, to file: URL, width: Int = 1400, height: Int = 2200, budget: Duration = .seconds(15)
+    ) async throws {
         _ = try await Self.run(["--screenshot=\(file.path)", "--window-size=\(width),\(height)", url], budget: budget)
     }
 
@@ -24,10 +26,13 @@ public enum HeadlessBrowser {
         let directory = try LocalComponents.temporaryDirectory("chromium")
         defer { try? FileManager.default.removeItem(at: directory) }
         let milliseconds = Int(budget.components.seconds * 1000)
-        let result = try await Program.run(Self.binary, [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=\(directory.path)/profile",
-            "--virtual-time-budget=\(milliseconds)",
-        ] + arguments, errors: .discarded)
+        let result = try await Program.run(
+            Self.binary,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--user-data-dir=\(directory.path)/profile",
+                "--virtual-time-budget=\(milliseconds)",
+            ] + arguments, errors: .discarded)
         guard result.status == 0 else {
             throw LocalComponentError(description: "chromium exited \(result.status)")
         }

@@ -17,13 +17,17 @@ public struct KafkaTestClient: Sendable {
 
     /// Creates topics.
     public func createTopics(_ topics: [(String, Int)]) async throws {
-        try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: self.bootstrapServers), logger: self.logger)
-            .createTopics(topics.map { (name: $0.0, partitions: $0.1) })
+        try await KafkaAdmin(
+            settings: KafkaClientSettings(bootstrapServers: self.bootstrapServers), logger: self.logger
+        )
+        .createTopics(topics.map { (name: $0.0, partitions: $0.1) })
     }
 
     /// Produces records in order and waits for every acknowledgement.
     public func produce(_ records: [ProducerRecord]) async throws {
-        let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: self.bootstrapServers)), logger: self.logger)
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(
+                client: KafkaClientSettings(bootstrapServers: self.bootstrapServers)), logger: self.logger)
         var pending: [PendingDelivery] = []
         for record in records { pending.append(try await producer.enqueue(record)) }
         for delivery in pending { _ = try await delivery.report }
@@ -32,9 +36,12 @@ public struct KafkaTestClient: Sendable {
 
     /// Reads a topic from the beginning with a fresh group until `count` records arrived and then nothing
     /// more for `quiet`, or until `timeout`; returns everything read.
-    public func readAll(_ topic: String, atLeast count: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(60)) async throws -> [ConsumerRecord] {
+    public func readAll(
+        _ topic: String, atLeast count: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(60)
+    ) async throws -> [ConsumerRecord] {
         var configuration = KafkaConsumerConfiguration(
-            client: KafkaClientSettings(bootstrapServers: self.bootstrapServers), groupID: "reader-\(UUID().uuidString)", topics: [topic])
+            client: KafkaClientSettings(bootstrapServers: self.bootstrapServers),
+            groupID: "reader-\(UUID().uuidString)", topics: [topic])
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .milliseconds(500)
         let consumer = try KafkaConsumer(configuration: configuration, logger: self.logger)

@@ -1,7 +1,7 @@
 public import Foundation
-import Synchronization
 import Glibc
 import RdKafka
+import Synchronization
 
 /// Real components for tests, started by the project's own scripts in `deploy/local/` on loopback.
 public enum LocalComponents {
@@ -15,24 +15,28 @@ public enum LocalComponents {
         _ name: String, _ arguments: [String], environment: [String: String] = [:], trimmed: Bool = true
     ) async throws -> String {
         let result = try await Program.run(
-            URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
+            URL(fileURLWithPath: "/bin/bash"),
+            [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
             environment: environment, errors: .discarded)
         guard result.status == 0 else {
-            throw LocalComponentError(description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(result.status)")
+            throw LocalComponentError(
+                description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(result.status)")
         }
         return trimmed ? result.output.trimmingCharacters(in: .whitespacesAndNewlines) : result.output
     }
 
     /// The project's tools Python (`deploy/local/env.sh`): its virtual environment also holds the tools' commands.
     public static var toolsPython: String {
-        ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"] ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
+        ProcessInfo.processInfo.environment["APPSTORE_TOOLS_PYTHON"]
+            ?? repositoryRoot.appendingPathComponent(".build-tools/venv/bin/python").path
     }
 
     /// Runs a Python script of the repository with the project's tools Python (`deploy/local/env.sh`);
     /// returns its exit status and standard output.
     public static func python(_ script: String, _ arguments: [String]) async throws -> (Int32, String) {
         let result = try await Program.run(
-            URL(fileURLWithPath: Self.toolsPython), [repositoryRoot.appendingPathComponent(script).path] + arguments, errors: .discarded)
+            URL(fileURLWithPath: Self.toolsPython), [repositoryRoot.appendingPathComponent(script).path] + arguments,
+            errors: .discarded)
         return (result.status, result.output)
     }
 
@@ -55,7 +59,9 @@ public enum LocalComponents {
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             if bound == 0 { return port }
         }
@@ -74,9 +80,10 @@ public enum LocalComponents {
         let version = KafkaRuntime.librdkafkaVersion
         let parts = version.split(separator: ".").compactMap { Int($0) }
         guard parts.count >= 2, parts[0] > 2 || (parts[0] == 2 && parts[1] >= 2) else {
-            throw LocalComponentError(description:
-                "librdkafka \(version) is loaded; Tansu needs 2.2 or newer: run the tests through deploy/local/test.sh "
-                + "(or `source deploy/local/env.sh` first)")
+            throw LocalComponentError(
+                description:
+                    "librdkafka \(version) is loaded; Tansu needs 2.2 or newer: run the tests through deploy/local/test.sh "
+                    + "(or `source deploy/local/env.sh` first)")
         }
     }
 }
@@ -118,13 +125,17 @@ public func withStoppableLocalBroker<T>(
 
 /// A Tansu broker of its own whose process the body may freeze (SIGSTOP) and thaw (SIGCONT): the broker keeps
 /// its in-memory data, as a broker stalled by its host would.
-public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ pid: Int32) async throws -> T) async throws -> T {
+public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ pid: Int32) async throws -> T)
+    async throws -> T
+{
     try LocalComponents.requireModernLibrdkafka()
     let directory = try LocalComponents.temporaryDirectory("tansu")
     let bootstrap = try await LocalComponents.script("broker.sh", ["start", directory.path])
     let path = directory.path
-    let pid = Int32(try String(contentsOf: directory.appendingPathComponent("tansu.pid"), encoding: .utf8)
-        .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    let pid =
+        Int32(
+            try String(contentsOf: directory.appendingPathComponent("tansu.pid"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     return try await withCleanUp {
         try await body(bootstrap, pid)
     } cleanUp: {
@@ -142,8 +153,10 @@ public func freezeProcess(_ pid: Int32, within bound: Duration = .seconds(10)) a
     kill(pid, SIGSTOP)
     let deadline = ContinuousClock.now + bound
     while ContinuousClock.now < deadline {
-        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")"),
-           stat[stat.index(after: close)...].split(separator: " ").first == "T" {
+        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")"),
+            stat[stat.index(after: close)...].split(separator: " ").first == "T"
+        {
             return true
         }
         try await Task.sleep(for: .milliseconds(10))
@@ -193,7 +206,9 @@ public func withLocalPostgres<T>(_ body: (_ databaseURL: String) async throws ->
 }
 
 /// ``withLocalPostgres(_:)`` that also gives the server's directory (for `postgres.sh dump-schema`).
-public func withLocalPostgresDirectory<T>(_ body: (_ databaseURL: String, _ directory: URL) async throws -> T) async throws -> T {
+public func withLocalPostgresDirectory<T>(_ body: (_ databaseURL: String, _ directory: URL) async throws -> T)
+    async throws -> T
+{
     let directory = try LocalComponents.temporaryDirectory("postgres")
     let url = try await LocalComponents.script("postgres.sh", ["start", directory.path])
     return try await withCleanUp {

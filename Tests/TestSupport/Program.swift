@@ -45,7 +45,9 @@ public enum Program {
         process.executableURL = executable
         process.arguments = arguments
         if let workingDirectory { process.currentDirectoryURL = workingDirectory }
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         let output = try FileHandle(forWritingTo: outputURL)
         defer { try? output.close() }
         process.standardOutput = output

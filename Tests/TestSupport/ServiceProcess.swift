@@ -10,7 +10,9 @@ public enum ServiceProcess {
         let process = Process()
         process.executableURL = binaries.appendingPathComponent(name)
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        if !FileManager.default.fileExists(atPath: log.path) { FileManager.default.createFile(atPath: log.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log.path) {
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+        }
         let handle = try FileHandle(forWritingTo: log)
         handle.seekToEndOfFile()
         process.standardOutput = handle

@@ -11,6 +11,8 @@ extension Trait where Self == ConditionTrait {
     /// `deploy/local/test.sh --unit` sets): with it the unit tests run alone in well under a minute after a build.
     /// Every suite tagged ``Tag/integration`` carries it.
     public static var notInUnitRuns: Self {
-        .disabled(if: ProcessInfo.processInfo.environment["IAP_UNIT_TESTS_ONLY"] == "1", "an integration test (IAP_UNIT_TESTS_ONLY=1)")
+        .disabled(
+            if: ProcessInfo.processInfo.environment["IAP_UNIT_TESTS_ONLY"] == "1",
+            "an integration test (IAP_UNIT_TESTS_ONLY=1)")
     }
 }

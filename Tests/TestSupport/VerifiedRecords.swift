@@ -17,7 +17,8 @@ public enum VerifiedRecords {
     ///   - transactionDay: the day of the transaction it is about (a refund names an earlier one); default `day`.
     public static func step(
         _ type: String, _ subtype: String? = nil, original: String, day: Int64, expiresDay: Int64? = nil,
-        product: ProductType = .autoRenewableSubscription, ownership: InAppOwnershipType = .purchased, status: Status? = nil,
+        product: ProductType = .autoRenewableSubscription, ownership: InAppOwnershipType = .purchased,
+        status: Status? = nil,
         transactionDay: Int64? = nil
     ) -> VerifiedNotificationRecord {
         let signed = start + day * Self.day
@@ -50,8 +51,10 @@ public enum VerifiedRecords {
         var renewal = JWSRenewalInfoDecodedPayload()
         renewal.originalTransactionId = original
         renewal.gracePeriodExpiresDate = Timestamp(millisecondsSince1970: signed + 16 * Self.day)
-        return VerifiedNotificationRecord(notification: VerifiedNotification(
-            signedPayload: "jws-\(payload.notificationUUID!)", payload: payload, transaction: transaction, renewalInfo: renewal))
+        return VerifiedNotificationRecord(
+            notification: VerifiedNotification(
+                signedPayload: "jws-\(payload.notificationUUID!)", payload: payload, transaction: transaction,
+                renewalInfo: renewal))
     }
 
     /// A subscription's life: purchase, five renewals, a grace period and recovery, then expiry (every
@@ -63,7 +66,9 @@ public enum VerifiedRecords {
         for month in 1...5 { steps.append(("DID_RENEW", nil, Int64(month) * 30, Int64(month + 1) * 30)) }
         steps.append(("DID_FAIL_TO_RENEW", "GRACE_PERIOD", 180, 180))
         steps.append(("DID_RENEW", "BILLING_RECOVERY", 185, 215))
-        steps.append(index % 3 == 0 ? ("EXPIRED", "VOLUNTARY", 215, 215) : ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", 200, 215))
+        steps.append(
+            index % 3 == 0
+                ? ("EXPIRED", "VOLUNTARY", 215, 215) : ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", 200, 215))
         if ownership == .familyShared { steps.append(("REVOKE", nil, 220, 215)) }
         return steps.map { step($0.0, $0.1, original: original, day: $0.2, expiresDay: $0.3, ownership: ownership) }
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, checks the layers (each target imports exactly what Package.swift
-# declares), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
+# The test command: installs what is missing, checks the formatting (.swift-format, 120 columns) and the layers
+# (each target imports exactly what Package.swift declares), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
 # builds and runs every test of the package.
 #   deploy/local/test.sh          everything (what .ci/run runs)
 #   deploy/local/test.sh --unit   the quick loop: build, then only the unit tests (IAP_UNIT_TESTS_ONLY=1 skips every
@@ -17,6 +17,7 @@ if [[ "${1:-}" == "--unit" ]]; then
 fi
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
+swift format lint --recursive --strict --parallel Package.swift Shared Services Tests Benchmarks
 python3 Tests/Layering/check_layers.py
 deploy/validation/validate.sh
 swift build --build-tests

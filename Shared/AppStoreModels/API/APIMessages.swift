@@ -1,4 +1,3 @@
-
 // MARK: - Wire types of the App Store Server API (JSON bodies exactly as Apple sends and accepts them)
 
 /// Get All Subscription Statuses: `GET /inApps/v1/subscriptions/{transactionId}`.
@@ -35,7 +34,9 @@ public struct LastTransactionsItem: Codable, Hashable, Sendable {
     public var signedTransactionInfo: String?
     public var signedRenewalInfo: String?
 
-    public init(status: Int32?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?) {
+    public init(
+        status: Int32?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?
+    ) {
         self.status = status
         self.originalTransactionId = originalTransactionId
         self.signedTransactionInfo = signedTransactionInfo
@@ -58,7 +59,10 @@ public struct HistoryResponse: Codable, Hashable, Sendable {
     public var hasMore: Bool?
     public var signedTransactions: [String]
 
-    public init(revision: String?, bundleId: String?, appAppleId: Int64?, environment: String?, hasMore: Bool?, signedTransactions: [String]) {
+    public init(
+        revision: String?, bundleId: String?, appAppleId: Int64?, environment: String?, hasMore: Bool?,
+        signedTransactions: [String]
+    ) {
         self.revision = revision
         self.bundleId = bundleId
         self.appAppleId = appAppleId
@@ -81,8 +85,10 @@ public struct NotificationHistoryRequest: Codable, Hashable, Sendable {
     /// Only notifications the App Store failed to deliver (and has not delivered since).
     public var onlyFailures: Bool?
 
-    public init(startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
-                transactionId: String? = nil, onlyFailures: Bool? = nil) {
+    public init(
+        startDate: Int64, endDate: Int64, notificationType: String? = nil, notificationSubtype: String? = nil,
+        transactionId: String? = nil, onlyFailures: Bool? = nil
+    ) {
         self.startDate = startDate
         self.endDate = endDate
         self.notificationType = notificationType
@@ -156,8 +162,11 @@ public struct ConsumptionRequest: Codable, Hashable, Sendable {
     public var refundPreference: String?
     public var sampleContentProvided: Bool
 
-    public init(customerConsented: Bool, consumptionPercentage: Int32? = nil, deliveryStatus: String, refundPreference: String? = nil,
-                sampleContentProvided: Bool) {
+    public init(
+        customerConsented: Bool, consumptionPercentage: Int32? = nil, deliveryStatus: String,
+        refundPreference: String? = nil,
+        sampleContentProvided: Bool
+    ) {
         self.customerConsented = customerConsented
         self.consumptionPercentage = consumptionPercentage
         self.deliveryStatus = deliveryStatus

@@ -65,8 +65,10 @@ public struct MassExtendRenewalDateRequest: Codable, Hashable, Sendable {
     /// ISO 3166-1 alpha-3 storefronts; nil: every storefront.
     public var storefrontCountryCodes: [String]?
 
-    public init(extendByDays: Int32, extendReasonCode: Int32, requestIdentifier: String, productId: String,
-                storefrontCountryCodes: [String]? = nil) {
+    public init(
+        extendByDays: Int32, extendReasonCode: Int32, requestIdentifier: String, productId: String,
+        storefrontCountryCodes: [String]? = nil
+    ) {
         self.extendByDays = extendByDays
         self.extendReasonCode = extendReasonCode
         self.requestIdentifier = requestIdentifier
@@ -90,7 +92,9 @@ public struct MassExtendRenewalDateStatusResponse: Codable, Hashable, Sendable {
     public var succeededCount: Int64?
     public var failedCount: Int64?
 
-    public init(requestIdentifier: String?, complete: Bool?, completeDate: Int64?, succeededCount: Int64?, failedCount: Int64?) {
+    public init(
+        requestIdentifier: String?, complete: Bool?, completeDate: Int64?, succeededCount: Int64?, failedCount: Int64?
+    ) {
         self.requestIdentifier = requestIdentifier
         self.complete = complete
         self.completeDate = completeDate
@@ -118,9 +122,13 @@ public struct ConsumptionRequestV1: Codable, Hashable, Sendable {
     public var sampleContentProvided: Bool
     public var userStatus: Int32
 
-    public init(accountTenure: Int32, appAccountToken: String, consumptionStatus: Int32, customerConsented: Bool, deliveryStatus: Int32,
-                lifetimeDollarsPurchased: Int32, lifetimeDollarsRefunded: Int32, platform: Int32, playTime: Int32, refundPreference: Int32,
-                sampleContentProvided: Bool, userStatus: Int32) {
+    public init(
+        accountTenure: Int32, appAccountToken: String, consumptionStatus: Int32, customerConsented: Bool,
+        deliveryStatus: Int32,
+        lifetimeDollarsPurchased: Int32, lifetimeDollarsRefunded: Int32, platform: Int32, playTime: Int32,
+        refundPreference: Int32,
+        sampleContentProvided: Bool, userStatus: Int32
+    ) {
         self.accountTenure = accountTenure
         self.appAccountToken = appAccountToken
         self.consumptionStatus = consumptionStatus

@@ -1,4 +1,3 @@
-
 /// A notification whose outer JWS and every nested JWS passed verification, decoded.
 public struct VerifiedNotification: Codable, Hashable, Sendable {
     /// The original signed payload, exactly as received.
@@ -42,7 +41,10 @@ public struct VerifiedJSON: Hashable, Sendable {
     public var appTransaction: [UInt8]?
 
     /// Creates a set of JSON texts.
-    public init(payload: [UInt8]? = nil, transaction: [UInt8]? = nil, renewalInfo: [UInt8]? = nil, appTransaction: [UInt8]? = nil) {
+    public init(
+        payload: [UInt8]? = nil, transaction: [UInt8]? = nil, renewalInfo: [UInt8]? = nil,
+        appTransaction: [UInt8]? = nil
+    ) {
         self.payload = payload
         self.transaction = transaction
         self.renewalInfo = renewalInfo

@@ -15,14 +15,17 @@ public enum AppReceipt {
 
     /// Every in-app purchase's transaction identifier, in receipt order; nil when the text is not a receipt.
     public static func transactionIds(fromBase64 receipt: String) -> [String]? {
-        guard let der = Data(base64Encoded: receipt.trimmingCharacters(in: .whitespacesAndNewlines), options: .ignoreUnknownCharacters),
-              let contentInfo = try? BER.parse(Array(der)),
-              contentInfo.children.count >= 2,
-              let signedData = contentInfo.children[1].children.first,  // [0] EXPLICIT SignedData
-              signedData.children.count >= 3,
-              signedData.children[2].children.count >= 2,  // encapContentInfo
-              let eContent = signedData.children[2].children[1].children.first,  // [0] EXPLICIT OCTET STRING
-              let attributes = Self.attributes(in: eContent.bytes)
+        guard
+            let der = Data(
+                base64Encoded: receipt.trimmingCharacters(in: .whitespacesAndNewlines),
+                options: .ignoreUnknownCharacters),
+            let contentInfo = try? BER.parse(Array(der)),
+            contentInfo.children.count >= 2,
+            let signedData = contentInfo.children[1].children.first,  // [0] EXPLICIT SignedData
+            signedData.children.count >= 3,
+            signedData.children[2].children.count >= 2,  // encapContentInfo
+            let eContent = signedData.children[2].children[1].children.first,  // [0] EXPLICIT OCTET STRING
+            let attributes = Self.attributes(in: eContent.bytes)
         else { return nil }
         return attributes.filter { $0.type == Self.inAppPurchaseType }.compactMap { purchase in
             Self.attributes(in: purchase.value)?.first { $0.type == Self.transactionIdentifierType }
@@ -35,7 +38,7 @@ public enum AppReceipt {
         guard let set = try? BER.parse(bytes), case .constructed = set.content else { return nil }
         return set.children.compactMap { attribute in
             guard attribute.children.count == 3, attribute.children[0].identifier == .integer,
-                  case .primitive(let type) = attribute.children[0].content, type.count <= 4
+                case .primitive(let type) = attribute.children[0].content, type.count <= 4
             else { return nil }
             return (type.reduce(0) { $0 << 8 | Int($1) }, attribute.children[2].bytes)
         }
@@ -44,7 +47,7 @@ public enum AppReceipt {
     /// The text of an encoded UTF8String, IA5String or PrintableString.
     private static func string(in bytes: [UInt8]) -> String? {
         guard let node = try? BER.parse(bytes), [.utf8String, .ia5String, .printableString].contains(node.identifier),
-              case .primitive(let text) = node.content
+            case .primitive(let text) = node.content
         else { return nil }
         return String(decoding: text, as: UTF8.self)
     }

@@ -9,8 +9,8 @@ public enum LegacyReceipt {
     /// Returns the `transaction-id` of a legacy transaction receipt, or nil when there is none.
     public static func transactionId(fromBase64 receipt: String) -> String? {
         guard let outer = decodeBase64Text(receipt),
-              let purchaseInfo = quotedValue(forKey: "purchase-info", in: outer),
-              let inner = decodeBase64Text(purchaseInfo)
+            let purchaseInfo = quotedValue(forKey: "purchase-info", in: outer),
+            let inner = decodeBase64Text(purchaseInfo)
         else { return nil }
         return quotedValue(forKey: "transaction-id", in: inner)
     }
@@ -27,7 +27,7 @@ public enum LegacyReceipt {
         guard let keyRange = plist.range(of: "\"\(key)\"") else { return nil }
         let rest = plist[keyRange.upperBound...]
         guard let equals = rest.firstIndex(of: "="),
-              let open = rest[equals...].firstIndex(of: "\"")
+            let open = rest[equals...].firstIndex(of: "\"")
         else { return nil }
         let valueStart = rest.index(after: open)
         guard let close = rest[valueStart...].firstIndex(of: "\"") else { return nil }

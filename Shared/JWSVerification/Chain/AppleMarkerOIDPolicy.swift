@@ -18,7 +18,8 @@ struct AppleMarkerOIDPolicy: VerifierPolicy {
             return .failsToMeetPolicy(reason: "the chain has \(chain.count) certificates, App Store chains have 3")
         }
         guard chain[0].extensions[oid: Self.leafMarker] != nil else {
-            return .failsToMeetPolicy(reason: "the leaf lacks Apple's receipt-signing marker OID 1.2.840.113635.100.6.11.1")
+            return .failsToMeetPolicy(
+                reason: "the leaf lacks Apple's receipt-signing marker OID 1.2.840.113635.100.6.11.1")
         }
         guard chain[1].extensions[oid: Self.intermediateMarker] != nil else {
             return .failsToMeetPolicy(reason: "the intermediate lacks Apple's marker OID 1.2.840.113635.100.6.2.1")

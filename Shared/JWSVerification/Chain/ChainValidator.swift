@@ -49,7 +49,8 @@ struct ChainValidator: Sendable {
 
     /// Validates the chain at `time` and returns the leaf's signing key with the chain's validity window.
     func validate(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> VerifiedChain {
-        let path = self.storeKitTesting
+        let path =
+            self.storeKitTesting
             ? try self.storeKitPath(certificates[0], at: time)
             : try await self.appStorePath(certificates, at: time)
         guard let signingKey = P256.Signing.PublicKey(certificates[0].publicKey) else {
@@ -62,7 +63,9 @@ struct ChainValidator: Sendable {
     }
 
     /// Validates leaf → `x5c[1]` → configured root with RFC 5280 and the Apple marker policy.
-    private func appStorePath(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> [Certificate] {
+    private func appStorePath(_ certificates: [Certificate], at time: Date) async throws(VerificationError)
+        -> [Certificate]
+    {
         var verifier = Verifier(rootCertificates: self.roots) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerOIDPolicy()
@@ -73,7 +76,8 @@ struct ChainValidator: Sendable {
             return Array(chain)
         case .couldNotValidate(let failures):
             let reasons = Set(failures.map { String(describing: $0.policyFailureReason) }).sorted()
-            let detail = reasons.isEmpty
+            let detail =
+                reasons.isEmpty
                 ? "no path from the leaf through x5c[1] to a trusted root"
                 : reasons.joined(separator: "; ")
             throw VerificationError(.chain, "\(detail) (validation time \(Self.format(time)))")

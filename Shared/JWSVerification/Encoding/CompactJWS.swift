@@ -24,7 +24,7 @@ struct CompactJWS: Sendable {
         while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
         while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
         guard let firstDot = Self.firstDot(in: bytes, from: start, to: end),
-              let secondDot = Self.firstDot(in: bytes, from: firstDot + 1, to: end)
+            let secondDot = Self.firstDot(in: bytes, from: firstDot + 1, to: end)
         else {
             throw VerificationError(.format, "a compact JWS has 3 dot-separated parts, found fewer")
         }
@@ -70,7 +70,8 @@ struct CompactJWS: Sendable {
         }
         guard decoded.count == 64 else {
             throw VerificationError(
-                .signature, "an ES256 signature is 64 bytes of raw r‖s, found \(decoded.count) bytes (DER is not accepted)")
+                .signature,
+                "an ES256 signature is 64 bytes of raw r‖s, found \(decoded.count) bytes (DER is not accepted)")
         }
         return decoded
     }

@@ -48,7 +48,8 @@ public struct UnverifiedJWS: Sendable {
     /// together (`SignedDataVerifier.verifyNotificationEnvelope(_:)`) without
     /// splitting and decoding a second time.
     public func decodeNotification() throws(VerificationError) -> UnverifiedNotification {
-        UnverifiedNotification(jws: self.compact, payload: try self.decodePayload(as: ResponseBodyV2DecodedPayload.self))
+        UnverifiedNotification(
+            jws: self.compact, payload: try self.decodePayload(as: ResponseBodyV2DecodedPayload.self))
     }
 
     /// Decodes only the payload segment of a compact JWS (the header is not decoded at all): the cheapest

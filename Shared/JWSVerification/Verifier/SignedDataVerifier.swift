@@ -1,7 +1,7 @@
 public import AppStoreModels
 import Crypto
-import X509
 import Foundation
+import X509
 
 /// Verifies and decodes everything the App Store signs: notifications (with every nested JWS),
 /// transactions, renewal information and app transactions, under one ``VerifierConfiguration``.
@@ -62,7 +62,8 @@ public final class SignedDataVerifier: Sendable {
         }
         if let signed = payload.appData?.signedAppTransactionInfo {
             do {
-                (verified.appTransaction, json.appTransaction) = try await self.checkedAppTransaction(signed, expecting: app)
+                (verified.appTransaction, json.appTransaction) = try await self.checkedAppTransaction(
+                    signed, expecting: app)
             } catch {
                 throw error.nested(in: "appData.signedAppTransactionInfo")
             }
@@ -75,9 +76,13 @@ public final class SignedDataVerifier: Sendable {
     /// environment), not the JWS nested in it: what ingest checks at the edge before anything is stored. The
     /// chain-verifier still verifies everything. The JWS was split and its payload decoded by ingest's
     /// structural checks (``UnverifiedJWS/decodeNotification()``); neither is done a second time.
-    public func verifyNotificationEnvelope(_ notification: UnverifiedNotification) async throws(VerificationError) -> ResponseBodyV2DecodedPayload {
+    public func verifyNotificationEnvelope(_ notification: UnverifiedNotification) async throws(VerificationError)
+        -> ResponseBodyV2DecodedPayload
+    {
         try self.requireStoreKitTestCertificate()
-        try await self.verify(notification.jws, payload: notification.payload, cached: self.cache.value(forHeader: notification.jws.header))
+        try await self.verify(
+            notification.jws, payload: notification.payload,
+            cached: self.cache.value(forHeader: notification.jws.header))
         _ = try self.checkEnvelope(notification.payload)
         return notification.payload
     }
@@ -100,7 +105,8 @@ public final class SignedDataVerifier: Sendable {
     private func checkEnvelope(_ payload: ResponseBodyV2DecodedPayload) throws(VerificationError) -> AppIdentity {
         guard payload.containerCount == 1 else {
             throw VerificationError(
-                .format, "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
+                .format,
+                "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
                     + "found \(payload.containerCount)")
         }
         let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
@@ -109,12 +115,16 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// Verifies a signed transaction (`signedTransactionInfo`, or one from the App Store Server API).
-    public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
+    public func verifyTransaction(_ signedTransaction: String) async throws(VerificationError)
+        -> JWSTransactionDecodedPayload
+    {
         try await self.checkedTransaction(signedTransaction).value
     }
 
     /// Verifies signed renewal information. It names no app, so only its environment is checked.
-    public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError) -> JWSRenewalInfoDecodedPayload {
+    public func verifyRenewalInfo(_ signedRenewalInfo: String) async throws(VerificationError)
+        -> JWSRenewalInfoDecodedPayload
+    {
         try await self.checkedRenewalInfo(signedRenewalInfo).value
     }
 
@@ -126,7 +136,9 @@ public final class SignedDataVerifier: Sendable {
     // MARK: Checked payloads with their JSON
 
     /// A signed transaction, verified and checked, with its decoded JSON.
-    private func checkedTransaction(_ signed: String) async throws(VerificationError) -> (value: JWSTransactionDecodedPayload, json: [UInt8]) {
+    private func checkedTransaction(_ signed: String) async throws(VerificationError) -> (
+        value: JWSTransactionDecodedPayload, json: [UInt8]
+    ) {
         let (transaction, json) = try await self.verifySignedJSON(signed.utf8, as: JWSTransactionDecodedPayload.self)
         _ = try self.checkApp(bundleId: transaction.bundleId, appAppleId: nil, carriesAppAppleId: false)
         try self.checkEnvironment(transaction.rawEnvironment)
@@ -134,7 +146,9 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// Signed renewal information, verified and checked, with its decoded JSON.
-    private func checkedRenewalInfo(_ signed: String) async throws(VerificationError) -> (value: JWSRenewalInfoDecodedPayload, json: [UInt8]) {
+    private func checkedRenewalInfo(_ signed: String) async throws(VerificationError) -> (
+        value: JWSRenewalInfoDecodedPayload, json: [UInt8]
+    ) {
         let (renewalInfo, json) = try await self.verifySignedJSON(signed.utf8, as: JWSRenewalInfoDecodedPayload.self)
         try self.checkEnvironment(renewalInfo.rawEnvironment)
         return (renewalInfo, json)
@@ -148,7 +162,8 @@ public final class SignedDataVerifier: Sendable {
             let checked = try await self.checkedTransaction(signed)
             guard checked.value.bundleId == app.bundleId else {
                 throw VerificationError(
-                    .appIdentifier, "bundleId \(checked.value.bundleId ?? "(none)") differs from the notification's \(app.bundleId)")
+                    .appIdentifier,
+                    "bundleId \(checked.value.bundleId ?? "(none)") differs from the notification's \(app.bundleId)")
             }
             return checked
         } catch {
@@ -163,7 +178,8 @@ public final class SignedDataVerifier: Sendable {
         let (appTransaction, json) = try await self.verifySignedJSON(signed.utf8, as: AppTransaction.self)
         let own = try self.checkApp(bundleId: appTransaction.bundleId, appAppleId: appTransaction.appAppleId)
         if let app, own.bundleId != app.bundleId {
-            throw VerificationError(.appIdentifier, "bundleId \(own.bundleId) differs from the notification's \(app.bundleId)")
+            throw VerificationError(
+                .appIdentifier, "bundleId \(own.bundleId) differs from the notification's \(app.bundleId)")
         }
         try self.checkEnvironment(appTransaction.rawReceiptType)
         return (appTransaction, json)
@@ -199,7 +215,8 @@ public final class SignedDataVerifier: Sendable {
     private func requireStoreKitTestCertificate() throws(VerificationError) {
         if self.configuration.isStoreKitTesting && self.configuration.storeKitTestCertificates.isEmpty {
             throw VerificationError(
-                .environment, "\(self.configuration.environment.rawValue) data is verified only against a configured "
+                .environment,
+                "\(self.configuration.environment.rawValue) data is verified only against a configured "
                     + "StoreKit test certificate, and none is configured")
         }
     }
@@ -228,7 +245,8 @@ public final class SignedDataVerifier: Sendable {
             throw VerificationError(.signature, "the signature is not a P-256 r‖s pair")
         }
         guard isValid else {
-            throw VerificationError(.signature, "the \(Payload.kindName) signature does not verify with the leaf certificate's key")
+            throw VerificationError(
+                .signature, "the \(Payload.kindName) signature does not verify with the leaf certificate's key")
         }
     }
 

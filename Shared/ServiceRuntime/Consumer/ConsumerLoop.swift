@@ -1,8 +1,8 @@
 import Foundation
 public import Logging
+import RateAndRetry
 public import RdKafka
 public import ServiceLifecycle
-import RateAndRetry
 
 /// What a consumer service does with each batch of records. It must be idempotent: after a crash or a
 /// rebalance the same records come again.
@@ -43,7 +43,8 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
         defer { self.readiness?.set(false) }
         do {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
-                let records = try await self.consumer.poll(maxMessages: self.maximumBatch, timeout: self.pollTimeout, linger: self.linger)
+                let records = try await self.consumer.poll(
+                    maxMessages: self.maximumBatch, timeout: self.pollTimeout, linger: self.linger)
                 guard !records.isEmpty else { continue }
                 try await self.handleWithRetries(records)
                 self.consumer.storeOffsets(after: records)
@@ -67,9 +68,11 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
             } catch {
                 guard attempt < self.maximumAttempts else { throw error }
                 if Task.isShuttingDownGracefully { throw ShutdownDuringRetry() }
-                self.logger.warning("batch failed, retrying", metadata: [
-                    "attempt": "\(attempt)", "records": "\(records.count)", "error": "\(String(reflecting: error))",
-                ])
+                self.logger.warning(
+                    "batch failed, retrying",
+                    metadata: [
+                        "attempt": "\(attempt)", "records": "\(records.count)", "error": "\(String(reflecting: error))",
+                    ])
                 try await Task.sleep(for: backoff.delay(attempt: attempt))
             }
         }

@@ -28,7 +28,10 @@ public struct JSONLogHandler: LogHandler {
         object["level"] = event.level.rawValue
         object["label"] = self.label
         object["message"] = "\(event.message)"
-        guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            var line = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
         line.append(0x0A)
         FileHandle.standardError.write(line)
     }

@@ -24,7 +24,11 @@ public func withDeadline<T: Sendable>(
     }
     defer { timer.cancel() }
     do {
-        return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+        return try await withTaskCancellationHandler {
+            try await work.value
+        } onCancel: {
+            work.cancel()
+        }
     } catch {
         if expired.isSet { throw DeadlineExceeded() }
         throw error
@@ -51,7 +55,9 @@ public struct DeadlineExceeded: Error, Sendable {}
 /// and left behind, and ``DeadlineExceeded`` is thrown at once. For calls into a library that may never return
 /// when its peer vanishes (a PostgreSQL query on a connection cut by a server crash), so the caller can retry on
 /// a fresh connection instead of hanging for ever. Cancelling the caller cancels the work too.
-public func withAbandoningDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+public func withAbandoningDeadline<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T)
+    async throws -> T
+{
     let outcome = SingleOutcome<T>()
     let work = Task { outcome.finish(with: await Result(catching: body)) }
     let timer = Task {
@@ -124,8 +130,10 @@ extension Result where Failure == any Error {
 
 /// Asks `probe` until it returns a value or `bound` has passed (then nil): at once, then after pauses doubling
 /// from `firstPause` up to `longestPause`. For "answer once the write has landed, else say it is on its way".
-public func pollUntil<T>(within bound: Duration, firstPause: Duration = .milliseconds(10), longestPause: Duration = .milliseconds(200),
-                         _ probe: () async throws -> T?) async throws -> T? {
+public func pollUntil<T>(
+    within bound: Duration, firstPause: Duration = .milliseconds(10), longestPause: Duration = .milliseconds(200),
+    _ probe: () async throws -> T?
+) async throws -> T? {
     let deadline = ContinuousClock.now + bound
     var pause = firstPause
     while true {

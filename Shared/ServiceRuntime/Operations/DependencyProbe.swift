@@ -44,7 +44,9 @@ public struct DependencyProbe: Service {
             let up = await check.isUp()
             let wasDown = self.readiness.failingConditions.contains(check.name)
             self.readiness.set(up, condition: check.name)
-            if up == wasDown { self.logger.log(level: up ? .notice : .warning, "dependency \(check.name) is \(up ? "back" : "down")") }
+            if up == wasDown {
+                self.logger.log(level: up ? .notice : .warning, "dependency \(check.name) is \(up ? "back" : "down")")
+            }
         }
     }
 }

@@ -18,7 +18,8 @@ public final class KeyedRateLimiter: Sendable {
         let rate = max(ratePerSecond, 1)
         let seconds = Self.seconds(now - self.origin)
         return self.buckets.withLock { buckets -> Double? in
-            var bucket = buckets[keyId].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
+            var bucket =
+                buckets[keyId].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
                 ?? TokenBucket(ratePerSecond: Double(rate), burst: rate, now: seconds)
             defer { buckets[keyId] = bucket }
             if bucket.take(now: seconds) != nil { return nil }

@@ -19,7 +19,8 @@ public struct LabelledCounter: Sendable {
 
     /// Adds `amount` (default one) to the counter of a label value.
     public func increment(_ value: String, by amount: Int = 1) {
-        let descriptor = MetricNameDescriptor(namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
+        let descriptor = MetricNameDescriptor(
+            namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
         self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)]).increment(by: Int64(amount))
     }
 }

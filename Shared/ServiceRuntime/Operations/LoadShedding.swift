@@ -12,13 +12,16 @@ public struct LoadSheddingMiddleware<Context: RequestContext>: RouterMiddleware 
     let inFlight: InFlightCounter
     let onShed: @Sendable () -> Void
 
-    public init(limit: Int, inFlight: InFlightCounter = InFlightCounter(), onShed: @escaping @Sendable () -> Void = {}) {
+    public init(limit: Int, inFlight: InFlightCounter = InFlightCounter(), onShed: @escaping @Sendable () -> Void = {})
+    {
         self.limit = limit
         self.inFlight = inFlight
         self.onShed = onShed
     }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         switch request.uri.path {
         case "/health", "/ready", "/metrics": return try await next(request, context)
         default: break
@@ -28,8 +31,11 @@ public struct LoadSheddingMiddleware<Context: RequestContext>: RouterMiddleware 
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             headers[.retryAfter] = "1"
-            return Response(status: .serviceUnavailable, headers: headers,
-                            body: .init(byteBuffer: ByteBuffer(string: #"{"error":"overloaded","message":"too many requests in flight; retry later"}"#)))
+            return Response(
+                status: .serviceUnavailable, headers: headers,
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        string: #"{"error":"overloaded","message":"too many requests in flight; retry later"}"#)))
         }
         defer { self.inFlight.leave() }
         return try await next(request, context)
@@ -62,7 +68,9 @@ extension HTTPSettings {
     /// The HTTP/1 server with these settings' idle timeout and header deadline.
     public var server: HTTPServerBuilder {
         let deadline = TimeAmount(self.headerTimeout)
-        return .http1(configuration: HTTP1Channel.Configuration(
-            additionalChannelHandlers: [HeaderDeadlineHandler(deadline: deadline)], idleTimeout: TimeAmount(self.idleTimeout)))
+        return .http1(
+            configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [HeaderDeadlineHandler(deadline: deadline)],
+                idleTimeout: TimeAmount(self.idleTimeout)))
     }
 }

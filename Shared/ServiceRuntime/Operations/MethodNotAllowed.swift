@@ -22,7 +22,9 @@ public final class RouteMethods: Sendable {
     public func methods(for path: String) -> Set<String> {
         let requested = Self.segments(path)
         return self.patterns.withLock { patterns in
-            patterns.filter { Self.matches($0.segments, requested) }.reduce(into: Set<String>()) { $0.formUnion($1.methods) }
+            patterns.filter { Self.matches($0.segments, requested) }.reduce(into: Set<String>()) {
+                $0.formUnion($1.methods)
+            }
         }
     }
 
@@ -52,7 +54,9 @@ public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddlew
         self.routes = routes
     }
 
-    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+        async throws -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
@@ -61,8 +65,11 @@ public struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddlew
             var headers = HTTPFields()
             headers[.allow] = allowed.sorted().joined(separator: ", ")
             headers[.contentType] = "application/json"
-            let body = #"{"error":"method-not-allowed","message":"this path takes "# + allowed.sorted().joined(separator: ", ") + #""}"#
-            return Response(status: .methodNotAllowed, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+            let body =
+                #"{"error":"method-not-allowed","message":"this path takes "# + allowed.sorted().joined(separator: ", ")
+                + #""}"#
+            return Response(
+                status: .methodNotAllowed, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
     }
 }

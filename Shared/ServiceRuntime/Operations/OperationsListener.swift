@@ -77,8 +77,11 @@ final class OperationsHandler: ChannelInboundHandler, @unchecked Sendable {
             let (status, contentType, body) = self.answer(self.path)
             var headers = HTTPHeaders([("Content-Type", contentType), ("Content-Length", String(body.count))])
             if !self.keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
-            context.write(self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            context.write(
+                self.wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+                promise: nil)
+            context.write(
+                self.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
             let keepAlive = self.keepAlive
             context.writeAndFlush(self.wrapOutboundOut(.end(nil))).whenComplete { _ in
                 if !keepAlive { context.close(promise: nil) }

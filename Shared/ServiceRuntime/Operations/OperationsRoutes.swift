@@ -18,16 +18,21 @@ public enum OperationsRoutes {
         router.get("/metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
     }
 
     /// The operations listener of a service with a public port, when its settings name an operations port.
-    public static func listener(_ http: HTTPSettings, readiness: Readiness, registry: PrometheusCollectorRegistry, logger: Logger)
+    public static func listener(
+        _ http: HTTPSettings, readiness: Readiness, registry: PrometheusCollectorRegistry, logger: Logger
+    )
         -> [any Service]
     {
         guard let port = http.operationsPort else { return [] }
-        return [OperationsListener(host: http.host, port: port, readiness: readiness, registry: registry, logger: logger)]
+        return [
+            OperationsListener(host: http.host, port: port, readiness: readiness, registry: registry, logger: logger)
+        ]
     }
 
     /// A plain-text response.

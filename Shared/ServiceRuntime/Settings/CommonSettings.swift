@@ -26,7 +26,8 @@ public struct HTTPSettings: Sendable, Hashable {
     public init(_ settings: EnvironmentSettings, defaultPort: Int) throws(SettingsError) {
         self.host = settings.string("HTTP_HOST", default: "0.0.0.0")
         self.port = try settings.int("HTTP_PORT", default: defaultPort)
-        self.maximumConcurrentRequests = max(1, try settings.int("HTTP_MAX_CONCURRENT_REQUESTS", default: self.maximumConcurrentRequests))
+        self.maximumConcurrentRequests = max(
+            1, try settings.int("HTTP_MAX_CONCURRENT_REQUESTS", default: self.maximumConcurrentRequests))
         self.idleTimeout = try settings.milliseconds("HTTP_IDLE_TIMEOUT_MS", default: self.idleTimeout)
         self.bodyTimeout = try settings.milliseconds("HTTP_BODY_TIMEOUT_MS", default: self.bodyTimeout)
         self.headerTimeout = try settings.milliseconds("HTTP_HEADER_TIMEOUT_MS", default: self.headerTimeout)
@@ -53,7 +54,8 @@ extension KafkaClientSettings {
             }
             additional[parts[0]] = parts[1]
         }
-        self.init(bootstrapServers: settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"]), clientID: clientID,
-                  additional: additional)
+        self.init(
+            bootstrapServers: settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"]), clientID: clientID,
+            additional: additional)
     }
 }

@@ -37,7 +37,9 @@ public struct EnvironmentSettings: Sendable {
     /// A duration given in milliseconds, or the default.
     public func milliseconds(_ name: String, default defaultValue: Duration) throws(SettingsError) -> Duration {
         guard let text = self.values[name], !text.isEmpty else { return defaultValue }
-        guard let value = Int64(text), value >= 0 else { throw SettingsError("\(name) must be milliseconds, not \(text)") }
+        guard let value = Int64(text), value >= 0 else {
+            throw SettingsError("\(name) must be milliseconds, not \(text)")
+        }
         return .milliseconds(value)
     }
 

@@ -8,7 +8,8 @@ struct SubjectOrdering: DatabaseMigration {
     let name = "notification log: advances_subject"
 
     func apply(on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("ALTER TABLE notification_log ADD COLUMN advances_subject boolean NOT NULL DEFAULT false", logger: logger)
+        try await connection.query(
+            "ALTER TABLE notification_log ADD COLUMN advances_subject boolean NOT NULL DEFAULT false", logger: logger)
         try await connection.query(
             "CREATE INDEX notification_log_subject_advancing ON notification_log (subject, signed_date) WHERE advances_subject",
             logger: logger)

@@ -1,7 +1,7 @@
 import AppStoreModels
 import Crypto
-import JWSVerification
 public import Foundation
+import JWSVerification
 public import Logging
 public import PostgresNIO
 
@@ -27,8 +27,10 @@ public struct APIKey: Codable, Hashable, Sendable {
     /// Whether the key may use the support routes and console.
     public var isAdmin: Bool { self.role == "admin" }
 
-    public init(keyId: String, bundleId: String, label: String, ratePerSecond: Int, createdAt: Date, expiresAt: Date? = nil,
-                revokedAt: Date? = nil, replacedBy: String? = nil, role: String = "app") {
+    public init(
+        keyId: String, bundleId: String, label: String, ratePerSecond: Int, createdAt: Date, expiresAt: Date? = nil,
+        revokedAt: Date? = nil, replacedBy: String? = nil, role: String = "app"
+    ) {
         self.role = role
         self.keyId = keyId
         self.bundleId = bundleId
@@ -71,15 +73,20 @@ public struct APIKeyStore: Sendable {
     // MARK: Administration
 
     /// Creates a key for an app (`role`: `app` or `admin`).
-    public func create(bundleId: String, label: String = "", ratePerSecond: Int = 100, role: String = "app") async throws -> IssuedAPIKey {
+    public func create(bundleId: String, label: String = "", ratePerSecond: Int = 100, role: String = "app")
+        async throws -> IssuedAPIKey
+    {
         guard ["app", "admin"].contains(role) else { throw APIKeyStoreError("role must be app or admin, not \(role)") }
         let keyId = Self.randomHex(bytes: 8)
         let secret = Self.randomSecret()
-        try await self.client.query("""
+        try await self.client.query(
+            """
             INSERT INTO api_keys (key_id, bundle_id, label, secret_sha256, rate_per_second, role)
             VALUES (\(keyId), \(bundleId), \(label), \(Self.hash(secret)), \(ratePerSecond), \(role))
             """, logger: self.logger)
-        guard let key = try await self.key(keyId) else { throw APIKeyStoreError("key \(keyId) vanished after its insert") }
+        guard let key = try await self.key(keyId) else {
+            throw APIKeyStoreError("key \(keyId) vanished after its insert")
+        }
         return IssuedAPIKey(key: key, token: Self.prefix + keyId + "_" + secret)
     }
 
@@ -95,9 +102,13 @@ public struct APIKeyStore: Sendable {
 
     /// Issues a new key for the same app, label and rate; the old one keeps working for `grace`, then stops.
     public func rotate(_ keyId: String, grace: Duration = .seconds(3600)) async throws -> IssuedAPIKey {
-        guard let old = try await self.key(keyId), old.revokedAt == nil else { throw APIKeyStoreError("no usable key \(keyId)") }
-        let issued = try await self.create(bundleId: old.bundleId, label: old.label, ratePerSecond: old.ratePerSecond, role: old.role)
-        try await self.client.query("""
+        guard let old = try await self.key(keyId), old.revokedAt == nil else {
+            throw APIKeyStoreError("no usable key \(keyId)")
+        }
+        let issued = try await self.create(
+            bundleId: old.bundleId, label: old.label, ratePerSecond: old.ratePerSecond, role: old.role)
+        try await self.client.query(
+            """
             UPDATE api_keys SET expires_at = now() + make_interval(secs => \(grace.timeInterval)), replaced_by = \(issued.key.keyId)
             WHERE key_id = \(keyId)
             """, logger: self.logger)
@@ -109,7 +120,8 @@ public struct APIKeyStore: Sendable {
     public func revoke(_ keyId: String) async throws -> Bool {
         var found = false
         for try await _ in try await self.client.query(
-            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE key_id = \(keyId) RETURNING 1", logger: self.logger
+            "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE key_id = \(keyId) RETURNING 1",
+            logger: self.logger
         ).decode(Int.self) { found = true }
         return found
     }
@@ -120,7 +132,9 @@ public struct APIKeyStore: Sendable {
     public func authenticate(_ token: String, now: Date = Date()) async throws -> Result<APIKey, APIKeyRefusal> {
         guard Self.isWellFormed(token) else { return .failure(.malformed) }
         let parts = token.dropFirst(Self.prefix.count).split(separator: "_", maxSplits: 1).map(String.init)
-        guard let (key, hash) = try await self.rows(keyId: parts[0], bundleId: nil).first else { return .failure(.unknown) }
+        guard let (key, hash) = try await self.rows(keyId: parts[0], bundleId: nil).first else {
+            return .failure(.unknown)
+        }
         guard Self.constantTimeEqual(hash, Array(buffer: Self.hash(parts[1]))) else { return .failure(.wrongSecret) }
         if key.revokedAt != nil { return .failure(.revoked) }
         if !key.isUsable(at: now) { return .failure(.expired) }
@@ -155,9 +169,12 @@ public struct APIKeyStore: Sendable {
             ORDER BY created_at DESC, key_id
             """
         for try await row in try await self.client.query(query, logger: self.logger)
-            .decode((String, String, String, Int32, Date, Date?, Date?, String?, ByteBuffer, String).self) {
-            let key = APIKey(keyId: row.0, bundleId: row.1, label: row.2, ratePerSecond: Int(row.3), createdAt: row.4, expiresAt: row.5,
-                             revokedAt: row.6, replacedBy: row.7, role: row.9)
+            .decode((String, String, String, Int32, Date, Date?, Date?, String?, ByteBuffer, String).self)
+        {
+            let key = APIKey(
+                keyId: row.0, bundleId: row.1, label: row.2, ratePerSecond: Int(row.3), createdAt: row.4,
+                expiresAt: row.5,
+                revokedAt: row.6, replacedBy: row.7, role: row.9)
             result.append((key, Array(buffer: row.8)))
         }
         return result

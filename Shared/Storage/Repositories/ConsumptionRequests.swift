@@ -19,15 +19,21 @@ public enum ConsumptionRequests {
     /// Records a CONSUMPTION_REQUEST (within the apply transaction) and, when the policy, the consent and the
     /// deadline allow, writes its answer to the outbox. `now` is epoch ms. Returns the status it was recorded
     /// with, or nil for a repeat of a request already recorded.
-    static func record(_ entry: EntitlementRepository.LogEntry, notification: VerifiedNotification, customer: String, policy: ConsumptionPolicy?,
-                       topics: PipelineTopics, now: Int64, on connection: PostgresConnection, logger: Logger) async throws -> String? {
-        guard let transaction = notification.transaction, let transactionId = transaction.transactionId else { return nil }
+    static func record(
+        _ entry: EntitlementRepository.LogEntry, notification: VerifiedNotification, customer: String,
+        policy: ConsumptionPolicy?,
+        topics: PipelineTopics, now: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> String? {
+        guard let transaction = notification.transaction, let transactionId = transaction.transactionId else {
+            return nil
+        }
         let original = transaction.originalTransactionId ?? entry.subject
         let deadline = entry.signedDate + EntitlementRules.consumptionAnswerWindow
         let reason = notification.payload.data?.rawConsumptionRequestReason
         // Apple repeats a request while its window is open: a repeat only counts. A request signed after the
         // earlier one's window closed is a new refund request and opens the row again.
-        let inserted = try await connection.query("""
+        let inserted = try await connection.query(
+            """
             INSERT INTO consumption_requests (environment, bundle_id, transaction_id, original_transaction_id, customer, reason, notification_uuid,
                                               requested_at, deadline, status)
             VALUES (\(entry.environment), \(entry.bundleId), \(transactionId), \(original), \(customer), \(reason), \(entry.id), \(entry.signedDate),
@@ -50,7 +56,8 @@ public enum ConsumptionRequests {
         for try await value in inserted.decode(Bool.self) { isNew = value }
         guard isNew else { return nil }
 
-        var facts = try await Self.facts(of: entry, customer: customer, transactionId: transactionId, on: connection, logger: logger)
+        var facts = try await Self.facts(
+            of: entry, customer: customer, transactionId: transactionId, on: connection, logger: logger)
         facts.productType = transaction.rawType
         facts.appAccountToken = transaction.appAccountToken?.lowercased()
         let status: String
@@ -65,32 +72,39 @@ public enum ConsumptionRequests {
             status = "pending"
             let policy = policy!
             answer = ConsumptionAnswer(
-                transactionId: transactionId, originalTransactionId: original, environment: entry.environment, bundleId: entry.bundleId,
+                transactionId: transactionId, originalTransactionId: original, environment: entry.environment,
+                bundleId: entry.bundleId,
                 notificationUUID: entry.id, deadline: deadline, apiVersion: policy.apiVersion,
-                v2: policy.apiVersion == "v2" ? facts.answerV2(policy) : nil, v1: policy.apiVersion == "v1" ? facts.answerV1(policy, now: now) : nil)
+                v2: policy.apiVersion == "v2" ? facts.answerV2(policy) : nil,
+                v1: policy.apiVersion == "v1" ? facts.answerV1(policy, now: now) : nil)
         }
         let encoder = AppStoreJSON.makeCanonicalEncoder()
         let factsJSON = String(decoding: try encoder.encode(facts), as: UTF8.self)
         var answerJSON: String?
         if let body = answer?.v2 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
         if let body = answer?.v1 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
-        let detail: String? = switch status {
-        case "late": "arrived after its 12-hour window had closed"
-        case "no-policy": "CONSUMPTION_POLICY is not set"
-        case "not-consented": "no consent recorded in consumption_facts"
-        default: nil
-        }
-        try await connection.query("""
+        let detail: String? =
+            switch status {
+            case "late": "arrived after its 12-hour window had closed"
+            case "no-policy": "CONSUMPTION_POLICY is not set"
+            case "not-consented": "no consent recorded in consumption_facts"
+            default: nil
+            }
+        try await connection.query(
+            """
             UPDATE consumption_requests SET status = \(status), api_version = \(answer?.apiVersion), facts = \(factsJSON)::jsonb,
                 answer = \(answerJSON)::jsonb, detail = \(detail), updated_at = now()
             WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND transaction_id = \(transactionId)
             """, logger: logger)
         if status == "late" {
-            logger.warning("consumption request arrived after its deadline", metadata: ["transactionId": "\(transactionId)", "deadline": "\(deadline)"])
+            logger.warning(
+                "consumption request arrived after its deadline",
+                metadata: ["transactionId": "\(transactionId)", "deadline": "\(deadline)"])
         }
         if let answer {
             let payload = String(decoding: try encoder.encode(answer), as: UTF8.self)
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
                 VALUES (\(answer.requestId), \(topics.statusRequests), \(answer.key), \(payload)::jsonb, \(answer.environment), \(answer.bundleId))
                 ON CONFLICT (event_id) DO NOTHING
@@ -100,17 +114,23 @@ public enum ConsumptionRequests {
     }
 
     /// What the database holds about the customer and this purchase.
-    static func facts(of entry: EntitlementRepository.LogEntry, customer: String, transactionId: String, on connection: PostgresConnection,
-                      logger: Logger) async throws -> ConsumptionFacts {
+    static func facts(
+        of entry: EntitlementRepository.LogEntry, customer: String, transactionId: String,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> ConsumptionFacts {
         var facts = ConsumptionFacts()
-        let team = try await connection.query("""
+        let team = try await connection.query(
+            """
             SELECT customer_consented, play_time_minutes, delivery_status, consumption_percentage, user_status FROM consumption_facts
             WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND customer = \(customer)
               AND transaction_id IN ('', \(transactionId))
             ORDER BY transaction_id DESC
             """, logger: logger)
         var seen = false
-        for try await (consented, playTime, delivery, percentage, userStatus) in team.decode((Bool, Int64?, String?, Int32?, Int32?).self) {
+        for try await (consented, playTime, delivery, percentage, userStatus) in team.decode(
+            (Bool, Int64?, String?, Int32?, Int32?).self)
+        {
             // The transaction's own row first, then the customer's: a field the first leaves empty comes from the second.
             facts.customerConsented = facts.customerConsented ?? consented
             facts.playTimeMinutes = facts.playTimeMinutes ?? playTime
@@ -120,7 +140,8 @@ public enum ConsumptionRequests {
             seen = true
         }
         if !seen { facts.customerConsented = nil }
-        let own = try await connection.query("""
+        let own = try await connection.query(
+            """
             SELECT min(t.purchase_date),
                    CASE WHEN bool_and(t.currency = 'USD' OR t.price IS NULL) THEN COALESCE(sum(t.price), 0)::bigint END,
                    CASE WHEN bool_and(t.currency = 'USD' OR t.price IS NULL) THEN COALESCE(sum(t.price) FILTER (WHERE t.revocation_date IS NOT NULL), 0)::bigint END
@@ -142,7 +163,8 @@ public enum ConsumptionRequests {
 
     /// Applies refund-resolver's outcome to a pending request (a repeated outcome changes nothing).
     public static func apply(_ outcome: ConsumptionOutcome, client: PostgresClient, logger: Logger) async throws {
-        try await client.query("""
+        try await client.query(
+            """
             UPDATE consumption_requests SET status = \(outcome.status), attempts = \(outcome.attempts), answered_at = \(outcome.at),
                 detail = \(outcome.detail), updated_at = now()
             WHERE environment = \(outcome.environment) AND bundle_id = \(outcome.bundleId) AND transaction_id = \(outcome.transactionId)
@@ -152,7 +174,8 @@ public enum ConsumptionRequests {
 
     /// Stores what the app team recorded (the newest record wins).
     public static func store(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws {
-        try await client.query("""
+        try await client.query(
+            """
             INSERT INTO consumption_facts (environment, bundle_id, customer, transaction_id, customer_consented, play_time_minutes, delivery_status,
                                            consumption_percentage, user_status)
             VALUES (\(facts.environment), \(facts.bundleId), \(facts.customer), \(facts.transactionId), \(facts.customerConsented),
@@ -165,21 +188,26 @@ public enum ConsumptionRequests {
     }
 
     /// Whether recorded facts equal `facts` (customer-api waits for its write to land).
-    public static func isStored(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws -> Bool {
+    public static func isStored(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws
+        -> Bool
+    {
         var stored = false
-        for try await _ in try await client.query("""
+        for try await _ in try await client.query(
+            """
             SELECT 1 FROM consumption_facts WHERE environment = \(facts.environment) AND bundle_id = \(facts.bundleId) AND customer = \(facts.customer)
               AND transaction_id = \(facts.transactionId) AND customer_consented = \(facts.customerConsented)
               AND play_time_minutes IS NOT DISTINCT FROM \(facts.playTimeMinutes) AND delivery_status IS NOT DISTINCT FROM \(facts.deliveryStatus)
               AND consumption_percentage IS NOT DISTINCT FROM \(facts.consumptionPercentage) AND user_status IS NOT DISTINCT FROM \(facts.userStatus)
-            """, logger: logger).decode(Int.self) { stored = true }
+            """, logger: logger
+        ).decode(Int.self) { stored = true }
         return stored
     }
 
     /// Marks the requests still pending after their deadline as `missed`; returns how many (for the metric).
     public static func markMissed(now: Int64, client: PostgresClient, logger: Logger) async throws -> Int {
         var count = 0
-        let rows = try await client.query("""
+        let rows = try await client.query(
+            """
             UPDATE consumption_requests SET status = 'missed', detail = 'no answer before the 12-hour deadline', updated_at = now()
             WHERE status = 'pending' AND deadline < \(now) RETURNING 1
             """, logger: logger)
@@ -191,5 +219,8 @@ public enum ConsumptionRequests {
 extension ConsumptionAnswer {
     /// The outbox key of an answer: the purchase within its environment and app, like its events and status
     /// requests (so refund-resolver sends it in order with them).
-    public var key: String { EntitlementEvent.key(environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId) }
+    public var key: String {
+        EntitlementEvent.key(
+            environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId)
+    }
 }

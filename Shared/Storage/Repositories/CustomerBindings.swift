@@ -9,29 +9,38 @@ enum CustomerBindings {
     /// Decides an app purchase's claim on its subject (``PurchaseOwnership``, read under the subject's lock so two
     /// racing claims are decided one after the other) and binds the subject when the claim holds. Returns the
     /// decision; `refuse` changes nothing.
-    static func claim(_ record: AppPurchaseRecord, appUserId: String, entry: EntitlementRepository.LogEntry, on connection: PostgresConnection,
-                      logger: Logger) async throws -> PurchaseOwnership.Decision {
+    static func claim(
+        _ record: AppPurchaseRecord, appUserId: String, entry: EntitlementRepository.LogEntry,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> PurchaseOwnership.Decision {
         let owner = try await PurchaseOwners.owner(
             environment: entry.environment, bundleId: entry.bundleId, subject: entry.subject,
             claimedToken: PurchaseOwnership.accountToken(of: record.transaction), on: connection, logger: logger)
         // A proof is taken only when it holds for the transaction it came with (a device's hash is checked again).
         let proof = record.transferProof.flatMap { $0.holds(for: record.transaction) ? $0 : nil }
-        let decision = PurchaseOwnership.decide(claimant: appUserId, owner: owner, policy: record.onConflict, proof: proof)
+        let decision = PurchaseOwnership.decide(
+            claimant: appUserId, owner: owner, policy: record.onConflict, proof: proof)
         switch decision {
         case .alreadyOwned, .refuse:
             break
         case .bind:
-            try await self.bind(appUserId, entry: entry, source: record.source.rawValue, proof: nil, on: connection, logger: logger)
+            try await self.bind(
+                appUserId, entry: entry, source: record.source.rawValue, proof: nil, on: connection, logger: logger)
         case .transfer(_, let proof):
-            try await self.bind(appUserId, entry: entry, source: record.source.rawValue, proof: proof, on: connection, logger: logger)
+            try await self.bind(
+                appUserId, entry: entry, source: record.source.rawValue, proof: proof, on: connection, logger: logger)
         }
         return decision
     }
 
     /// Binds the entry's subject to `appUserId`, keeping who had it before and the proof a transfer was made on.
-    private static func bind(_ appUserId: String, entry: EntitlementRepository.LogEntry, source: String, proof: TransferProof?,
-                             on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+    private static func bind(
+        _ appUserId: String, entry: EntitlementRepository.LogEntry, source: String, proof: TransferProof?,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
             INSERT INTO customer_bindings (environment, bundle_id, original_transaction_id, app_user_id, source, transfer_proof)
             VALUES (\(entry.environment), \(entry.bundleId), \(entry.subject), \(appUserId), \(source), \(proof?.recorded))
             ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
@@ -43,9 +52,12 @@ enum CustomerBindings {
     /// Moves the subject's entitlement rows and subscription view from `previous` (or any other customer) to
     /// `customer`, so one purchase is never active under two customers. The rows keep their `updated_at`: the
     /// subject's state is its newest row, and a move changes whose rows they are, not which is newest.
-    static func moveRows(of entry: EntitlementRepository.LogEntry, from previous: String, to customer: String,
-                         on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+    static func moveRows(
+        of entry: EntitlementRepository.LogEntry, from previous: String, to customer: String,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
             WITH moved AS (
                 DELETE FROM entitlements
                 WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(entry.subject)
@@ -63,6 +75,7 @@ enum CustomerBindings {
             FROM moved
             ON CONFLICT (environment, bundle_id, customer, product_id) DO NOTHING
             """, logger: logger)
-        logger.debug("moved rows", metadata: ["subject": "\(entry.subject)", "from": "\(previous)", "to": "\(customer)"])
+        logger.debug(
+            "moved rows", metadata: ["subject": "\(entry.subject)", "from": "\(previous)", "to": "\(customer)"])
     }
 }

@@ -90,10 +90,12 @@ public struct CustomerLookup: Sendable {
 
     /// The customer's view in one app (one environment, or all when nil) as of `asOf` (epoch milliseconds),
     /// as the JSON arrays of ``CustomerView``.
-    public func view(bundleId: String, customer: String, kind: CustomerIDKind, environment: String? = nil, asOf: Int64) async throws
+    public func view(bundleId: String, customer: String, kind: CustomerIDKind, environment: String? = nil, asOf: Int64)
+        async throws
         -> CustomerViewJSON
     {
-        let statement = CustomerViewStatement(bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
+        let statement = CustomerViewStatement(
+            bundleId: bundleId, customer: customer, kind: kind, environment: environment, asOf: asOf)
         var view = CustomerViewJSON(entitlements: "[]", subscriptions: "[]", purchases: "[]")
         for try await row in try await self.client.execute(statement, logger: self.logger) { view = row }
         return view

@@ -1,7 +1,7 @@
 import Foundation
 public import Logging
-public import PostgresNIO
 import PipelineRecords
+public import PostgresNIO
 
 /// The DLQ as rows: every record of the rejected topic (its position, subject, app, reason and the record
 /// itself), written by the entitlement-updater, read by the console, which replays through Kafka.
@@ -40,8 +40,10 @@ public struct DeadLetters: Sendable {
         public var notificationUUID: String?
         public var json: String
 
-        public init(topic: String, partition: Int32, offset: Int64, subject: String?, environment: String?, bundleId: String?,
-                    reason: String, detail: String?, notificationUUID: String?, json: String) {
+        public init(
+            topic: String, partition: Int32, offset: Int64, subject: String?, environment: String?, bundleId: String?,
+            reason: String, detail: String?, notificationUUID: String?, json: String
+        ) {
             self.topic = topic
             self.partition = partition
             self.offset = offset
@@ -58,7 +60,8 @@ public struct DeadLetters: Sendable {
     /// Records a batch of the rejected topic (a record seen before changes nothing).
     public func record(_ entries: [Entry]) async throws {
         for entry in entries {
-            try await self.client.query("""
+            try await self.client.query(
+                """
                 INSERT INTO dead_letters (topic, partition, "offset", subject, environment, bundle_id, reason, detail, notification_uuid, record)
                 VALUES (\(entry.topic), \(entry.partition), \(entry.offset), \(entry.subject), \(entry.environment), \(entry.bundleId),
                         \(entry.reason), \(entry.detail), \(entry.notificationUUID), \(entry.json)::jsonb)
@@ -71,14 +74,19 @@ public struct DeadLetters: Sendable {
     /// another app, or of none, is never listed.
     public func rows(bundleId: String, subjects: [String], limit: Int = 100) async throws -> [Row] {
         var rows: [Row] = []
-        let query = try await self.client.query("""
+        let query = try await self.client.query(
+            """
             SELECT topic || '/' || partition || '/' || "offset", subject, environment, reason, detail, notification_uuid, recorded_at, replayed_at
             FROM dead_letters WHERE subject = ANY(\(subjects)) AND bundle_id = \(bundleId) ORDER BY recorded_at DESC LIMIT \(limit)
             """, logger: self.logger)
         for try await (position, subject, environment, reason, detail, uuid, recordedAt, replayedAt) in query.decode(
-            (String, String?, String?, String, String?, String?, Date, Date?).self) {
-            rows.append(Row(position: position, subject: subject, environment: environment, reason: reason, detail: detail, notificationUUID: uuid,
-                            recordedAt: recordedAt, replayedAt: replayedAt))
+            (String, String?, String?, String, String?, String?, Date, Date?).self)
+        {
+            rows.append(
+                Row(
+                    position: position, subject: subject, environment: environment, reason: reason, detail: detail,
+                    notificationUUID: uuid,
+                    recordedAt: recordedAt, replayedAt: replayedAt))
         }
         return rows
     }
@@ -86,9 +94,11 @@ public struct DeadLetters: Sendable {
     /// The rejected record at a DLQ position (`topic/partition/offset`).
     public func rejected(at position: String) async throws -> RejectedNotificationRecord? {
         guard let (topic, partition, offset) = Self.parse(position) else { return nil }
-        for try await text in try await self.client.query("""
+        for try await text in try await self.client.query(
+            """
             SELECT record::text FROM dead_letters WHERE topic = \(topic) AND partition = \(partition) AND "offset" = \(offset)
-            """, logger: self.logger).decode(String.self) {
+            """, logger: self.logger
+        ).decode(String.self) {
             return try? JSONDecoder().decode(RejectedNotificationRecord.self, from: Data(text.utf8))
         }
         return nil
@@ -97,7 +107,8 @@ public struct DeadLetters: Sendable {
     /// Notes that a record was sent back to its topic.
     public func markReplayed(_ position: String) async throws {
         guard let (topic, partition, offset) = Self.parse(position) else { return }
-        try await self.client.query("""
+        try await self.client.query(
+            """
             UPDATE dead_letters SET replayed_at = now() WHERE topic = \(topic) AND partition = \(partition) AND "offset" = \(offset)
             """, logger: self.logger)
     }
@@ -105,7 +116,9 @@ public struct DeadLetters: Sendable {
     /// A DLQ position `topic/partition/offset` (the topic may itself contain `/`), or nil.
     static func parse(_ position: String) -> (topic: String, partition: Int32, offset: Int64)? {
         let parts = position.split(separator: "/").map(String.init)
-        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]), let offset = Int64(parts[parts.count - 1]) else { return nil }
+        guard parts.count >= 3, let partition = Int32(parts[parts.count - 2]),
+            let offset = Int64(parts[parts.count - 1])
+        else { return nil }
         return (parts.dropLast(2).joined(separator: "/"), partition, offset)
     }
 }

@@ -27,8 +27,10 @@ public struct EntitlementRepository: Sendable {
     /// Counts consumption requests by the status they were recorded with.
     let consumptionStatuses: (@Sendable (String) -> Void)?
 
-    public init(client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog(),
-                consumptionPolicy: ConsumptionPolicy? = nil, consumptionStatuses: (@Sendable (String) -> Void)? = nil) {
+    public init(
+        client: PostgresClient, logger: Logger, catalog: EntitlementCatalog = EntitlementCatalog(),
+        consumptionPolicy: ConsumptionPolicy? = nil, consumptionStatuses: (@Sendable (String) -> Void)? = nil
+    ) {
         self.client = client
         self.logger = logger
         self.catalog = catalog
@@ -47,19 +49,25 @@ public struct EntitlementRepository: Sendable {
     }
 
     /// Applies one verified notification; `receivedAt` is ingest's receipt time (epoch ms), when known.
-    public func apply(_ record: VerifiedNotificationRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+    public func apply(_ record: VerifiedNotificationRecord, receivedAt: Int64?, topics: PipelineTopics) async throws
+        -> ApplyResult
+    {
         try await self.apply([EntitlementInput(.notification(record), receivedAt: receivedAt)], topics: topics)[0]
     }
 
     /// Applies a status snapshot from refund-resolver, logged (and deduplicated) under its ``StatusSnapshot/logID``.
-    public func apply(_ snapshot: StatusSnapshot, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+    public func apply(_ snapshot: StatusSnapshot, receivedAt: Int64?, topics: PipelineTopics) async throws
+        -> ApplyResult
+    {
         try await self.apply([EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt)], topics: topics)[0]
     }
 
     /// Applies a purchase the app posted (or `iapctl resync` imported), logged under its ``AppPurchaseRecord/logID``.
     /// Its app user is bound to the subject first (``CustomerBindings``); under the `refuse` policy a subject
     /// bound to another user stays as it is and the log says `conflict`.
-    public func apply(_ record: AppPurchaseRecord, receivedAt: Int64?, topics: PipelineTopics) async throws -> ApplyResult {
+    public func apply(_ record: AppPurchaseRecord, receivedAt: Int64?, topics: PipelineTopics) async throws
+        -> ApplyResult
+    {
         try await self.apply([EntitlementInput(.purchase(record), receivedAt: receivedAt)], topics: topics)[0]
     }
 
@@ -100,7 +108,9 @@ public struct EntitlementRepository: Sendable {
 
         enum CodingKeys: String, CodingKey {
             case id, type, subtype, subject, environment
-            case bundleId = "bundle_id", signedDate = "signed_date", receivedAt = "received_at"
+            case bundleId = "bundle_id"
+            case signedDate = "signed_date"
+            case receivedAt = "received_at"
         }
 
         /// The prefix that scopes a key to the entry's environment and app.
@@ -109,7 +119,9 @@ public struct EntitlementRepository: Sendable {
         var lockKey: String { self.scope + self.subject }
 
         /// The entitlement row `entitlement` is stored in, within the entry's environment and app.
-        func rowKey(of entitlement: EntitlementState) -> String { self.scope + entitlement.customer + "/" + entitlement.productId }
+        func rowKey(of entitlement: EntitlementState) -> String {
+            self.scope + entitlement.customer + "/" + entitlement.productId
+        }
     }
 
     /// An input ready to apply: its log entry, the notification its facts come from, the app user to bind (an
@@ -128,7 +140,8 @@ public struct EntitlementRepository: Sendable {
         case .notification(let record):
             let payload = record.notification.payload
             let entry = LogEntry(
-                id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown", subtype: payload.rawSubtype,
+                id: payload.notificationUUID ?? "", type: payload.rawNotificationType ?? "unknown",
+                subtype: payload.rawSubtype,
                 subject: record.subject, environment: record.environment,
                 bundleId: payload.bundleId ?? record.notification.transaction?.bundleId ?? "unknown",
                 signedDate: payload.signedDate?.millisecondsSince1970 ?? 0, receivedAt: input.receivedAt)
@@ -137,16 +150,21 @@ public struct EntitlementRepository: Sendable {
             }
         case .snapshot(let snapshot):
             let entry = LogEntry(
-                id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status), subject: snapshot.subject,
-                environment: snapshot.environment, bundleId: snapshot.bundleId, signedDate: snapshot.signedDate, receivedAt: input.receivedAt)
+                id: snapshot.logID, type: EntitlementRules.snapshotTypeName, subtype: String(snapshot.status),
+                subject: snapshot.subject,
+                environment: snapshot.environment, bundleId: snapshot.bundleId, signedDate: snapshot.signedDate,
+                receivedAt: input.receivedAt)
             return PreparedInput(entry: entry, notification: EntitlementRules.notification(of: snapshot)) { current in
                 EntitlementRules.apply(snapshot: snapshot, current: current, catalog: catalog)
             }
         case .purchase(let record):
             let entry = LogEntry(
-                id: record.logID, type: EntitlementRules.appPurchaseTypeName, subtype: record.source.rawValue, subject: record.subject,
-                environment: record.environment, bundleId: record.bundleId, signedDate: record.signedDate, receivedAt: input.receivedAt)
-            return PreparedInput(entry: entry, notification: EntitlementRules.notification(of: record), binding: record) { current in
+                id: record.logID, type: EntitlementRules.appPurchaseTypeName, subtype: record.source.rawValue,
+                subject: record.subject,
+                environment: record.environment, bundleId: record.bundleId, signedDate: record.signedDate,
+                receivedAt: input.receivedAt)
+            return PreparedInput(entry: entry, notification: EntitlementRules.notification(of: record), binding: record)
+            { current in
                 EntitlementRules.apply(appPurchase: record, current: current, catalog: catalog)
             }
         }
@@ -156,7 +174,9 @@ public struct EntitlementRepository: Sendable {
     /// duplicate stops there), bindings, rules, then the facts of all (transaction, renewal info, subscription
     /// view, events, and the entitlement where it can go with them) whatever the order of arrival, then each
     /// input's rare steps in order, and no state change for a stale input.
-    private func apply(wave: [PreparedInput], topics: PipelineTopics, on connection: PostgresConnection) async throws -> [ApplyResult] {
+    private func apply(wave: [PreparedInput], topics: PipelineTopics, on connection: PostgresConnection) async throws
+        -> [ApplyResult]
+    {
         let logger = self.logger
         let states = try await SubjectRows.logAndLoadStates(wave.map(\.entry), on: connection, logger: logger)
         var results = [ApplyResult](repeating: .duplicate, count: wave.count)
@@ -167,18 +187,24 @@ public struct EntitlementRepository: Sendable {
             guard var current = states[index] else { continue }
             let entry = input.entry, notification = input.notification
             if let binding = input.binding, let appUserId = binding.appUserId {
-                let decision = try await CustomerBindings.claim(binding, appUserId: appUserId, entry: entry, on: connection, logger: logger)
+                let decision = try await CustomerBindings.claim(
+                    binding, appUserId: appUserId, entry: entry, on: connection, logger: logger)
                 if case .refuse(let owner) = decision {
                     let refused = EntitlementRules.refusedAppPurchase(owner: owner)
-                    rows.append(.init(entry: entry, update: refused, notification: notification, customer: current.boundCustomer ?? owner))
+                    rows.append(
+                        .init(
+                            entry: entry, update: refused, notification: notification,
+                            customer: current.boundCustomer ?? owner))
                     results[index] = .recorded(.conflict)
                     continue
                 }
                 current.boundCustomer = appUserId
             }
             let update = input.rules(current)
-            let customer = update.entitlement?.customer
-                ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) } ?? entry.subject
+            let customer =
+                update.entitlement?.customer
+                ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) }
+                ?? entry.subject
             // The common case writes its entitlement with the facts; a move of the subject's rows, a superseded
             // entitlement, or a row another input of the wave writes too keeps the order of separate statements.
             let key = update.entitlement.map(entry.rowKey)
@@ -186,16 +212,19 @@ public struct EntitlementRepository: Sendable {
             let withFacts = update.outcome != .stale && !alone && key.map { !entitlementKeys.contains($0) } ?? false
             if let key { entitlementKeys.insert(key) }
             if let superseded = update.superseded { entitlementKeys.insert(entry.rowKey(of: superseded)) }
-            rows.append(.init(entry: entry, update: update, notification: notification, customer: customer,
-                              entitlement: withFacts ? update.entitlement : nil))
+            rows.append(
+                .init(
+                    entry: entry, update: update, notification: notification, customer: customer,
+                    entitlement: withFacts ? update.entitlement : nil))
             decided.append((index, update, customer, withFacts))
             results[index] = .recorded(update.outcome)
         }
         // Facts are kept whatever the order: log outcome, transaction, renewal info, subscription view, events.
         try await NotificationFacts.write(rows, topics: topics, on: connection, logger: logger)
         for (index, update, customer, withFacts) in decided {
-            try await self.applyRareSteps(of: wave[index], update: update, customer: customer, entitlementWithFacts: withFacts,
-                                          topics: topics, on: connection)
+            try await self.applyRareSteps(
+                of: wave[index], update: update, customer: customer, entitlementWithFacts: withFacts,
+                topics: topics, on: connection)
         }
         return results
     }
@@ -203,13 +232,16 @@ public struct EntitlementRepository: Sendable {
     /// What one input needs beyond its facts: its consumption request, the move of its rows to a new customer,
     /// and unless stale, its superseded entitlement, its entitlement (when not written with the facts) and its
     /// status request.
-    private func applyRareSteps(of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
-                                topics: PipelineTopics, on connection: PostgresConnection) async throws {
+    private func applyRareSteps(
+        of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
+        topics: PipelineTopics, on connection: PostgresConnection
+    ) async throws {
         let logger = self.logger
         let entry = input.entry
         if entry.type == "CONSUMPTION_REQUEST" {
             let status = try await ConsumptionRequests.record(
-                entry, notification: input.notification, customer: customer, policy: self.consumptionPolicy, topics: topics,
+                entry, notification: input.notification, customer: customer, policy: self.consumptionPolicy,
+                topics: topics,
                 now: Int64(Date().timeIntervalSince1970 * 1000), on: connection, logger: logger)
             if let status { self.consumptionStatuses?(status) }
         }
@@ -224,7 +256,8 @@ public struct EntitlementRepository: Sendable {
             try await SubjectRows.upsert(entitlement, entry: entry, on: connection, logger: logger)
         }
         if let request = update.statusRequest {
-            try await connection.query("""
+            try await connection.query(
+                """
                 INSERT INTO status_requests (request_id, original_transaction_id, environment, bundle_id, reason, notification_uuid)
                 VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.bundleId ?? ""),
                         \(request.reason), \(request.notificationUUID))

@@ -24,7 +24,9 @@ enum NotificationFacts {
     }
 
     /// Writes the facts of every row (their events in row order).
-    static func write(_ rows: [Row], topics: PipelineTopics, on connection: PostgresConnection, logger: Logger) async throws {
+    static func write(_ rows: [Row], topics: PipelineTopics, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         guard !rows.isEmpty else { return }
         var records: [FactsRecord] = []
         var events: [EventRecord] = []
@@ -33,15 +35,17 @@ enum NotificationFacts {
         for row in rows {
             records.append(FactsRecord(row))
             for event in row.update.events {
-                let topic = switch event.stream {
-                case .changes: topics.entitlementChanges
-                case .family: topics.entitlementFamily
-                case .revocations: topics.entitlementRevocations
-                }
-                events.append(EventRecord(
-                    position: events.count, id: event.eventId, topic: topic, key: event.key,
-                    payload: String(decoding: try eventEncoder.encode(event), as: UTF8.self),
-                    environment: event.facts.environment, bundle_id: event.facts.bundleId))
+                let topic =
+                    switch event.stream {
+                    case .changes: topics.entitlementChanges
+                    case .family: topics.entitlementFamily
+                    case .revocations: topics.entitlementRevocations
+                    }
+                events.append(
+                    EventRecord(
+                        position: events.count, id: event.eventId, topic: topic, key: event.key,
+                        payload: String(decoding: try eventEncoder.encode(event), as: UTF8.self),
+                        environment: event.facts.environment, bundle_id: event.facts.bundleId))
             }
         }
         let encoder = JSONEncoder()
@@ -185,27 +189,39 @@ enum NotificationFacts {
 
     /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).
     struct FactsRecord: Encodable {
-        var id: String, outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String, signed_date: Int64
-        var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?, web_order_line_item_id: String?
-        var product_id: String, product_type: String?, subscription_group_identifier: String?, app_account_token: String?
-        var ownership_type: String?, purchase_date: Int64?, original_purchase_date: Int64?, expires_date: Int64?, quantity: Int32?
+        var id: String, outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String,
+            signed_date: Int64
+        var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?,
+            web_order_line_item_id: String?
+        var product_id: String, product_type: String?, subscription_group_identifier: String?,
+            app_account_token: String?
+        var ownership_type: String?, purchase_date: Int64?, original_purchase_date: Int64?, expires_date: Int64?,
+            quantity: Int32?
         var transaction_reason: String?, is_upgraded: Bool, offer_type: Int32?, offer_identifier: String?, price: Int64?
-        var currency: String?, storefront: String?, revocation_date: Int64?, revocation_reason: Int32?, revocation_type: String?
+        var currency: String?, storefront: String?, revocation_date: Int64?, revocation_reason: Int32?,
+            revocation_type: String?
         var revocation_percentage: Int32?, storefront_id: String?, offer_discount_type: String?, offer_period: String?
         var app_transaction_id: String?, transaction_signed_date: Int64
-        var has_renewal: Bool, r_original_transaction_id: String?, r_product_id: String?, r_auto_renew_product_id: String?
-        var r_auto_renew_status: Int32?, r_expiration_intent: Int32?, r_is_in_billing_retry: Bool?, r_grace_period_expires_date: Int64?
-        var r_price_increase_status: Int32?, r_offer_type: Int32?, r_offer_identifier: String?, r_offer_discount_type: String?
-        var r_renewal_date: Int64?, r_renewal_price: Int64?, r_currency: String?, r_recent_subscription_start_date: Int64?
+        var has_renewal: Bool, r_original_transaction_id: String?, r_product_id: String?,
+            r_auto_renew_product_id: String?
+        var r_auto_renew_status: Int32?, r_expiration_intent: Int32?, r_is_in_billing_retry: Bool?,
+            r_grace_period_expires_date: Int64?
+        var r_price_increase_status: Int32?, r_offer_type: Int32?, r_offer_identifier: String?,
+            r_offer_discount_type: String?
+        var r_renewal_date: Int64?, r_renewal_price: Int64?, r_currency: String?,
+            r_recent_subscription_start_date: Int64?
         var r_app_account_token: String?, r_app_transaction_id: String?, r_signed_date: Int64
         var is_subscription: Bool, customer: String, status: Int32?
-        var has_entitlement: Bool, e_customer: String?, e_product_id: String?, e_entitlement_id: String?, e_active: Bool?
-        var e_original_transaction_id: String?, e_source_transaction_id: String?, e_ownership_type: String?, e_valid_from: Int64?
+        var has_entitlement: Bool, e_customer: String?, e_product_id: String?, e_entitlement_id: String?,
+            e_active: Bool?
+        var e_original_transaction_id: String?, e_source_transaction_id: String?, e_ownership_type: String?,
+            e_valid_from: Int64?
         var e_valid_until: Int64?, e_revoked_at: Int64?, e_revocation_reason: Int32?, e_revocation_type: String?
 
         /// The facts of one row: log outcome, transaction, renewal info, subscription view, entitlement.
         init(_ row: Row) {
-            let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo, e = row.entitlement
+            let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo,
+                e = row.entitlement
             let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
             self.id = entry.id
             self.outcome = row.update.outcome.rawValue

@@ -13,7 +13,10 @@ public struct OutboxRow: Sendable, Hashable {
     public var environment: String
     public var bundleId: String
 
-    public init(id: Int64, eventId: String, topic: String, key: String, payload: String, environment: String = "", bundleId: String = "") {
+    public init(
+        id: Int64, eventId: String, topic: String, key: String, payload: String, environment: String = "",
+        bundleId: String = ""
+    ) {
         self.id = id
         self.eventId = eventId
         self.topic = topic
@@ -45,20 +48,28 @@ public struct OutboxRelay: Sendable {
         let logger = self.logger
         return try await self.client.withTransaction(logger: logger) { connection in
             var locked = false
-            for try await value in try await connection.query("SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger)
-                .decode(Bool.self) { locked = value }
+            for try await value in try await connection.query(
+                "SELECT pg_try_advisory_xact_lock(\(Self.lockKey))", logger: logger
+            )
+            .decode(Bool.self) { locked = value }
             guard locked else { return 0 }
             var rows: [OutboxRow] = []
-            let query = try await connection.query("""
+            let query = try await connection.query(
+                """
                 SELECT id, event_id, topic, key, payload::text, environment, bundle_id FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT \(limit)
                 """, logger: logger)
             for try await (id, eventId, topic, key, payload, environment, bundleId) in query.decode(
-                (Int64, String, String, String, String, String, String).self) {
-                rows.append(OutboxRow(id: id, eventId: eventId, topic: topic, key: key, payload: payload, environment: environment, bundleId: bundleId))
+                (Int64, String, String, String, String, String, String).self)
+            {
+                rows.append(
+                    OutboxRow(
+                        id: id, eventId: eventId, topic: topic, key: key, payload: payload, environment: environment,
+                        bundleId: bundleId))
             }
             guard !rows.isEmpty else { return 0 }
             try await publish(rows)
-            try await connection.query("UPDATE outbox SET published_at = now() WHERE id = ANY(\(rows.map(\.id)))", logger: logger)
+            try await connection.query(
+                "UPDATE outbox SET published_at = now() WHERE id = ANY(\(rows.map(\.id)))", logger: logger)
             return rows.count
         }
     }
@@ -66,8 +77,10 @@ public struct OutboxRelay: Sendable {
     /// How many events wait to be published.
     public func backlog() async throws -> Int {
         var count = 0
-        for try await value in try await self.client.query("SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: self.logger)
-            .decode(Int.self) { count = value }
+        for try await value in try await self.client.query(
+            "SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: self.logger
+        )
+        .decode(Int.self) { count = value }
         return count
     }
 }

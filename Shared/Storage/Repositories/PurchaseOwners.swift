@@ -8,10 +8,14 @@ public import PostgresNIO
 /// before it publishes a claim.
 public enum PurchaseOwners {
     /// The owner of purchase `subject`; `claimedToken` is the token of the transaction being claimed, if valid.
-    public static func owner(environment: String, bundleId: String, subject: String, claimedToken: String?, on connection: PostgresConnection,
-                             logger: Logger) async throws -> PurchaseOwnership.Owner {
+    public static func owner(
+        environment: String, bundleId: String, subject: String, claimedToken: String?,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> PurchaseOwnership.Owner {
         var owner = PurchaseOwnership.Owner()
-        let rows = try await connection.query("""
+        let rows = try await connection.query(
+            """
             SELECT (SELECT app_user_id FROM customer_bindings
                     WHERE environment = \(environment) AND bundle_id = \(bundleId) AND original_transaction_id = \(subject)),
                    ARRAY(SELECT app_account_token FROM transactions
@@ -24,7 +28,8 @@ public enum PurchaseOwners {
             owner.accountToken = claimedToken ?? stored.lazy.compactMap(CustomerKey.validToken).first
         }
         guard let token = owner.accountToken else { return owner }
-        let declared = try await connection.query("""
+        let declared = try await connection.query(
+            """
             SELECT app_user_id FROM account_token_owners
             WHERE environment = \(environment) AND bundle_id = \(bundleId) AND app_account_token = \(token)
             """, logger: logger)
@@ -58,10 +63,14 @@ public struct AccountTokenOwners: Sendable {
     /// Declares `token` (lowercased valid UUID) as `appUserId`'s in one environment and app, by API key `keyId`.
     /// (A declaration racing another commits first or finds the other's row: the statement's snapshot may miss a
     /// row committed while it waited, so an empty answer is asked once more.)
-    public func declare(token: String, appUserId: String, environment: String, bundleId: String, keyId: String) async throws -> Declared {
+    public func declare(token: String, appUserId: String, environment: String, bundleId: String, keyId: String)
+        async throws -> Declared
+    {
         for _ in 0..<2 {
-            if let declared = try await self.tryDeclare(token: token, appUserId: appUserId, environment: environment, bundleId: bundleId,
-                                                        keyId: keyId) {
+            if let declared = try await self.tryDeclare(
+                token: token, appUserId: appUserId, environment: environment, bundleId: bundleId,
+                keyId: keyId)
+            {
                 return declared
             }
         }
@@ -69,8 +78,11 @@ public struct AccountTokenOwners: Sendable {
     }
 
     /// One attempt: nil when the statement saw neither its own insert nor another's row.
-    private func tryDeclare(token: String, appUserId: String, environment: String, bundleId: String, keyId: String) async throws -> Declared? {
-        let rows = try await self.client.query("""
+    private func tryDeclare(token: String, appUserId: String, environment: String, bundleId: String, keyId: String)
+        async throws -> Declared?
+    {
+        let rows = try await self.client.query(
+            """
             WITH inserted AS (
                 INSERT INTO account_token_owners (environment, bundle_id, app_account_token, app_user_id, declared_by_key)
                 VALUES (\(environment), \(bundleId), \(token), \(appUserId), \(keyId))

@@ -25,7 +25,8 @@ public struct RenewalSweep: Sendable {
     /// Requests the status of at most `batch` subscriptions whose active entitlement ended before `cutoff`
     /// (epoch ms); returns how many requests it wrote.
     public func sweep(endedBefore cutoff: Int64, batch: Int) async throws -> Int {
-        let rows = try await self.client.query("""
+        let rows = try await self.client.query(
+            """
             WITH candidates AS (
                 SELECT e.environment, e.bundle_id, e.original_transaction_id,
                        'renewal-sweep:' || e.environment || '/' || e.bundle_id || '/' || e.original_transaction_id || '/' || e.valid_until

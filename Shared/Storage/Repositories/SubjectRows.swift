@@ -12,9 +12,12 @@ enum SubjectRows {
     /// Takes the transaction-scoped lock of every subject of a batch, in one statement and in ascending key
     /// order, so two transactions locking overlapping subjects wait for each other instead of deadlocking.
     /// (PostgreSQL evaluates a volatile function of the target list after ORDER BY.)
-    static func lock(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection, logger: Logger) async throws {
+    static func lock(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
         let keys = entries.map(\.lockKey)
-        let locks = try await connection.query("""
+        let locks = try await connection.query(
+            """
             SELECT pg_advisory_xact_lock(k)
             FROM (SELECT DISTINCT hashtext(key) AS k FROM unnest(\(keys)::text[]) AS key) AS keys
             ORDER BY k
@@ -28,8 +31,10 @@ enum SubjectRows {
     /// subject's newest applied signing time, bound app user and entitlement within the entry's environment and
     /// app. Returns one state per entry, nil for an entry already logged (a duplicate, now counted). Each state
     /// is the one before its entry, whose row does not advance the subject yet.
-    static func logAndLoadStates(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
-                                 logger: Logger) async throws -> [SubjectState?] {
+    static func logAndLoadStates(
+        _ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [SubjectState?] {
         let input = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
         let rows = try await connection.execute(LogAndStatesStatement(entries: input), logger: logger)
         // A wave holds each log id once (``Waves``), so a row's id names its entry.
@@ -39,10 +44,14 @@ enum SubjectRows {
             // A repeat only counts (the console shows how often Apple delivered it).
             guard row.1, let index = indexOfID[row.0] else { continue }
             var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
-            if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7, let source = row.8, let ownership = row.9 {
+            if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7,
+                let source = row.8, let ownership = row.9
+            {
                 loaded.entitlement = EntitlementState(
-                    customer: customer, productId: productId, active: active, originalTransactionId: original, sourceTransactionId: source,
-                    ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12, revocationReason: row.13,
+                    customer: customer, productId: productId, active: active, originalTransactionId: original,
+                    sourceTransactionId: source,
+                    ownershipType: ownership, validFrom: row.10, validUntil: row.11, revokedAt: row.12,
+                    revocationReason: row.13,
                     revocationType: row.14, entitlementId: row.15)
             }
             states[index] = loaded
@@ -54,8 +63,11 @@ enum SubjectRows {
     struct LogAndStatesStatement: PostgresPreparedStatement {
         /// An entry's log id, whether it is new, the subject's newest applied signing time, its bound app user, and
         /// its newest entitlement row's columns (all nil without one).
-        typealias Row = (String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?,
-                         String?, String?)
+        typealias Row = (
+            String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?,
+            Int32?,
+            String?, String?
+        )
         /// The entries as a JSON array of ``EntitlementRepository/LogEntry``.
         var entries: String
 
@@ -98,8 +110,11 @@ enum SubjectRows {
     // MARK: Entitlement
 
     /// Writes an entitlement (one row per environment, app, customer and product).
-    static func upsert(_ e: EntitlementState, entry: EntitlementRepository.LogEntry, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("""
+    static func upsert(
+        _ e: EntitlementState, entry: EntitlementRepository.LogEntry, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
             INSERT INTO entitlements (environment, bundle_id, customer, product_id, entitlement_id, active, original_transaction_id,
                                       source_transaction_id, ownership_type, valid_from, valid_until, revoked_at, revocation_reason,
                                       revocation_type, last_signed_date, updated_at)

@@ -53,7 +53,8 @@ public struct SupportLookup: Sendable {
     /// appAccountToken or the original transaction id itself); else the search itself, as an appAccountToken
     /// when it is a UUID and as an app user id otherwise.
     public func customer(for query: String, bundleId: String) async throws -> (customer: String, kind: CustomerIDKind) {
-        let rows = try await self.client.query("""
+        let rows = try await self.client.query(
+            """
             SELECT (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
                       AND b.original_transaction_id = t.original_transaction_id),
                    COALESCE(
@@ -78,33 +79,47 @@ public struct SupportLookup: Sendable {
     /// The notification log about `subjects` in this app, newest first.
     public func timeline(bundleId: String, subjects: [String], limit: Int = 200) async throws -> [TimelineEntry] {
         var entries: [TimelineEntry] = []
-        let rows = try await self.client.query("""
+        let rows = try await self.client.query(
+            """
             SELECT notification_uuid, notification_type, subtype, environment, subject, signed_date, received_at, applied_at, outcome, detail,
                    duplicates
             FROM notification_log
             WHERE environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND bundle_id = \(bundleId) AND subject = ANY(\(subjects))
             ORDER BY signed_date DESC, applied_at DESC LIMIT \(limit)
             """, logger: self.logger)
-        for try await row in rows.decode((String, String, String?, String, String, Int64, Int64?, Date, String, String?, Int32).self) {
-            entries.append(TimelineEntry(notificationUUID: row.0, type: row.1, subtype: row.2, environment: row.3, subject: row.4, signedDate: row.5,
-                                         receivedAt: row.6, appliedAt: row.7, outcome: row.8, detail: row.9, duplicates: Int(row.10)))
+        for try await row in rows.decode(
+            (String, String, String?, String, String, Int64, Int64?, Date, String, String?, Int32).self)
+        {
+            entries.append(
+                TimelineEntry(
+                    notificationUUID: row.0, type: row.1, subtype: row.2, environment: row.3, subject: row.4,
+                    signedDate: row.5,
+                    receivedAt: row.6, appliedAt: row.7, outcome: row.8, detail: row.9, duplicates: Int(row.10)))
         }
         return entries
     }
 
     /// The consumption requests about the customer or `subjects`, newest first.
-    public func consumptionRequests(bundleId: String, customer: String, subjects: [String]) async throws -> [ConsumptionRequestRow] {
+    public func consumptionRequests(bundleId: String, customer: String, subjects: [String]) async throws
+        -> [ConsumptionRequestRow]
+    {
         var result: [ConsumptionRequestRow] = []
-        let rows = try await self.client.query("""
+        let rows = try await self.client.query(
+            """
             SELECT environment, transaction_id, original_transaction_id, reason, requested_at, deadline, times_requested, status, attempts,
                    answered_at, detail, answer::text
             FROM consumption_requests WHERE bundle_id = \(bundleId) AND (customer = \(customer) OR original_transaction_id = ANY(\(subjects)))
             ORDER BY requested_at DESC
             """, logger: self.logger)
-        for try await row in rows.decode((String, String, String, String?, Int64, Int64, Int32, String, Int32, Int64?, String?, String?).self) {
-            result.append(ConsumptionRequestRow(
-                environment: row.0, transactionId: row.1, originalTransactionId: row.2, reason: row.3, requestedAt: row.4, deadline: row.5,
-                timesRequested: Int(row.6), status: row.7, attempts: Int(row.8), answeredAt: row.9, detail: row.10, answer: row.11))
+        for try await row in rows.decode(
+            (String, String, String, String?, Int64, Int64, Int32, String, Int32, Int64?, String?, String?).self)
+        {
+            result.append(
+                ConsumptionRequestRow(
+                    environment: row.0, transactionId: row.1, originalTransactionId: row.2, reason: row.3,
+                    requestedAt: row.4, deadline: row.5,
+                    timesRequested: Int(row.6), status: row.7, attempts: Int(row.8), answeredAt: row.9, detail: row.10,
+                    answer: row.11))
         }
         return result
     }
@@ -113,7 +128,8 @@ public struct SupportLookup: Sendable {
     public func consumptionCounts() async throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for try await (status, count) in try await self.client.query(
-            "SELECT status, count(*) FROM consumption_requests GROUP BY status", logger: self.logger).decode((String, Int).self) {
+            "SELECT status, count(*) FROM consumption_requests GROUP BY status", logger: self.logger
+        ).decode((String, Int).self) {
             counts[status] = count
         }
         return counts

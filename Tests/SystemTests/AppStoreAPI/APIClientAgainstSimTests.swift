@@ -1,21 +1,23 @@
 import AppStoreAPI
 import AppStoreModels
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Crypto
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import Testing
 import TestSupport
+import Testing
+
+@testable import AppStoreSim
 
 /// The App Store Server API client against the stand-in: every endpoint, verified answers, Apple's error
 /// codes, inline retries for 429 (until Retry-After) and 5xx, sandbox fallback, and the JWT checks the sim makes.
 @Suite(.tags(.integration), .notInUnitRuns, .timeLimit(.minutes(3))) struct APIClientAgainstSimTests {
     /// A subscription of the scenario with at least two transactions.
     static func renewedSubscription(_ sim: SimHarness) throws -> SimPurchase {
-        try #require(sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
-            .first { $0.productType == .autoRenewableSubscription && $0.transactions.count >= 2 })
+        try #require(
+            sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+                .first { $0.productType == .autoRenewableSubscription && $0.transactions.count >= 2 })
     }
 
     @Test func statusesTransactionInfoAndHistoryAreVerifiedAnswersOfTheSimsState() async throws {
@@ -42,26 +44,31 @@ import TestSupport
             let plan = sim.simulator.signed
             let half = plan.count / 2
             let dead = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
-            let failed = await sim.simulator.deliver(Array(plan.prefix(half)), http: sim.http, to: dead, timeout: .milliseconds(300))
+            let failed = await sim.simulator.deliver(
+                Array(plan.prefix(half)), http: sim.http, to: dead, timeout: .milliseconds(300))
             let delivered = await sim.simulator.deliver(Array(plan.dropFirst(half)), http: sim.http, to: sim.sinkURL)
             #expect(failed.failed == half && delivered.succeeded == plan.count - half)
 
             let client = try sim.client()
-            let window = NotificationHistoryRequest(startDate: 0, endDate: Int64(Date().timeIntervalSince1970 * 1000) + 1)
+            let window = NotificationHistoryRequest(
+                startDate: 0, endDate: Int64(Date().timeIntervalSince1970 * 1000) + 1)
             let all = try await client.notificationHistory(window)
             #expect(all.count == plan.count, "\(plan.count) notifications over \((plan.count + 19) / 20) pages")
             #expect(plan.count > 20)
             var onlyFailures = window
             onlyFailures.onlyFailures = true
             let failures = try await client.notificationHistory(onlyFailures)
-            #expect(Set(failures.compactMap(\.notification.payload.notificationUUID)) == Set(plan.prefix(half).map(\.uuid)))
+            #expect(
+                Set(failures.compactMap(\.notification.payload.notificationUUID)) == Set(plan.prefix(half).map(\.uuid)))
             #expect(failures.allSatisfy { $0.sendAttempts.last?.sendAttemptResult == "SOCKET_ISSUE" })
 
             var filtered = window
             filtered.transactionId = "1"
             filtered.notificationType = "DID_RENEW"
             await #expect(throws: AppStoreAPIError.self) { try await client.notificationHistory(filtered) }
-            do { _ = try await client.notificationHistory(filtered) } catch let error as AppStoreAPIError { #expect(error.errorCode == APIErrorCode.multipleFilters) }
+            do { _ = try await client.notificationHistory(filtered) } catch let error as AppStoreAPIError {
+                #expect(error.errorCode == APIErrorCode.multipleFilters)
+            }
         }
     }
 
@@ -69,10 +76,13 @@ import TestSupport
         // The sim posts test notifications to its configured ingest; here, its own sink.
         let key = P256.Signing.PrivateKey()
         var sinkPort = 0
-        try await SimHarness.with(customers: 1, seed: 1, apiKey: key, configure: { configuration in
-            sinkPort = configuration.port
-            configuration.ingestURL = "http://127.0.0.1:\(configuration.port)/sim/sink"
-        }) { sim in
+        try await SimHarness.with(
+            customers: 1, seed: 1, apiKey: key,
+            configure: { configuration in
+                sinkPort = configuration.port
+                configuration.ingestURL = "http://127.0.0.1:\(configuration.port)/sim/sink"
+            }
+        ) { sim in
             #expect(sinkPort > 0)
             let client = try sim.client()
             let token = try await client.requestTestNotification()
@@ -96,7 +106,9 @@ import TestSupport
             let purchase = try Self.renewedSubscription(sim)
             try await client.sendConsumptionInformation(
                 purchase.transactions[0].transactionId!,
-                ConsumptionRequest(customerConsented: true, deliveryStatus: "DELIVERED", refundPreference: "DECLINE", sampleContentProvided: false))
+                ConsumptionRequest(
+                    customerConsented: true, deliveryStatus: "DELIVERED", refundPreference: "DECLINE",
+                    sampleContentProvided: false))
             let token = UUID()
             try await client.setAppAccountToken(purchase.originalTransactionId, appAccountToken: token)
             let updated = await sim.simulator.store.purchases[purchase.originalTransactionId]
@@ -105,7 +117,8 @@ import TestSupport
                 try await client.setAppAccountToken("999", appAccountToken: token)
                 Issue.record("an unknown transaction must fail")
             } catch let error as AppStoreAPIError {
-                #expect(error.status == 404 && error.errorCode == APIErrorCode.transactionIdNotFound && !error.isRetryable)
+                #expect(
+                    error.status == 404 && error.errorCode == APIErrorCode.transactionIdNotFound && !error.isRetryable)
             }
         }
     }
@@ -114,16 +127,23 @@ import TestSupport
         try await SimHarness.with(customers: 20, seed: 5) { sim in
             let purchase = try Self.renewedSubscription(sim)
             await sim.setFaults(SimStore.Faults(serverErrors: 2, rateLimited: 2))
-            let patient = try sim.client(retry: RetryPolicy(maximumAttempts: 6, baseDelay: .milliseconds(20), maximumDelay: .seconds(3)))
+            let patient = try sim.client(
+                retry: RetryPolicy(maximumAttempts: 6, baseDelay: .milliseconds(20), maximumDelay: .seconds(3)))
             let statuses = try await patient.subscriptionStatuses(purchase.originalTransactionId)
             #expect(statuses.subscriptions.count == 1)
             let stats = await sim.stats
-            #expect(stats.answersByStatus["500"] == 2 && stats.answersByStatus["429"] == 2 && stats.answersByStatus["200"] == 1)
+            #expect(
+                stats.answersByStatus["500"] == 2 && stats.answersByStatus["429"] == 2
+                    && stats.answersByStatus["200"] == 1)
 
             let impatient = try sim.client(retry: .none)
             await sim.setFaults(SimStore.Faults(serverErrors: 1))
-            do { _ = try await impatient.subscriptionStatuses(purchase.originalTransactionId) } catch let error as AppStoreAPIError {
-                #expect(error.status == 500 && error.errorCode == APIErrorCode.generalInternalRetryable && error.isRetryable)
+            do { _ = try await impatient.subscriptionStatuses(purchase.originalTransactionId) } catch let error
+                as AppStoreAPIError
+            {
+                #expect(
+                    error.status == 500 && error.errorCode == APIErrorCode.generalInternalRetryable && error.isRetryable
+                )
             }
             await sim.setFaults(SimStore.Faults(rateLimited: 1))
             do {
@@ -141,12 +161,15 @@ import TestSupport
         let key = P256.Signing.PrivateKey()
         try await SimHarness.with(customers: 0, seed: 1, apiKey: key) { production in
             try await SimHarness.with(customers: 10, seed: 2, environment: .sandbox, apiKey: key) { sandbox in
-                let purchase = try #require(sandbox.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
+                let purchase = try #require(
+                    sandbox.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
                 var trust = TrustSettings()
                 trust.trustedRoots = [production.pki.root, sandbox.pki.root]
                 let falling = try production.client(trust: trust, sandboxURL: sandbox.sandboxURL, fallback: true)
                 let statuses = try await falling.subscriptionStatuses(purchase.originalTransactionId)
-                #expect(statuses.environment == .sandbox && statuses.subscriptions.first?.originalTransactionId == purchase.originalTransactionId)
+                #expect(
+                    statuses.environment == .sandbox
+                        && statuses.subscriptions.first?.originalTransactionId == purchase.originalTransactionId)
 
                 let strict = try production.client(trust: trust, sandboxURL: sandbox.sandboxURL, fallback: false)
                 do {
@@ -161,20 +184,26 @@ import TestSupport
 
     @Test func theSimChecksTheBearerToken() async throws {
         try await SimHarness.with(customers: 5, seed: 1) { sim in
-            let purchase = try #require(sim.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
+            let purchase = try #require(
+                sim.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
             let url = sim.baseURL.absoluteString + "/inApps/v1/subscriptions/" + purchase.originalTransactionId
             func status(_ token: String?) async throws -> UInt {
                 var request = HTTPClientRequest(url: url)
                 if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
                 return try await sim.http.execute(request, timeout: .seconds(5)).status.code
             }
-            func factory(key: P256.Signing.PrivateKey = sim.apiKey, keyID: String = SimHarness.keyID, issuer: String = SimHarness.issuerID,
-                         bundle: String = sim.app.bundleId) throws -> APITokenFactory {
-                try APITokenFactory(credentials: APICredentials(keyID: keyID, issuerID: issuer, bundleID: bundle, privateKey: key))
+            func factory(
+                key: P256.Signing.PrivateKey = sim.apiKey, keyID: String = SimHarness.keyID,
+                issuer: String = SimHarness.issuerID,
+                bundle: String = sim.app.bundleId
+            ) throws -> APITokenFactory {
+                try APITokenFactory(
+                    credentials: APICredentials(keyID: keyID, issuerID: issuer, bundleID: bundle, privateKey: key))
             }
             #expect(try await status(try factory().token()) == 200)
             #expect(try await status(nil) == 401)
-            #expect(try await status(try factory(key: P256.Signing.PrivateKey()).token()) == 401, "signed with another key")
+            #expect(
+                try await status(try factory(key: P256.Signing.PrivateKey()).token()) == 401, "signed with another key")
             #expect(try await status(try factory(keyID: "OTHER").token()) == 401, "unknown kid")
             #expect(try await status(try factory(issuer: "someone-else").token()) == 401, "wrong iss")
             #expect(try await status(try factory(bundle: "com.other.app").token()) == 401, "wrong bid")
@@ -186,7 +215,10 @@ import TestSupport
                 _ = try await stranger.subscriptionStatuses(purchase.originalTransactionId)
                 Issue.record("an answer signed by an untrusted root must be refused")
             } catch let error as AppStoreAPIError {
-                guard case .verification = error.kind else { Issue.record("expected a verification error, got \(error)"); return }
+                guard case .verification = error.kind else {
+                    Issue.record("expected a verification error, got \(error)")
+                    return
+                }
                 #expect(!error.isRetryable)
             }
         }

@@ -1,26 +1,32 @@
 import AppStoreAPI
 import AppStoreModels
-@testable import AppStoreSim
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import Testing
 import TestSupport
+import Testing
+
+@testable import AppStoreSim
 
 /// Calls are made per app and per environment: the token names the app the call is about, the base URL is
 /// the environment the data came from, and a bare transaction id of unknown environment tries Production,
 /// then Sandbox on 4040010. The sim serves the two environments apart, as Apple's two hosts do.
 @Suite(.tags(.integration), .notInUnitRuns, .timeLimit(.minutes(3))) struct ScopedAPIClientTests {
     @Test func eachEnvironmentAnswersForItsOwnPurchasesAndNotifications() async throws {
-        try await SimHarness.with(customers: 16, seed: 5, configure: { $0.environments = [.production, .sandbox] }) { sim in
-            let purchases = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
+        try await SimHarness.with(customers: 16, seed: 5, configure: { $0.environments = [.production, .sandbox] }) {
+            sim in
+            let purchases = sim.simulator.scenario.purchases.values.filter {
+                $0.productType == .autoRenewableSubscription
+            }
             let sandbox = try #require(purchases.first { $0.environment == .sandbox })
             let production = try #require(purchases.first { $0.environment == .production })
             let client = try sim.client()
 
             let inSandbox = try client.scoped(bundleID: sim.app.bundleId, environment: .sandbox)
             let statuses = try await inSandbox.subscriptionStatuses(sandbox.originalTransactionId)
-            #expect(statuses.environment == .sandbox && statuses.subscriptions.first?.originalTransactionId == sandbox.originalTransactionId)
+            #expect(
+                statuses.environment == .sandbox
+                    && statuses.subscriptions.first?.originalTransactionId == sandbox.originalTransactionId)
 
             let inProduction = try client.scoped(bundleID: sim.app.bundleId, environment: .production)
             await #expect(throws: AppStoreAPIError.self, "a Sandbox purchase is not found in Production") {
@@ -30,17 +36,25 @@ import TestSupport
                 _ = try await inSandbox.subscriptionStatuses(production.originalTransactionId)
             }
             // A bare transaction id whose environment is unknown: Production first, then Sandbox on 4040010.
-            let unknown = try client.scoped(bundleID: sim.app.bundleId, environment: .production, fallbackToSandbox: true)
-            #expect(try await unknown.transactionInfo(sandbox.transactions[0].transactionId!).transaction.environment == .sandbox)
-            #expect(try await unknown.transactionInfo(production.transactions[0].transactionId!).transaction.environment == .production)
+            let unknown = try client.scoped(
+                bundleID: sim.app.bundleId, environment: .production, fallbackToSandbox: true)
+            #expect(
+                try await unknown.transactionInfo(sandbox.transactions[0].transactionId!).transaction.environment
+                    == .sandbox)
+            #expect(
+                try await unknown.transactionInfo(production.transactions[0].transactionId!).transaction.environment
+                    == .production)
 
             // Notification history is per environment too.
             let plan = sim.simulator.signed
             _ = await sim.simulator.deliver(plan, http: sim.http, to: sim.sinkURL)
-            let window = NotificationHistoryRequest(startDate: 0, endDate: Int64(Date().timeIntervalSince1970 * 1000) + 1)
+            let window = NotificationHistoryRequest(
+                startDate: 0, endDate: Int64(Date().timeIntervalSince1970 * 1000) + 1)
             let sandboxHistory = try await inSandbox.notificationHistory(window)
             let productionHistory = try await inProduction.notificationHistory(window)
-            #expect(!sandboxHistory.isEmpty && sandboxHistory.allSatisfy { $0.notification.payload.rawEnvironment == "Sandbox" })
+            #expect(
+                !sandboxHistory.isEmpty
+                    && sandboxHistory.allSatisfy { $0.notification.payload.rawEnvironment == "Sandbox" })
             #expect(productionHistory.allSatisfy { $0.notification.payload.rawEnvironment == "Production" })
             #expect(sandboxHistory.count + productionHistory.count == plan.count)
         }
@@ -48,7 +62,8 @@ import TestSupport
 
     @Test func theTokenNamesTheAppTheCallIsAbout() async throws {
         try await SimHarness.with(customers: 4, seed: 6) { sim in
-            let purchase = try #require(sim.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
+            let purchase = try #require(
+                sim.simulator.scenario.purchases.values.first { $0.productType == .autoRenewableSubscription })
             let client = try sim.client()
             #expect(client.bundleID == sim.app.bundleId)
             let otherApp = try client.scoped(bundleID: "com.example.other", environment: .production)
@@ -67,7 +82,10 @@ import TestSupport
     }
 
     @Test func scopesCoverEveryAppInEveryAcceptedServerEnvironment() {
-        let accepted = AcceptedApps(apps: [AppIdentity(bundleId: "a"), AppIdentity(bundleId: "b")], environments: [.production, .sandbox, .xcode])
-        #expect(accepted.apiScopes.map(\.description) == ["a (Production)", "a (Sandbox)", "b (Production)", "b (Sandbox)"])
+        let accepted = AcceptedApps(
+            apps: [AppIdentity(bundleId: "a"), AppIdentity(bundleId: "b")],
+            environments: [.production, .sandbox, .xcode])
+        #expect(
+            accepted.apiScopes.map(\.description) == ["a (Production)", "a (Sandbox)", "b (Production)", "b (Sandbox)"])
     }
 }

@@ -1,13 +1,14 @@
 import AppStoreModels
 import AppStoreSigning
-@testable import AppStoreSim
 import Crypto
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import Testing
-import TestSupport
 import PipelineRecords
+import TestSupport
+import Testing
+
+@testable import AppStoreSim
 
 /// Every notification a whole sim run signs, verified and written as the chain-verifier writes it (Apple's JSON
 /// kept), reads back as the same record the canonical encoding gives: no notification type, container or field
@@ -37,12 +38,17 @@ import PipelineRecords
             let decoded = try? JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(bytes))
             let canonical = try JSONDecoder().decode(VerifiedNotificationRecord.self, from: Data(record.encoded()))
             types.insert(verified.payload.rawNotificationType ?? "")
-            if decoded != canonical || decoded != record || decoded?.notification.payload.notificationUUID != item.uuid {
-                wrong.append("\(item.uuid) \(verified.payload.rawNotificationType ?? "") \(verified.payload.rawSubtype ?? ""): \(String(decoding: bytes, as: UTF8.self).prefix(400))")
+            if decoded != canonical || decoded != record || decoded?.notification.payload.notificationUUID != item.uuid
+            {
+                wrong.append(
+                    "\(item.uuid) \(verified.payload.rawNotificationType ?? "") \(verified.payload.rawSubtype ?? ""): \(String(decoding: bytes, as: UTF8.self).prefix(400))"
+                )
             }
         }
         #expect(simulator.signed.count > 3_000)
         #expect(types.count > 15, "the run covers the notification types: \(types.sorted())")
-        #expect(wrong.isEmpty, "\(wrong.count) of \(simulator.signed.count) records read back differently: \(wrong.prefix(3))")
+        #expect(
+            wrong.isEmpty,
+            "\(wrong.count) of \(simulator.signed.count) records read back differently: \(wrong.prefix(3))")
     }
 }

@@ -1,25 +1,26 @@
 import AppStoreModels
 import AppStoreSigning
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Crypto
-@testable import CustomerAPI
 import Entitlements
-@testable import EntitlementUpdater
 import Foundation
 import JWSVerification
 import Logging
 import NIOCore
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Prometheus
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
+@testable import CustomerAPI
+@testable import EntitlementUpdater
 
 /// customer-api's POST of purchases against real components: the sim's App Store (signed transactions,
 /// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater. Each input
@@ -44,8 +45,11 @@ import PipelineRecords
         static let otherApp = "com.example.other"
 
         /// A POST of `body` (JSON text) for `user` (of `app`, default the sim's); the status and the JSON body.
-        func post(_ user: String, _ body: String, key: String? = nil, app: String? = nil) async throws -> (Int, [String: Any]) {
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(app ?? self.app)/customers/\(user)/transactions")
+        func post(_ user: String, _ body: String, key: String? = nil, app: String? = nil) async throws -> (
+            Int, [String: Any]
+        ) {
+            var request = HTTPClientRequest(
+                url: "http://127.0.0.1:\(self.port)/v1/apps/\(app ?? self.app)/customers/\(user)/transactions")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(key ?? self.key)")
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -60,10 +64,14 @@ import PipelineRecords
         @discardableResult
         func declareToken(of purchase: SimPurchase, for user: String) async throws -> Int {
             guard let token = purchase.transactions.last?.appAccountToken else { return 0 }
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)/account-tokens")
+            var request = HTTPClientRequest(
+                url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)/account-tokens")
             request.method = .POST
             request.headers.add(name: "Authorization", value: "Bearer \(self.key)")
-            request.body = .bytes(ByteBuffer(string: #"{"appAccountToken":""# + token + #"","environment":""# + purchase.environment.rawValue + #""}"#))
+            request.body = .bytes(
+                ByteBuffer(
+                    string: #"{"appAccountToken":""# + token + #"","environment":""# + purchase.environment.rawValue
+                        + #""}"#))
             return Int(try await self.sim.http.execute(request, timeout: .seconds(30)).status.code)
         }
 
@@ -80,21 +88,27 @@ import PipelineRecords
             request.headers.add(name: "Authorization", value: "Bearer \(self.key)")
             let response = try await self.sim.http.execute(request, timeout: .seconds(30))
             let bytes = try await response.body.collect(upTo: 1 << 22)
-            guard response.status == .ok, let json = try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any],
-                  let entitlements = json["entitlements"] as? [[String: Any]] else { return [] }
-            return entitlements.filter { $0["active"] as? Bool == true }.compactMap { $0["productId"] as? String }.sorted()
+            guard response.status == .ok,
+                let json = try JSONSerialization.jsonObject(with: Data(bytes.readableBytesView)) as? [String: Any],
+                let entitlements = json["entitlements"] as? [[String: Any]]
+            else { return [] }
+            return entitlements.filter { $0["active"] as? Bool == true }.compactMap { $0["productId"] as? String }
+                .sorted()
         }
 
         /// How many app purchases the notification log holds, and the bindings table.
         func written() async throws -> (purchases: Int, bindings: [String: String]) {
             let logger = CustomerAPIPurchaseTests.logger
-            return try await DatabaseClient.with(try DatabaseSettings(url: self.databaseURL), logger: logger) { client in
+            return try await DatabaseClient.with(try DatabaseSettings(url: self.databaseURL), logger: logger) {
+                client in
                 var purchases = 0
                 for try await count in try await client.query(
-                    "SELECT count(*) FROM notification_log WHERE notification_type = 'APP_PURCHASE'", logger: logger).decode(Int.self) { purchases = count }
+                    "SELECT count(*) FROM notification_log WHERE notification_type = 'APP_PURCHASE'", logger: logger
+                ).decode(Int.self) { purchases = count }
                 var bindings: [String: String] = [:]
                 for try await (original, user) in try await client.query(
-                    "SELECT original_transaction_id, app_user_id FROM customer_bindings", logger: logger).decode((String, String).self) {
+                    "SELECT original_transaction_id, app_user_id FROM customer_bindings", logger: logger
+                ).decode((String, String).self) {
                     bindings[original] = user
                 }
                 return (purchases, bindings)
@@ -103,8 +117,10 @@ import PipelineRecords
     }
 
     /// Runs `body` with the sim, broker, PostgreSQL, the updater and customer-api (policy `policy`, wait `wait`).
-    static func withStack(policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(30), maximumBody: Int = 64 * 1024,
-                          runUpdater: Bool = true, keyConcurrency: Int? = nil, _ body: @Sendable (Stack) async throws -> Void) async throws {
+    static func withStack(
+        policy: AppPurchaseRecord.ConflictPolicy = .refuse, wait: Duration = .seconds(30), maximumBody: Int = 64 * 1024,
+        runUpdater: Bool = true, keyConcurrency: Int? = nil, _ body: @Sendable (Stack) async throws -> Void
+    ) async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { url in
@@ -116,14 +132,17 @@ import PipelineRecords
                     let (key, otherKey) = try await DatabaseClient.with(database, logger: logger) { client in
                         try await MigrationRunner().migrate(client: client, logger: logger)
                         let store = APIKeyStore(client: client, logger: logger)
-                        return (try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token,
-                                try await store.create(bundleId: Stack.otherApp, ratePerSecond: 1000).token)
+                        return (
+                            try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token,
+                            try await store.create(bundleId: Stack.otherApp, ratePerSecond: 1000).token
+                        )
                     }
                     let port = try LocalComponents.freePortBelowEphemeralRange()
                     var accepted = sim.accepted
                     accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
-                    var purchases = CustomerAPISettings.PurchaseSettings(accepted: accepted, signing: TestRecordSigning.keys,
-                                                                        kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
+                    var purchases = CustomerAPISettings.PurchaseSettings(
+                        accepted: accepted, signing: TestRecordSigning.keys,
+                        kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                     purchases.trust = sim.trust
                     purchases.api = try sim.apiSettings(fallback: true)
                     purchases.onConflict = policy
@@ -132,13 +151,19 @@ import PipelineRecords
                     var settings = CustomerAPISettings(database: database, purchases: purchases)
                     settings.http = HTTPSettings(host: "127.0.0.1", port: port)
                     settings.keyConcurrency = keyConcurrency
-                    var services: [any Service] = [try CustomerAPI.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)]
+                    var services: [any Service] = [
+                        try CustomerAPI.buildApplication(
+                            settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+                    ]
                     if runUpdater {
-                        var updaterSettings = EntitlementUpdaterSettings(database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                                                                         signing: TestRecordSigning.keys)
+                        var updaterSettings = EntitlementUpdaterSettings(
+                            database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                            signing: TestRecordSigning.keys)
                         updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                         updaterSettings.sessionTimeout = .seconds(6)
-                        services.append(try EntitlementUpdater.buildApplication(settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger))
+                        services.append(
+                            try EntitlementUpdater.buildApplication(
+                                settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger))
                     }
                     let group = ServiceGroup(configuration: .init(services: services, logger: logger))
                     let running = Task { try await group.run() }
@@ -160,7 +185,8 @@ import PipelineRecords
 
     /// The sim's purchases of a kind that end active and unrevoked, in a stable order.
     static func activePurchases(_ sim: SimHarness, _ type: ProductType) -> [SimPurchase] {
-        let expected = Set(sim.simulator.scenario.expected.filter { $0.active && !$0.revoked }.map(\.originalTransactionId))
+        let expected = Set(
+            sim.simulator.scenario.expected.filter { $0.active && !$0.revoked }.map(\.originalTransactionId))
         return sim.simulator.scenario.purchases.values
             .filter { $0.productType == type && expected.contains($0.originalTransactionId) }
             .sorted { $0.originalTransactionId < $1.originalTransactionId }
@@ -178,7 +204,9 @@ import PipelineRecords
             try #require(subscriptions.count >= 3, "the scenario has active subscriptions")
             // 1. StoreKit 2's signed transaction, verified like a notification's nested JWS.
             let first = subscriptions[0]
-            for (purchase, user) in zip(subscriptions, ["user-a", "user-b", "user-c"]) { try await stack.declareToken(of: purchase, for: user) }
+            for (purchase, user) in zip(subscriptions, ["user-a", "user-b", "user-c"]) {
+                try await stack.declareToken(of: purchase, for: user)
+            }
             let signed = try stack.sim.simulator.signer.signTransaction(first.transactions.last!)
             let (status, body) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
             #expect(status == 200, "\(body)")
@@ -186,9 +214,12 @@ import PipelineRecords
             #expect(try await stack.activeProducts("user-a") == [first.productId])
             // 2. A transaction id of its first period, looked up with Get Transaction Info (Production first), then its history.
             let second = subscriptions[1]
-            let (idStatus, idBody) = try await stack.post("user-b", #"{"transactionId":""# + second.transactions.first!.transactionId! + #""}"#)
+            let (idStatus, idBody) = try await stack.post(
+                "user-b", #"{"transactionId":""# + second.transactions.first!.transactionId! + #""}"#)
             #expect(idStatus == 200, "\(idBody)")
-            #expect(try await stack.activeProducts("user-b") == [second.productId], "the newest period decides, whatever id was posted")
+            #expect(
+                try await stack.activeProducts("user-b") == [second.productId],
+                "the newest period decides, whatever id was posted")
             // 3. A StoreKit 1 receipt: its ids, then Get Transaction History, every page.
             let third = subscriptions[2]
             let receipt = Self.legacyReceipt(third.transactions.first!.transactionId!)
@@ -196,17 +227,22 @@ import PipelineRecords
             #expect(receiptStatus == 200, "\(receiptBody)")
             #expect(try await stack.activeProducts("user-c") == [third.productId])
             let written = try await stack.written()
-            #expect(written.bindings == [first.originalTransactionId: "user-a", second.originalTransactionId: "user-b",
-                                         third.originalTransactionId: "user-c"])
-            #expect(written.purchases == 1 + second.transactions.count + third.transactions.count,
-                    "one record per transaction of a subscription's history")
+            #expect(
+                written.bindings == [
+                    first.originalTransactionId: "user-a", second.originalTransactionId: "user-b",
+                    third.originalTransactionId: "user-c",
+                ])
+            #expect(
+                written.purchases == 1 + second.transactions.count + third.transactions.count,
+                "one record per transaction of a subscription's history")
             // Posting the same purchase again for the same user is harmless.
             let (again, _) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
             #expect(again == 200)
 
             // Another user claims user-a's purchase: 409 under `refuse`, nothing moves.
             let (conflict, conflictBody) = try await stack.post("user-z", #"{"signedTransaction":""# + signed + #""}"#)
-            #expect(conflict == 409 && conflictBody["error"] as? String == "owned-by-another-customer", "\(conflictBody)")
+            #expect(
+                conflict == 409 && conflictBody["error"] as? String == "owned-by-another-customer", "\(conflictBody)")
             #expect(try await stack.activeProducts("user-a") == [first.productId])
             #expect(try await stack.activeProducts("user-z") == [])
             #expect(try await stack.written().bindings[first.originalTransactionId] == "user-a")
@@ -219,12 +255,15 @@ import PipelineRecords
     /// signed transaction; the owners keep their access and nothing is bound to the stranger.
     @Test func strangersCannotClaimPurchasesOwnedThroughATokenOrABinding() async throws {
         try await Self.withStack { stack in
-            let owned = Self.activePurchases(stack.sim, .autoRenewableSubscription).filter { $0.transactions.last?.appAccountToken != nil }
+            let owned = Self.activePurchases(stack.sim, .autoRenewableSubscription).filter {
+                $0.transactions.last?.appAccountToken != nil
+            }
             try #require(owned.count >= 2, "the scenario has subscriptions bought with an appAccountToken")
             let (claimed, unclaimed) = (owned[0], owned[1])
             #expect(try await stack.declareToken(of: claimed, for: "owner") == 201)
             #expect(try await stack.declareToken(of: claimed, for: "owner") == 200, "declaring again is harmless")
-            #expect(try await stack.declareToken(of: claimed, for: "stranger") == 409, "a token belongs to one app user")
+            #expect(
+                try await stack.declareToken(of: claimed, for: "stranger") == 409, "a token belongs to one app user")
             let newest = try stack.sim.simulator.signer.signTransaction(claimed.transactions.last!)
             #expect(try await stack.post("owner", #"{"signedTransaction":""# + newest + #""}"#).0 == 200)
             #expect(try await stack.activeProducts("owner") == [claimed.productId])
@@ -232,16 +271,21 @@ import PipelineRecords
             for purchase in [claimed, unclaimed] {
                 let oldest = try stack.sim.simulator.signer.signTransaction(purchase.transactions.first!)
                 let id = purchase.transactions.first!.transactionId!
-                for body in [#"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + Self.legacyReceipt(id) + #""}"#,
-                             #"{"signedTransaction":""# + oldest + #""}"#] {
+                for body in [
+                    #"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + Self.legacyReceipt(id) + #""}"#,
+                    #"{"signedTransaction":""# + oldest + #""}"#,
+                ] {
                     let (status, answer) = try await stack.post("stranger", body)
-                    #expect(status == 409 && answer["error"] as? String == "owned-by-another-customer", "\(body.prefix(40)): \(status) \(answer)")
+                    #expect(
+                        status == 409 && answer["error"] as? String == "owned-by-another-customer",
+                        "\(body.prefix(40)): \(status) \(answer)")
                 }
             }
             #expect(try await stack.activeProducts("owner") == [claimed.productId], "the owner keeps access")
             #expect(try await stack.activeProducts("stranger") == [])
             let bindings = try await stack.written().bindings
-            #expect(bindings == [claimed.originalTransactionId: "owner"], "nothing is bound to the stranger: \(bindings)")
+            #expect(
+                bindings == [claimed.originalTransactionId: "owner"], "nothing is bound to the stranger: \(bindings)")
         }
     }
 
@@ -250,40 +294,54 @@ import PipelineRecords
     /// one it moves and an `entitlement.customer-changed` event says from whom to whom.
     @Test func aTransferNeedsTheDevicesVerification() async throws {
         try await Self.withStack(policy: .transfer) { stack in
-            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first { $0.transactions.last?.appAccountToken == nil })
+            let purchase = try #require(
+                Self.activePurchases(stack.sim, .autoRenewableSubscription).first {
+                    $0.transactions.last?.appAccountToken == nil
+                })
             let device = UUID().uuidString, nonce = UUID().uuidString.lowercased()
             var handed = purchase.transactions.last!
             handed.deviceVerificationNonce = nonce
-            handed.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8))).base64EncodedString()
+            handed.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8)))
+                .base64EncodedString()
             let signed = try stack.sim.simulator.signer.signTransaction(handed)
             let body = #"{"signedTransaction":""# + signed + #"""#
             #expect(try await stack.post("old-owner", body + "}").0 == 200)
             let (missing, missingBody) = try await stack.post("new-owner", body + "}")
             #expect(missing == 409 && missingBody["error"] as? String == "owned-by-another-customer", "\(missingBody)")
-            let (wrong, wrongBody) = try await stack.post("new-owner", body + #","deviceVerificationId":""# + UUID().uuidString + #""}"#)
+            let (wrong, wrongBody) = try await stack.post(
+                "new-owner", body + #","deviceVerificationId":""# + UUID().uuidString + #""}"#)
             #expect(wrong == 403 && wrongBody["error"] as? String == "device-verification-failed", "\(wrongBody)")
             let id = purchase.transactions.last!.transactionId!
-            let (idWithProof, _) = try await stack.post("new-owner", #"{"transactionId":""# + id + #"","deviceVerificationId":""# + device + #""}"#)
+            let (idWithProof, _) = try await stack.post(
+                "new-owner", #"{"transactionId":""# + id + #"","deviceVerificationId":""# + device + #""}"#)
             #expect(idWithProof == 400, "no device signed an API answer")
             #expect(try await stack.activeProducts("old-owner") == [purchase.productId], "refused claims moved nothing")
 
-            let (moved, movedBody) = try await stack.post("new-owner", body + #","deviceVerificationId":""# + device + #""}"#)
+            let (moved, movedBody) = try await stack.post(
+                "new-owner", body + #","deviceVerificationId":""# + device + #""}"#)
             #expect(moved == 200, "\(movedBody)")
             #expect(try await stack.activeProducts("new-owner") == [purchase.productId])
             #expect(try await stack.activeProducts("old-owner") == [], "nothing stays active twice")
             let logger = Self.logger
-            let (events, proofs) = try await DatabaseClient.with(try DatabaseSettings(url: stack.databaseURL), logger: logger) { client in
+            let (events, proofs) = try await DatabaseClient.with(
+                try DatabaseSettings(url: stack.databaseURL), logger: logger
+            ) { client in
                 var events: [String] = [], proofs: [String?] = []
                 for try await payload in try await client.query(
-                    "SELECT payload::text FROM outbox WHERE payload->>'eventType' = 'entitlement.customer-changed'", logger: logger).decode(String.self) {
+                    "SELECT payload::text FROM outbox WHERE payload->>'eventType' = 'entitlement.customer-changed'",
+                    logger: logger
+                ).decode(String.self) {
                     events.append(payload)
                 }
-                for try await proof in try await client.query("SELECT transfer_proof FROM customer_bindings", logger: logger).decode(String?.self) {
+                for try await proof in try await client.query(
+                    "SELECT transfer_proof FROM customer_bindings", logger: logger
+                ).decode(String?.self) {
                     proofs.append(proof)
                 }
                 return (events, proofs)
             }
-            #expect(events.count == 1 && events.first?.contains(#""previousCustomer": "old-owner""#) == true, "\(events)")
+            #expect(
+                events.count == 1 && events.first?.contains(#""previousCustomer": "old-owner""#) == true, "\(events)")
             #expect(events.first?.contains("new-owner") == true)
             #expect(proofs == ["device"])
         }
@@ -310,7 +368,8 @@ import PipelineRecords
             ]
             for (user, body, status, code) in cases {
                 let (answered, json) = try await stack.post(user, body)
-                #expect(answered == status && json["error"] as? String == code, "\(body.prefix(60)): \(answered) \(json)")
+                #expect(
+                    answered == status && json["error"] as? String == code, "\(body.prefix(60)): \(answered) \(json)")
             }
             let (unauthorized, _) = try await stack.post("user-1", #"{"transactionId":"1"}"#, key: "ck_nope_nope")
             #expect(unauthorized == 401)
@@ -318,13 +377,17 @@ import PipelineRecords
             #expect(forbidden == 403, "another app's key")
             // The sim's genuine transaction posted to another app the service accepts.
             let genuine = try stack.sim.simulator.signer.signTransaction(transaction)
-            let (wrongApp, wrongAppBody) = try await stack.post("user-1", #"{"signedTransaction":""# + genuine + #""}"#, key: stack.otherKey,
-                                                                app: Stack.otherApp)
+            let (wrongApp, wrongAppBody) = try await stack.post(
+                "user-1", #"{"signedTransaction":""# + genuine + #""}"#, key: stack.otherKey,
+                app: Stack.otherApp)
             #expect(wrongApp == 403 && wrongAppBody["error"] as? String == "wrong-app-transaction", "\(wrongAppBody)")
             // Apple failing: after the client's inline retries, 503 with Retry-After (the app tries again later).
             await stack.sim.setFaults(SimStore.Faults(serverErrors: 100))
-            let (unavailable, unavailableBody) = try await stack.post("user-1", #"{"transactionId":""# + transaction.transactionId! + #""}"#)
-            #expect(unavailable == 503 && unavailableBody["error"] as? String == "app-store-unavailable", "\(unavailableBody)")
+            let (unavailable, unavailableBody) = try await stack.post(
+                "user-1", #"{"transactionId":""# + transaction.transactionId! + #""}"#)
+            #expect(
+                unavailable == 503 && unavailableBody["error"] as? String == "app-store-unavailable",
+                "\(unavailableBody)")
             await stack.sim.setFaults(SimStore.Faults())
             let written = try await stack.written()
             #expect(written.purchases == 0 && written.bindings.isEmpty, "nothing written")
@@ -335,32 +398,48 @@ import PipelineRecords
     /// runs) gets 429 `too-many-in-flight` for its next request at once, while another key's requests are served.
     @Test func oneKeyCannotStarveAnother() async throws {
         try await Self.withStack(wait: .seconds(10), runUpdater: false, keyConcurrency: 2) { stack in
-            let purchase = try #require(Self.activePurchases(stack.sim, .autoRenewableSubscription).first { $0.transactions.last?.appAccountToken == nil })
-            let body = #"{"signedTransaction":""# + (try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)) + #""}"#
+            let purchase = try #require(
+                Self.activePurchases(stack.sim, .autoRenewableSubscription).first {
+                    $0.transactions.last?.appAccountToken == nil
+                })
+            let body =
+                #"{"signedTransaction":""#
+                + (try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)) + #""}"#
             // Three posts at once with a share of two: one is refused at once, which proves two hold their slots (for the
             // 10 s apply wait); meanwhile the same key is refused and another key is served.
             try await withThrowingTaskGroup(of: Int.self) { group in
-                for user in ["holder-1", "holder-2", "holder-3"] { group.addTask { try await stack.post(user, body).0 } }
+                for user in ["holder-1", "holder-2", "holder-3"] {
+                    group.addTask { try await stack.post(user, body).0 }
+                }
                 let firstAnswer = try await group.next()
                 #expect(firstAnswer == 429, "the request past the key's share is refused at once")
-                #expect(try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 429, "so is the key's next request")
-                #expect(try await stack.getStatus("nobody", key: stack.otherKey, app: Stack.otherApp) == 404, "another key is served meanwhile")
+                #expect(
+                    try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 429,
+                    "so is the key's next request")
+                #expect(
+                    try await stack.getStatus("nobody", key: stack.otherKey, app: Stack.otherApp) == 404,
+                    "another key is served meanwhile")
                 var rest: [Int] = []
                 for try await status in group { rest.append(status) }
                 #expect(rest == [202, 202], "the holders are answered in the end: \(rest)")
             }
-            #expect(try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 404, "the slots are given back")
+            #expect(
+                try await stack.getStatus("nobody", key: stack.key, app: stack.app) == 404, "the slots are given back")
         }
     }
 
     @Test func answers202WithWhereToLookWhenTheUpdaterIsSlowerThanTheBound() async throws {
         try await Self.withStack(wait: .milliseconds(300), runUpdater: false) { stack in
-            let purchase = try #require(Self.activePurchases(stack.sim, .nonConsumable).first ?? Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
+            let purchase = try #require(
+                Self.activePurchases(stack.sim, .nonConsumable).first
+                    ?? Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
             try await stack.declareToken(of: purchase, for: "late-user")
             let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
             let (status, body) = try await stack.post("late-user", #"{"signedTransaction":""# + signed + #""}"#)
             #expect(status == 202, "\(body)")
-            #expect(body["location"] as? String == "/v1/apps/\(stack.app)/customers/late-user" && body["requestId"] is String)
+            #expect(
+                body["location"] as? String == "/v1/apps/\(stack.app)/customers/late-user"
+                    && body["requestId"] is String)
         }
     }
 }

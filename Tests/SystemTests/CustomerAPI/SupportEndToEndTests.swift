@@ -1,19 +1,20 @@
 import AppStoreAPI
 import AppStoreModels
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
 
 /// The support side against the running stack (the six service binaries, Tansu, PostgreSQL, the sim): consumption
 /// requests answered within their deadline when the customer consented, reported when their window had closed,
@@ -32,18 +33,23 @@ import PipelineRecords
         let ingestPort = try LocalComponents.freePortBelowEphemeralRange()
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
-                try await SimHarness.with(customers: 80, seed: 71, configure: {
-                    $0.retryDelays = [.seconds(2), .seconds(4)]
-                    $0.openRefundRequestShare = 0.3
-                    $0.consentShare = 0.5
-                    $0.ingestURL = "http://127.0.0.1:\(ingestPort)/notifications"
-                }) { sim in
+                try await SimHarness.with(
+                    customers: 80, seed: 71,
+                    configure: {
+                        $0.retryDelays = [.seconds(2), .seconds(4)]
+                        $0.openRefundRequestShare = 0.3
+                        $0.consentShare = 0.5
+                        $0.ingestURL = "http://127.0.0.1:\(ingestPort)/notifications"
+                    }
+                ) { sim in
                     let logger = Self.logger
                     let topics = PipelineTopics()
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(topics.all.map { ($0, 2) })
                     let database = try DatabaseSettings(url: databaseURL)
                     let scenario = sim.simulator.scenario
-                    let ownerOf = Dictionary(scenario.purchases.values.flatMap { p in p.transactions.map { ($0.transactionId!, p) } }) { a, _ in a }
+                    let ownerOf = Dictionary(
+                        scenario.purchases.values.flatMap { p in p.transactions.map { ($0.transactionId!, p) } }
+                    ) { a, _ in a }
                     // The app records consent (through customer-api) for the customers the sim chose; one says no.
                     let open = scenario.openRefundRequests.sorted()
                     #expect(open.count >= 10, "the sim opened refund requests: \(open.count)")
@@ -53,49 +59,68 @@ import PipelineRecords
                     let (adminKey, appKey) = try await DatabaseClient.with(database, logger: logger) { client in
                         try await MigrationRunner().migrate(client: client, logger: logger)
                         let store = APIKeyStore(client: client, logger: logger)
-                        return (try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000, role: "admin").token,
-                                try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token)
+                        return (
+                            try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000, role: "admin")
+                                .token,
+                            try await store.create(bundleId: sim.app.bundleId, ratePerSecond: 1000).token
+                        )
                     }
                     let directory = try LocalComponents.temporaryDirectory("support")
                     var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
                     environment.merge([
-                        "DATABASE_URL": databaseURL, "LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
+                        "DATABASE_URL": databaseURL, "LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "RESOLVER_RATE_PER_SECOND": "50",
                         "RESOLVER_RETRY_BASE_MS": "200", "RESOLVER_RETRY_MAX_MS": "2000",
-                        "CONSUMPTION_POLICY": "refundPreference=DECLINE,sampleContentProvided=false", "CONSUMPTION_WATCH_INTERVAL_MS": "500",
+                        "CONSUMPTION_POLICY": "refundPreference=DECLINE,sampleContentProvided=false",
+                        "CONSUMPTION_WATCH_INTERVAL_MS": "500",
                     ]) { _, new in new }
-                    let fleet = try ServiceFleet(environment: environment, directory: directory, ports: ["ingest": ingestPort])
+                    let fleet = try ServiceFleet(
+                        environment: environment, directory: directory, ports: ["ingest": ingestPort])
                     do {
                         try await fleet.startAll(http: sim.http)
                         let customerAPI = await fleet.customerAPIURL
                         let consents = await sim.simulator.postConsents(http: sim.http, to: customerAPI, key: appKey)
-                        #expect(consents == [200: consenting.count], "every consent stored before delivery: \(consents)")
+                        #expect(
+                            consents == [200: consenting.count], "every consent stored before delivery: \(consents)")
                         if let refusing {
-                            let (status, _) = try await Self.putFacts(customerAPI, app: sim.app.bundleId, key: appKey, customer: ownerOf[refusing]!.customer,
-                                                                      body: #"{"customerConsented":false}"#)
+                            let (status, _) = try await Self.putFacts(
+                                customerAPI, app: sim.app.bundleId, key: appKey, customer: ownerOf[refusing]!.customer,
+                                body: #"{"customerConsented":false}"#)
                             #expect(status == 200)
                         }
-                        let (badStatus, bad) = try await Self.putFacts(customerAPI, app: sim.app.bundleId, key: appKey, customer: "someone",
-                                                                       body: #"{"customerConsented":true,"consumptionPercentage":100001}"#)
-                        #expect(badStatus == 400 && bad.contains("bad-consumption-facts"), "facts out of Apple's ranges are refused")
+                        let (badStatus, bad) = try await Self.putFacts(
+                            customerAPI, app: sim.app.bundleId, key: appKey, customer: "someone",
+                            body: #"{"customerConsented":true,"consumptionPercentage":100001}"#)
+                        #expect(
+                            badStatus == 400 && bad.contains("bad-consumption-facts"),
+                            "facts out of Apple's ranges are refused")
                         let ingest = await fleet.ingestURL
                         let plan = sim.simulator.deliveryPlan()
                         _ = await sim.simulator.deliver(plan, http: sim.http, to: ingest)
                         await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
-                        let api = Admin(base: await fleet.customerAPIURL, app: sim.app.bundleId, key: adminKey, http: sim.http)
-                        try await Self.checkConsumption(sim, database: database, open: open, consenting: consenting, refusing: refusing)
+                        let api = Admin(
+                            base: await fleet.customerAPIURL, app: sim.app.bundleId, key: adminKey, http: sim.http)
+                        try await Self.checkConsumption(
+                            sim, database: database, open: open, consenting: consenting, refusing: refusing)
                         // Every repeated delivery is counted on its notification's log row (the console's "duplicates").
                         let repeats = plan.count - Set(plan.map(\.uuid)).count
                         let counted = try await DatabaseClient.with(database, logger: logger) { client in
                             var total = 0
-                            for try await value in try await client.query("SELECT COALESCE(sum(duplicates), 0)::bigint FROM notification_log",
-                                                                          logger: logger).decode(Int64.self) { total = Int(value) }
+                            for try await value in try await client.query(
+                                "SELECT COALESCE(sum(duplicates), 0)::bigint FROM notification_log",
+                                logger: logger
+                            ).decode(Int64.self) { total = Int(value) }
                             return total
                         }
-                        #expect(repeats > 0 && counted >= repeats, "duplicates counted: \(counted) for \(repeats) repeated deliveries")
-                        try await Self.checkLookups(sim, api: api, appKey: appKey, ownerOf: ownerOf, environment: environment)
+                        #expect(
+                            repeats > 0 && counted >= repeats,
+                            "duplicates counted: \(counted) for \(repeats) repeated deliveries")
+                        try await Self.checkLookups(
+                            sim, api: api, appKey: appKey, ownerOf: ownerOf, environment: environment)
                         try await Self.checkExtensions(sim, api: api, database: database)
-                        try await Self.checkDeadLetterAndConsole(sim, api: api, database: database, bootstrap: bootstrap, topics: topics,
-                                                                 customer: ownerOf[open.first { consenting.contains($0) }!]!)
+                        try await Self.checkDeadLetterAndConsole(
+                            sim, api: api, database: database, bootstrap: bootstrap, topics: topics,
+                            customer: ownerOf[open.first { consenting.contains($0) }!]!)
                     } catch {
                         await fleet.stopAll()
                         throw error
@@ -110,16 +135,22 @@ import PipelineRecords
 
     /// Every CONSUMPTION_REQUEST is recorded once per transaction; open ones with consent are answered (the sim got
     /// the body), open ones without consent are not, and the old ones (their window closed long ago) are `late`.
-    static func checkConsumption(_ sim: SimHarness, database: DatabaseSettings, open: [String], consenting: Set<String>, refusing: String?) async throws {
+    static func checkConsumption(
+        _ sim: SimHarness, database: DatabaseSettings, open: [String], consenting: Set<String>, refusing: String?
+    ) async throws {
         let logger = Self.logger
-        let requested = Set(sim.simulator.scenario.notifications.filter { $0.type == "CONSUMPTION_REQUEST" }.compactMap { $0.transaction?.transactionId })
+        let requested = Set(
+            sim.simulator.scenario.notifications.filter { $0.type == "CONSUMPTION_REQUEST" }.compactMap {
+                $0.transaction?.transactionId
+            })
         var rows: [String: (String, Int)] = [:]
         let deadline = ContinuousClock.now + .seconds(120)
         repeat {
             rows = try await DatabaseClient.with(database, logger: logger) { client in
                 var rows: [String: (String, Int)] = [:]
                 for try await (id, status, times) in try await client.query(
-                    "SELECT transaction_id, status, times_requested FROM consumption_requests", logger: logger).decode((String, String, Int32).self) {
+                    "SELECT transaction_id, status, times_requested FROM consumption_requests", logger: logger
+                ).decode((String, String, Int32).self) {
                     rows[id] = (status, Int(times))
                 }
                 return rows
@@ -144,54 +175,84 @@ import PipelineRecords
         let old = requested.subtracting(open)
         #expect(!old.isEmpty)
         for id in old {
-            #expect(rows[id]?.0 == "late", "a request whose window had closed is reported late: \(id) \(rows[id]?.0 ?? "none")")
+            #expect(
+                rows[id]?.0 == "late",
+                "a request whose window had closed is reported late: \(id) \(rows[id]?.0 ?? "none")")
             #expect(!answered.contains(id))
         }
-        #expect(answers.count == consenting.count, "each consented request answered once: \(answers.count) answers, \(consenting.count) consented")
+        #expect(
+            answers.count == consenting.count,
+            "each consented request answered once: \(answers.count) answers, \(consenting.count) consented")
         for answer in answers {
             let body = try JSONDecoder().decode(ConsumptionRequest.self, from: Data(answer.body.utf8))
-            #expect(answer.version == "v2" && body.customerConsented && body.refundPreference == "DECLINE" && body.deliveryStatus == "DELIVERED"
+            #expect(
+                answer.version == "v2" && body.customerConsented && body.refundPreference == "DECLINE"
+                    && body.deliveryStatus == "DELIVERED"
                     && !body.sampleContentProvided)
         }
-        print("support: consumption requests \(rows.count): \(Dictionary(grouping: rows.values, by: \.0).mapValues(\.count)), answers \(answers.count)")
+        print(
+            "support: consumption requests \(rows.count): \(Dictionary(grouping: rows.values, by: \.0).mapValues(\.count)), answers \(answers.count)"
+        )
     }
 
     // MARK: Look-ups
 
     /// Look Up Order ID, Get Refund History and Get Transaction Info through the admin routes and `iapctl support`.
-    static func checkLookups(_ sim: SimHarness, api: Admin, appKey: String, ownerOf: [String: SimPurchase], environment: [String: String]) async throws {
-        let purchases = sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+    static func checkLookups(
+        _ sim: SimHarness, api: Admin, appKey: String, ownerOf: [String: SimPurchase], environment: [String: String]
+    ) async throws {
+        let purchases = sim.simulator.scenario.purchases.values.sorted {
+            $0.originalTransactionId < $1.originalTransactionId
+        }
         // An app key is refused on the support routes.
-        let (refusedStatus, refused) = try await api.get("/transactions/\(purchases[0].originalTransactionId)", key: appKey)
+        let (refusedStatus, refused) = try await api.get(
+            "/transactions/\(purchases[0].originalTransactionId)", key: appKey)
         #expect(refusedStatus == 403 && refused["error"] as? String == "admin-only")
 
         let transaction = purchases[1].transactions.last!
         let orderId = SimOrders.orderId(for: transaction.transactionId!)
         let (orderStatus, order) = try await api.get("/orders/\(orderId)")
         #expect(orderStatus == 200)
-        #expect((order["transactions"] as? [[String: Any]])?.compactMap { $0["transactionId"] as? String } == [transaction.transactionId!])
+        #expect(
+            (order["transactions"] as? [[String: Any]])?.compactMap { $0["transactionId"] as? String } == [
+                transaction.transactionId!
+            ])
         let (unknownStatus, unknown) = try await api.get("/orders/MZZZZZZZZZ")
         #expect(unknownStatus == 404 && unknown["error"] as? String == "unknown-order")
 
         let refundedOwner = try #require(purchases.first { p in p.transactions.contains { $0.revocationDate != nil } })
-        let expectedRefunds = Set(sim.simulator.scenario.purchases.values.filter { $0.customer == refundedOwner.customer && $0.environment == .production }
+        let expectedRefunds = Set(
+            sim.simulator.scenario.purchases.values.filter {
+                $0.customer == refundedOwner.customer && $0.environment == .production
+            }
             .flatMap(\.transactions).filter { $0.revocationDate != nil }.map(\.transactionId!))
         let (refundStatus, refunds) = try await api.get("/refunds/\(refundedOwner.transactions[0].transactionId!)")
         #expect(refundStatus == 200)
-        #expect(Set((refunds["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String }) == expectedRefunds)
+        #expect(
+            Set((refunds["transactions"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String })
+                == expectedRefunds)
 
         let (infoStatus, info) = try await api.get("/transactions/\(transaction.transactionId!)")
-        #expect(infoStatus == 200 && (info["transactions"] as? [[String: Any]])?.first?["productId"] as? String == transaction.productId)
+        #expect(
+            infoStatus == 200
+                && (info["transactions"] as? [[String: Any]])?.first?["productId"] as? String == transaction.productId)
         let (missingStatus, _) = try await api.get("/transactions/1999999")
         #expect(missingStatus == 404)
 
         // The same look-up with the iapctl binary, as an operator would.
-        let (code, output) = try await IAPCtlProcess.run(["support", "lookup-order", orderId], environment: environment)
-        #expect(code == 0 && output.contains("\"transactionId\":\"\(transaction.transactionId!)\""), "iapctl support lookup-order: \(output)")
-        let (refundCode, refundOutput) = try await IAPCtlProcess.run(["support", "refund-history", refundedOwner.transactions[0].transactionId!],
-                                                                     environment: environment)
-        #expect(refundCode == 0 && refundOutput.contains("\(expectedRefunds.count) refunded transaction(s) in Production"), "iapctl: \(refundOutput)")
-        let (badCode, _) = try await IAPCtlProcess.run(["support", "extend-renewal", "--original-transaction-id", "1", "--days", "0"], environment: environment)
+        let (code, output) = try await IAPCtlProcess.run(
+            ["support", "lookup-order", orderId], environment: environment)
+        #expect(
+            code == 0 && output.contains("\"transactionId\":\"\(transaction.transactionId!)\""),
+            "iapctl support lookup-order: \(output)")
+        let (refundCode, refundOutput) = try await IAPCtlProcess.run(
+            ["support", "refund-history", refundedOwner.transactions[0].transactionId!],
+            environment: environment)
+        #expect(
+            refundCode == 0 && refundOutput.contains("\(expectedRefunds.count) refunded transaction(s) in Production"),
+            "iapctl: \(refundOutput)")
+        let (badCode, _) = try await IAPCtlProcess.run(
+            ["support", "extend-renewal", "--original-transaction-id", "1", "--days", "0"], environment: environment)
         #expect(badCode == 2, "days outside 1…90 are a usage error")
     }
 
@@ -201,10 +262,14 @@ import PipelineRecords
     /// request refused with Apple's code, and a mass extension polled to the end, its SUMMARY published as an event.
     static func checkExtensions(_ sim: SimHarness, api: Admin, database: DatabaseSettings) async throws {
         let logger = Self.logger
-        let active = await sim.simulator.store.activeSubscriptions(of: ScenarioGenerator.subscriptionProduct, in: .production)
+        let active = await sim.simulator.store.activeSubscriptions(
+            of: ScenarioGenerator.subscriptionProduct, in: .production)
         let chosen = try #require(active.first)
-        let before = try #require(await sim.simulator.store.purchase(for: chosen, in: .production)?.transactions.last?.expiresDate?.millisecondsSince1970)
-        let (status, answer) = try await api.post("/subscriptions/\(chosen)/extend", ["extendByDays": 10, "extendReasonCode": 1])
+        let before = try #require(
+            await sim.simulator.store.purchase(for: chosen, in: .production)?.transactions.last?.expiresDate?
+                .millisecondsSince1970)
+        let (status, answer) = try await api.post(
+            "/subscriptions/\(chosen)/extend", ["extendByDays": 10, "extendReasonCode": 1])
         #expect(status == 200 && answer["success"] as? Bool == true)
         let effective = answer["effectiveDate"] as? Int64 ?? (answer["effectiveDate"] as? Int).map(Int64.init) ?? 0
         #expect(effective == before + 10 * 86_400_000)
@@ -212,20 +277,28 @@ import PipelineRecords
             try await DatabaseClient.with(database, logger: logger) { client in
                 var until: Int64?
                 for try await value in try await client.query(
-                    "SELECT valid_until FROM entitlements WHERE original_transaction_id = \(chosen) AND environment = 'Production'", logger: logger)
-                    .decode(Int64?.self) { until = value }
+                    "SELECT valid_until FROM entitlements WHERE original_transaction_id = \(chosen) AND environment = 'Production'",
+                    logger: logger
+                )
+                .decode(Int64?.self) { until = value }
                 return until == effective ? until : nil
             }
         }
         #expect(stored == effective, "RENEWAL_EXTENDED moved the stored expiry")
-        let (badStatus, bad) = try await api.post("/subscriptions/\(chosen)/extend", ["extendByDays": 0, "extendReasonCode": 1])
+        let (badStatus, bad) = try await api.post(
+            "/subscriptions/\(chosen)/extend", ["extendByDays": 0, "extendReasonCode": 1])
         #expect(badStatus == 400 && (bad["message"] as? String ?? "").contains("4000009"))
 
-        let (massStatus, mass) = try await api.post("/extensions", ["productId": ScenarioGenerator.subscriptionProduct, "extendByDays": 3, "extendReasonCode": 3,
-                                                                     "requestIdentifier": "outage-2026-11-23"])
+        let (massStatus, mass) = try await api.post(
+            "/extensions",
+            [
+                "productId": ScenarioGenerator.subscriptionProduct, "extendByDays": 3, "extendReasonCode": 3,
+                "requestIdentifier": "outage-2026-11-23",
+            ])
         #expect(massStatus == 202 && mass["requestIdentifier"] as? String == "outage-2026-11-23")
         let done = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) { () -> [String: Any]? in
-            let (_, progress) = try await api.get("/extensions/\(ScenarioGenerator.subscriptionProduct)/outage-2026-11-23")
+            let (_, progress) = try await api.get(
+                "/extensions/\(ScenarioGenerator.subscriptionProduct)/outage-2026-11-23")
             return progress["complete"] as? Bool == true ? progress : nil
         }
         let succeeded = (done?["succeededCount"] as? Int) ?? -1
@@ -233,34 +306,49 @@ import PipelineRecords
         let event = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var payload: String?
-                for try await text in try await client.query("""
+                for try await text in try await client.query(
+                    """
                     SELECT payload::text FROM outbox WHERE payload->>'eventType' = 'subscription.mass-extension-completed'
                       AND payload->'massExtension'->>'requestIdentifier' = 'outage-2026-11-23'
-                    """, logger: logger).decode(String.self) { payload = text }
+                    """, logger: logger
+                ).decode(String.self) { payload = text }
                 return payload
             }
         }
-        let counts = (try? JSONSerialization.jsonObject(with: Data((event ?? "{}").utf8)) as? [String: Any])?["massExtension"] as? [String: Any]
-        #expect(counts?["succeededCount"] as? Int == active.count && counts?["failedCount"] as? Int == 0,
-                "the SUMMARY became an event with its counts: \(event ?? "none")")
+        let counts =
+            (try? JSONSerialization.jsonObject(with: Data((event ?? "{}").utf8)) as? [String: Any])?["massExtension"]
+            as? [String: Any]
+        #expect(
+            counts?["succeededCount"] as? Int == active.count && counts?["failedCount"] as? Int == 0,
+            "the SUMMARY became an event with its counts: \(event ?? "none")")
     }
 
     // MARK: DLQ and the console
 
     /// A record the chain-verifier rejects shows under its customer and is replayed; then the console, in headless
     /// chromium, searched by app user id and by order id, shows the customer's entitlements, timeline and requests.
-    static func checkDeadLetterAndConsole(_ sim: SimHarness, api: Admin, database: DatabaseSettings, bootstrap: String, topics: PipelineTopics,
-                                          customer purchase: SimPurchase) async throws {
+    static func checkDeadLetterAndConsole(
+        _ sim: SimHarness, api: Admin, database: DatabaseSettings, bootstrap: String, topics: PipelineTopics,
+        customer purchase: SimPurchase
+    ) async throws {
         let logger = Self.logger
-        try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([ProducerRecord(
-            topic: topics.raw, key: Array(purchase.originalTransactionId.utf8), value: Array(#"{"signedPayload":"not.a.jws"}"#.utf8),
-            headers: [KafkaHeader(name: PipelineHeaders.environment, text: "Production"), KafkaHeader(name: PipelineHeaders.bundleId, text: sim.app.bundleId)])])
+        try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([
+            ProducerRecord(
+                topic: topics.raw, key: Array(purchase.originalTransactionId.utf8),
+                value: Array(#"{"signedPayload":"not.a.jws"}"#.utf8),
+                headers: [
+                    KafkaHeader(name: PipelineHeaders.environment, text: "Production"),
+                    KafkaHeader(name: PipelineHeaders.bundleId, text: sim.app.bundleId),
+                ])
+        ])
         let position = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var position: String?
-                for try await text in try await client.query("""
+                for try await text in try await client.query(
+                    """
                     SELECT topic || '/' || partition || '/' || "offset" FROM dead_letters WHERE subject = \(purchase.originalTransactionId)
-                    """, logger: logger).decode(String.self) { position = text }
+                    """, logger: logger
+                ).decode(String.self) { position = text }
                 return position
             }
         }
@@ -269,24 +357,30 @@ import PipelineRecords
         let (viewStatus, view) = try await api.get("/support/\(purchase.customer)")
         #expect(viewStatus == 200 && view["customer"] as? String == purchase.customer)
         #expect((view["deadLetters"] as? [[String: Any]])?.first?["position"] as? String == dlq)
-        #expect((view["timeline"] as? [[String: Any]] ?? []).contains { $0["type"] as? String == "CONSUMPTION_REQUEST" })
+        #expect(
+            (view["timeline"] as? [[String: Any]] ?? []).contains { $0["type"] as? String == "CONSUMPTION_REQUEST" })
         let (replayStatus, _) = try await api.post("/dead-letters/replay", ["position": dlq])
         #expect(replayStatus == 202)
-        let (missingStatus, _) = try await api.post("/dead-letters/replay", ["position": "appstore.notifications.rejected/0/999999"])
+        let (missingStatus, _) = try await api.post(
+            "/dead-letters/replay", ["position": "appstore.notifications.rejected/0/999999"])
         #expect(missingStatus == 404)
 
         // A rejected record of another app without the app header, under the same subject: its payload names its app,
         // so the console does not list it for this app and its replay is refused.
         let foreign = #"{"signedPayload":""# + (try SignedFixtures().signedNotification()) + #""}"#
-        try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([ProducerRecord(
-            topic: topics.raw, key: Array(purchase.originalTransactionId.utf8), value: Array(foreign.utf8))])
+        try await KafkaTestClient(bootstrapServers: [bootstrap]).produce([
+            ProducerRecord(
+                topic: topics.raw, key: Array(purchase.originalTransactionId.utf8), value: Array(foreign.utf8))
+        ])
         let foreignPosition = try await pollUntil(within: .seconds(30), longestPause: .milliseconds(500)) {
             try await DatabaseClient.with(database, logger: logger) { client in
                 var found: (String, String?)?
-                for try await (position, app) in try await client.query("""
+                for try await (position, app) in try await client.query(
+                    """
                     SELECT topic || '/' || partition || '/' || "offset", bundle_id FROM dead_letters
                     WHERE subject = \(purchase.originalTransactionId) AND record->'original'->>'value' = \(foreign)
-                    """, logger: logger).decode((String, String?).self) { found = (position, app) }
+                    """, logger: logger
+                ).decode((String, String?).self) { found = (position, app) }
                 return found
             }
         }
@@ -295,7 +389,9 @@ import PipelineRecords
         let (_, viewAfter) = try await api.get("/support/\(purchase.customer)")
         let listed = (viewAfter["deadLetters"] as? [[String: Any]] ?? []).compactMap { $0["position"] as? String }
         // (The replayed record was rejected again: it is listed too, as this app's.)
-        #expect(listed.contains(dlq) && !listed.contains(otherPosition), "the console lists this app's DLQ records only: \(listed)")
+        #expect(
+            listed.contains(dlq) && !listed.contains(otherPosition),
+            "the console lists this app's DLQ records only: \(listed)")
         let (foreignReplay, foreignBody) = try await api.post("/dead-letters/replay", ["position": otherPosition])
         #expect(foreignReplay == 403 && foreignBody["error"] as? String == "wrong-app", "\(foreignBody)")
 
@@ -303,29 +399,43 @@ import PipelineRecords
         let fragment = "app=\(sim.app.bundleId)&key=\(api.key)&q=\(purchase.customer)"
         let dom = try await HeadlessBrowser.dom(of: api.base + "/console#" + fragment)
         #expect(dom.contains("data-loaded=\"true\""), "the page loaded the customer: \(dom.suffix(600))")
-        #expect(dom.contains("id=\"entitlements\"") && dom.contains(purchase.productId), "entitlements with the product")
-        #expect(dom.contains("id=\"timeline\"") && dom.contains("CONSUMPTION_REQUEST"), "the timeline shows the consumption request")
-        #expect(dom.contains("<th>Duplicates</th>") && dom.contains("<th>Outcome</th>"), "each entry's outcome and duplicate deliveries")
-        #expect(dom.contains("id=\"consumption\"") && dom.contains("<b>sent</b>"), "the request's answer is shown as sent")
+        #expect(
+            dom.contains("id=\"entitlements\"") && dom.contains(purchase.productId), "entitlements with the product")
+        #expect(
+            dom.contains("id=\"timeline\"") && dom.contains("CONSUMPTION_REQUEST"),
+            "the timeline shows the consumption request")
+        #expect(
+            dom.contains("<th>Duplicates</th>") && dom.contains("<th>Outcome</th>"),
+            "each entry's outcome and duplicate deliveries")
+        #expect(
+            dom.contains("id=\"consumption\"") && dom.contains("<b>sent</b>"), "the request's answer is shown as sent")
         #expect(dom.contains("id=\"dead-letters\"") && dom.contains("replayed"), "the replayed DLQ record")
         let orderId = SimOrders.orderId(for: purchase.transactions.last!.transactionId!)
-        let byOrder = try await HeadlessBrowser.dom(of: api.base + "/console#app=\(sim.app.bundleId)&key=\(api.key)&q=\(orderId)")
+        let byOrder = try await HeadlessBrowser.dom(
+            of: api.base + "/console#app=\(sim.app.bundleId)&key=\(api.key)&q=\(orderId)")
         #expect(byOrder.contains("data-customer=\"\(purchase.customer)\""), "an order id finds the same customer")
-        let wrongKey = try await HeadlessBrowser.dom(of: api.base + "/console#app=\(sim.app.bundleId)&key=ck_0000000000000000_x&q=\(purchase.customer)")
-        #expect(wrongKey.contains("data-loaded=\"error\"") && wrongKey.contains("401"), "a bad key is told, nothing shown")
+        let wrongKey = try await HeadlessBrowser.dom(
+            of: api.base + "/console#app=\(sim.app.bundleId)&key=ck_0000000000000000_x&q=\(purchase.customer)")
+        #expect(
+            wrongKey.contains("data-loaded=\"error\"") && wrongKey.contains("401"), "a bad key is told, nothing shown")
         // Driven by Playwright: the key leaves the address bar once read, the page runs under its CSP without a violation.
-        let (browserStatus, browserOutput) = try await LocalComponents.python("Tests/BrowserChecks/console_address_bar.py", [api.base + "/console#" + fragment])
+        let (browserStatus, browserOutput) = try await LocalComponents.python(
+            "Tests/BrowserChecks/console_address_bar.py", [api.base + "/console#" + fragment])
         try #require(browserStatus == 0, "\(browserOutput)")
         let browser = try #require(try JSONSerialization.jsonObject(with: Data(browserOutput.utf8)) as? [String: Any])
         let address = browser["address"] as? String ?? ""
-        #expect(browser["loaded"] as? String == "true" && !address.contains("key=") && !address.contains(api.key) && address.contains("q="),
-                "the key is gone from the address bar, the search stays: \(address)")
+        #expect(
+            browser["loaded"] as? String == "true" && !address.contains("key=") && !address.contains(api.key)
+                && address.contains("q="),
+            "the key is gone from the address bar, the search stays: \(address)")
         #expect((browser["violations"] as? [String])?.isEmpty == true, "no CSP violation: \(browser)")
         let headers = browser["headers"] as? [String: String] ?? [:]
-        #expect(headers["content-security-policy"]?.contains("script-src 'self'") == true
-                    && headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true
-                    && headers["content-security-policy"]?.contains("unsafe-inline") == false, "\(headers)")
-        #expect(headers["x-content-type-options"] == "nosniff" && headers["referrer-policy"] == "no-referrer", "\(headers)")
+        #expect(
+            headers["content-security-policy"]?.contains("script-src 'self'") == true
+                && headers["content-security-policy"]?.contains("frame-ancestors 'none'") == true
+                && headers["content-security-policy"]?.contains("unsafe-inline") == false, "\(headers)")
+        #expect(
+            headers["x-content-type-options"] == "nosniff" && headers["referrer-policy"] == "no-referrer", "\(headers)")
         let shot = FileManager.default.temporaryDirectory.appendingPathComponent("support-console.png")
         try await HeadlessBrowser.screenshot(of: api.base + "/console#" + fragment, to: shot)
         print("support: console screenshot \(shot.path) for customer \(purchase.customer)")
@@ -334,7 +444,9 @@ import PipelineRecords
     // MARK: Helpers
 
     /// `PUT …/consumption-facts` as the app does; the status and the body text.
-    static func putFacts(_ base: String, app: String, key: String, customer: String, body: String) async throws -> (Int, String) {
+    static func putFacts(_ base: String, app: String, key: String, customer: String, body: String) async throws -> (
+        Int, String
+    ) {
         var request = HTTPClientRequest(url: base + "/v1/apps/\(app)/customers/\(customer)/consumption-facts")
         request.method = .PUT
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
@@ -361,7 +473,9 @@ import PipelineRecords
             try await self.send(.POST, path, body: try JSONSerialization.data(withJSONObject: body), key: nil)
         }
 
-        private func send(_ method: HTTPMethod, _ path: String, body: Data?, key: String?) async throws -> (Int, [String: Any]) {
+        private func send(_ method: HTTPMethod, _ path: String, body: Data?, key: String?) async throws -> (
+            Int, [String: Any]
+        ) {
             var request = HTTPClientRequest(url: self.base + "/v1/admin/apps/\(self.app)" + path)
             request.method = method
             request.headers.add(name: "Authorization", value: "Bearer \(key ?? self.key)")

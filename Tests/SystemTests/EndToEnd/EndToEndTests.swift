@@ -1,16 +1,17 @@
 import AppStoreModels
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
 
 /// The product end to end: thousands of customers' life cycles from `appstore-sim`, shuffled and partly
 /// duplicated, posted to the real `ingest` binary and carried by the real chain-verifier,
@@ -29,7 +30,9 @@ import PipelineRecords
     }
 
     @Test func everyServiceSIGKILLedAndRestartedMidwayLosesNothing() async throws {
-        try await Self.run(customers: 1000, seed: 62, kills: ["entitlement-updater", "ingest", "chain-verifier", "event-publisher", "refund-resolver"])
+        try await Self.run(
+            customers: 1000, seed: 62,
+            kills: ["entitlement-updater", "ingest", "chain-verifier", "event-publisher", "refund-resolver"])
     }
 
     @Test func purchasesPostedByTheAppAndLostNotificationsEndInTheSimsStateThroughGET() async throws {
@@ -46,34 +49,49 @@ import PipelineRecords
     static func run(customers: Int, seed: UInt64, kills: [String], appSide: Bool = false) async throws {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
-                try await SimHarness.with(customers: customers, seed: seed, configure: {
-                    $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
-                    $0.environments = [.production, .sandbox]
-                    if appSide {
-                        $0.appPostShare = 0.3
-                        $0.lostShare = 0.15
+                try await SimHarness.with(
+                    customers: customers, seed: seed,
+                    configure: {
+                        $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
+                        $0.environments = [.production, .sandbox]
+                        if appSide {
+                            $0.appPostShare = 0.3
+                            $0.lostShare = 0.15
+                        }
                     }
-                }) { sim in
+                ) { sim in
                     let logger = Self.logger
-                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 4) })
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
+                        PipelineTopics().all.map { ($0, 4) })
                     try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
                         try await MigrationRunner().migrate(client: $0, logger: logger)
                     }
                     let directory = try LocalComponents.temporaryDirectory("end-to-end")
                     var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
                     environment.merge([
-                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox", "LOG_LEVEL": "warning",
-                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50", "RESOLVER_RETRY_BASE_MS": "200",
+                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
+                        "LOG_LEVEL": "warning",
+                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
+                        "RESOLVER_RETRY_BASE_MS": "200",
                         "RESOLVER_RETRY_MAX_MS": "2000",
                     ]) { _, new in new }
-                    if appSide { environment.merge(["RENEWAL_SWEEP_INTERVAL_MS": "1000", "RENEWAL_SWEEP_MARGIN_MS": "0"]) { _, new in new } }
+                    if appSide {
+                        environment.merge(["RENEWAL_SWEEP_INTERVAL_MS": "1000", "RENEWAL_SWEEP_MARGIN_MS": "0"]) {
+                            _, new in new
+                        }
+                    }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
                     do {
                         try await fleet.startAll(http: sim.http)
-                        let key = appSide ? try await Self.postAppPurchases(sim, fleet: fleet, databaseURL: databaseURL) : nil
+                        let key =
+                            appSide ? try await Self.postAppPurchases(sim, fleet: fleet, databaseURL: databaseURL) : nil
                         try await Self.deliver(sim, fleet: fleet, kills: kills)
-                        try await Self.check(sim, databaseURL: databaseURL, bootstrap: bootstrap, publisherKilled: kills.contains("event-publisher"))
-                        if let key { try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL) }
+                        try await Self.check(
+                            sim, databaseURL: databaseURL, bootstrap: bootstrap,
+                            publisherKilled: kills.contains("event-publisher"))
+                        if let key {
+                            try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL)
+                        }
                         #expect(await fleet.kills == kills, "every planned SIGKILL happened")
                     } catch {
                         await fleet.stopAll()
@@ -111,10 +129,13 @@ import PipelineRecords
     static func postAppPurchases(_ sim: SimHarness, fleet: ServiceFleet, databaseURL: String) async throws -> String {
         let logger = Self.logger
         let key = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
-            try await APIKeyStore(client: $0, logger: logger).create(bundleId: sim.app.bundleId, ratePerSecond: 5000).token
+            try await APIKeyStore(client: $0, logger: logger).create(bundleId: sim.app.bundleId, ratePerSecond: 5000)
+                .token
         }
         let posts = sim.simulator.scenario.appPosts
-        #expect(posts.count > 20 && sim.simulator.scenario.lost.count > 20, "the scenario has app posts and lost notifications")
+        #expect(
+            posts.count > 20 && sim.simulator.scenario.lost.count > 20,
+            "the scenario has app posts and lost notifications")
         let statuses = await sim.simulator.postAppPurchases(http: sim.http, to: await fleet.customerAPIURL, key: key)
         #expect(statuses == [200: posts.count], "every app post committed: \(statuses)")
         return key
@@ -125,36 +146,48 @@ import PipelineRecords
     static func checkThroughGET(_ sim: SimHarness, fleet: ServiceFleet, key: String, databaseURL: String) async throws {
         let scenario = sim.simulator.scenario
         let lostSubjects = Set(scenario.lost.compactMap { $0.transaction?.originalTransactionId })
-        let checked = scenario.expected.filter { $0.customer.hasPrefix("app-user-") || lostSubjects.contains($0.originalTransactionId) }
+        let checked = scenario.expected.filter {
+            $0.customer.hasPrefix("app-user-") || lostSubjects.contains($0.originalTransactionId)
+        }
         var wrong: [String] = []
         let base = await fleet.customerAPIURL
         for expected in checked {
             // The sim names its app users `app-user-…`; every other customer is an appAccountToken or an originalTransactionId.
-            let kind: CustomerIDKind = expected.customer.hasPrefix("app-user-") ? .appUserId
+            let kind: CustomerIDKind =
+                expected.customer.hasPrefix("app-user-")
+                ? .appUserId
                 : UUID(uuidString: expected.customer) != nil ? .appAccountToken : .originalTransactionId
             var request = HTTPClientRequest(
-                url: "\(base)/v1/apps/\(sim.app.bundleId)/customers/\(expected.customer)?environment=\(expected.environment)&idType=\(kind.rawValue)")
+                url:
+                    "\(base)/v1/apps/\(sim.app.bundleId)/customers/\(expected.customer)?environment=\(expected.environment)&idType=\(kind.rawValue)"
+            )
             request.headers.add(name: "Authorization", value: "Bearer \(key)")
             let response = try await sim.http.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 22)
             let view = try? JSONDecoder().decode(CustomerView.self, from: Data(body.readableBytesView))
             let entitlement = view?.entitlements.first { $0.productId == expected.productId }
             if entitlement?.active != expected.active || (entitlement?.revokedAt != nil) != expected.revoked {
-                wrong.append("\(expected.environment) \(expected.customer) \(expected.productId): GET \(entitlement.map { "\($0.active)" } ?? "none"), sim \(expected.active)")
+                wrong.append(
+                    "\(expected.environment) \(expected.customer) \(expected.productId): GET \(entitlement.map { "\($0.active)" } ?? "none"), sim \(expected.active)"
+                )
             }
         }
         #expect(checked.count > 50)
-        #expect(wrong.count == 0, "GET disagrees with the sim for \(wrong.count) of \(checked.count): \(wrong.prefix(5))")
+        #expect(
+            wrong.count == 0, "GET disagrees with the sim for \(wrong.count) of \(checked.count): \(wrong.prefix(5))")
         let logger = Self.logger
         let swept = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
             var count = 0
             for try await value in try await client.query(
-                "SELECT count(*) FROM status_requests WHERE reason = \(RenewalSweep.reason)", logger: logger).decode(Int.self) { count = value }
+                "SELECT count(*) FROM status_requests WHERE reason = \(RenewalSweep.reason)", logger: logger
+            ).decode(Int.self) { count = value }
             return count
         }
         #expect(swept > 0, "the renewal-time sweep asked for statuses")
-        print("end-to-end app side: \(scenario.appPosts.count) purchases posted by the app, \(scenario.lost.count) notifications lost, "
-            + "\(swept) sweep status requests, \(checked.count - wrong.count)/\(checked.count) entitlements right through GET")
+        print(
+            "end-to-end app side: \(scenario.appPosts.count) purchases posted by the app, \(scenario.lost.count) notifications lost, "
+                + "\(swept) sweep status requests, \(checked.count - wrong.count)/\(checked.count) entitlements right through GET"
+        )
     }
 
     // MARK: Checks
@@ -163,15 +196,21 @@ import PipelineRecords
     /// downstream events carry the same final states.
     static func check(_ sim: SimHarness, databaseURL: String, bootstrap: String, publisherKilled: Bool) async throws {
         let logger = Self.logger
-        let difference = try await PipelineHarness.waitForExpectedState(sim, databaseURL: databaseURL, timeout: .seconds(400), logger: logger)
-        #expect(difference.missing.count == 0, "missing: \(difference.missing.count) \(difference.missing.sorted().prefix(5))")
-        #expect(difference.extra.count == 0, "unexpected: \(difference.extra.count) \(difference.extra.sorted().prefix(5))")
+        let difference = try await PipelineHarness.waitForExpectedState(
+            sim, databaseURL: databaseURL, timeout: .seconds(400), logger: logger)
+        #expect(
+            difference.missing.count == 0,
+            "missing: \(difference.missing.count) \(difference.missing.sorted().prefix(5))")
+        #expect(
+            difference.extra.count == 0, "unexpected: \(difference.extra.count) \(difference.extra.sorted().prefix(5))")
 
         // Zero lost: every notification of the scenario is in the log; the only others are status snapshots.
         // Notifications that change no entitlement (a failed renewal extension, say) may still be on their way
         // once the state is right, so the log is read until it holds them all or two minutes have passed.
         let scenario = Set(sim.simulator.scenario.notifications.map(\.uuid))
-        let (stored, deadLetters) = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+        let (stored, deadLetters) = try await DatabaseClient.with(
+            try DatabaseSettings(url: databaseURL), logger: logger
+        ) { client in
             var stored = try await StoredRun.read(client: client, logger: logger)
             let deadline = ContinuousClock.now + .seconds(120)
             while !scenario.isSubset(of: stored.logged.keys), ContinuousClock.now < deadline {
@@ -179,12 +218,18 @@ import PipelineRecords
                 stored = try await StoredRun.read(client: client, logger: logger)
             }
             try await Self.waitForEmptyOutbox(client: client, logger: logger)
-            return (try await StoredRun.read(client: client, logger: logger), try await StoredRun.deadLetters(client: client, logger: logger))
+            return (
+                try await StoredRun.read(client: client, logger: logger),
+                try await StoredRun.deadLetters(client: client, logger: logger)
+            )
         }
         let lost = scenario.subtracting(stored.logged.keys)
-        #expect(lost.count == 0, "lost: \(lost.count) \(lost.sorted().prefix(3)); dead letters: \(deadLetters.prefix(3))")
+        #expect(
+            lost.count == 0, "lost: \(lost.count) \(lost.sorted().prefix(3)); dead letters: \(deadLetters.prefix(3))")
         let others = stored.logged.filter { !scenario.contains($0.key) }
-        #expect(others.values.allSatisfy { $0 == "STATUS_SNAPSHOT" || $0 == "APP_PURCHASE" }, "only snapshots and the app's posts besides Apple's notifications")
+        #expect(
+            others.values.allSatisfy { $0 == "STATUS_SNAPSHOT" || $0 == "APP_PURCHASE" },
+            "only snapshots and the app's posts besides Apple's notifications")
         #expect(!others.isEmpty, "refunds were resolved through status calls")
 
         // Zero applied twice: one event id per (cause, kind, entitlement) in the outbox, each published, and
@@ -193,12 +238,16 @@ import PipelineRecords
         var published: [EntitlementEvent] = []
         for topic in [topics.entitlementChanges, topics.entitlementFamily, topics.entitlementRevocations] {
             let expectedCount = stored.outbox.values.filter { $0 == topic }.count
-            let records = try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(topic, atLeast: expectedCount, quiet: .seconds(2), timeout: .seconds(120))
+            let records = try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(
+                topic, atLeast: expectedCount, quiet: .seconds(2), timeout: .seconds(120))
             published += try records.map { try JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
         }
         let publishedIDs = Set(published.map(\.eventId))
         let outboxIDs = Set(stored.outbox.keys.filter { stored.outbox[$0] != topics.statusRequests })
-        #expect(publishedIDs.symmetricDifference(outboxIDs).count == 0, "downstream: \(publishedIDs.subtracting(outboxIDs).count) unknown, \(outboxIDs.subtracting(publishedIDs).count) missing")
+        #expect(
+            publishedIDs.symmetricDifference(outboxIDs).count == 0,
+            "downstream: \(publishedIDs.subtracting(outboxIDs).count) unknown, \(outboxIDs.subtracting(publishedIDs).count) missing"
+        )
         if !publisherKilled { #expect(published.count == publishedIDs.count, "no event published twice") }
         let causes = Set(published.map(\.cause.notificationUUID))
         #expect(causes.subtracting(stored.logged.keys).count == 0, "every event has a logged cause")
@@ -213,29 +262,40 @@ import PipelineRecords
     static func checkCompleteness(_ sim: SimHarness, databaseURL: String) async throws {
         let scenario = sim.simulator.scenario
         let logger = Self.logger
-        let (transactions, revocations) = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+        let (transactions, revocations) = try await DatabaseClient.with(
+            try DatabaseSettings(url: databaseURL), logger: logger
+        ) { client in
             var transactions: [String: Bool] = [:]
             for try await (environment, id, revoked) in try await client.query(
-                "SELECT environment, transaction_id, revocation_date IS NOT NULL FROM transactions", logger: logger).decode((String, String, Bool).self) {
+                "SELECT environment, transaction_id, revocation_date IS NOT NULL FROM transactions", logger: logger
+            ).decode((String, String, Bool).self) {
                 transactions["\(environment) \(id)"] = revoked
             }
             var revocations: [String: Int] = [:]
             let topic = PipelineTopics().entitlementRevocations
             for try await uuid in try await client.query(
                 "SELECT payload->'cause'->>'notificationUUID' FROM outbox WHERE topic = \(topic) AND payload->>'eventType' <> 'consumption.requested'",
-                logger: logger).decode(String.self) { revocations[uuid, default: 0] += 1 }
+                logger: logger
+            ).decode(String.self) { revocations[uuid, default: 0] += 1 }
             return (transactions, revocations)
         }
         let facts = scenario.facts
-        let carried = Dictionary(facts.transactions.map { ("\($0.environment) \($0.transactionId)", $0.revoked) }, uniquingKeysWith: { a, _ in a })
+        let carried = Dictionary(
+            facts.transactions.map { ("\($0.environment) \($0.transactionId)", $0.revoked) },
+            uniquingKeysWith: { a, _ in a })
         let missing = Set(carried.keys).subtracting(transactions.keys)
         #expect(missing.count == 0, "transactions stored / carried: \(carried.count - missing.count)/\(carried.count)")
         let wrongRevocation = carried.filter { transactions[$0.key] != nil && transactions[$0.key] != $0.value }
-        #expect(wrongRevocation.count == 0, "newest revocation state: \(wrongRevocation.count) wrong, e.g. \(wrongRevocation.keys.sorted().prefix(3))")
+        #expect(
+            wrongRevocation.count == 0,
+            "newest revocation state: \(wrongRevocation.count) wrong, e.g. \(wrongRevocation.keys.sorted().prefix(3))")
         let refundLike = facts.refundLike
         let withOne = refundLike.filter { revocations[$0] == 1 }.count
-        #expect(withOne == refundLike.count, "revocation events / refund-like notifications: \(withOne)/\(refundLike.count)")
-        #expect(Set(scenario.notifications.map(\.environment)) == [.production, .sandbox], "the run had both environments")
+        #expect(
+            withOne == refundLike.count, "revocation events / refund-like notifications: \(withOne)/\(refundLike.count)"
+        )
+        #expect(
+            Set(scenario.notifications.map(\.environment)) == [.production, .sandbox], "the run had both environments")
     }
 
     /// The last change event of each entitlement carries the sim's final state; revoked ones have a revocation
@@ -248,7 +308,9 @@ import PipelineRecords
         var movedAway: Set<String> = []
         for event in published {
             let key = "\(event.facts.environment) \(event.customer) \(event.productId)"
-            if let previous = event.previousCustomer { movedAway.insert("\(event.facts.environment) \(previous) \(event.productId)") }
+            if let previous = event.previousCustomer {
+                movedAway.insert("\(event.facts.environment) \(previous) \(event.productId)")
+            }
             switch event.stream {
             case .changes where event.eventType.hasPrefix("entitlement."): lastChange[key] = event
             case .family: lastFamily[key] = event
@@ -256,15 +318,27 @@ import PipelineRecords
             default: break
             }
         }
-        let expected = Dictionary(scenario.expected.map { ("\($0.environment) \($0.customer) \($0.productId)", $0) }, uniquingKeysWith: { a, _ in a })
+        let expected = Dictionary(
+            scenario.expected.map { ("\($0.environment) \($0.customer) \($0.productId)", $0) },
+            uniquingKeysWith: { a, _ in a })
         // A customer whose purchase moved to another (entitlement.customer-changed) has no entitlement of it left.
-        let streams = Set(lastChange.keys).subtracting(movedAway.subtracting(expected.keys)).symmetricDifference(expected.keys)
-        #expect(streams.count == 0, "one entitlement stream per expected entitlement: \(streams.count) differ, e.g. \(streams.sorted().prefix(3))")
+        let streams = Set(lastChange.keys).subtracting(movedAway.subtracting(expected.keys)).symmetricDifference(
+            expected.keys)
+        #expect(
+            streams.count == 0,
+            "one entitlement stream per expected entitlement: \(streams.count) differ, e.g. \(streams.sorted().prefix(3))"
+        )
         var wrong: [String] = []
         for (key, entitlement) in expected {
             guard let state = lastChange[key]?.state else { continue }
-            if state.active != entitlement.active || (state.revokedAt != nil) != entitlement.revoked { wrong.append(key) }
-            if entitlement.revoked && !(revocations[key] ?? []).contains(where: { $0 == "revocation.refunded" || $0 == "revocation.family-revoked" }) {
+            if state.active != entitlement.active || (state.revokedAt != nil) != entitlement.revoked {
+                wrong.append(key)
+            }
+            if entitlement.revoked
+                && !(revocations[key] ?? []).contains(where: {
+                    $0 == "revocation.refunded" || $0 == "revocation.family-revoked"
+                })
+            {
                 wrong.append("\(key) has no revocation event")
             }
             let ownership = scenario.purchases[entitlement.originalTransactionId]?.transactions.last?.inAppOwnershipType
@@ -272,7 +346,10 @@ import PipelineRecords
                 // No family event at all is right only for an entitlement never seen active (shuffled delivery
                 // can bring the expiry first, and the stale guard then ignores the older grants).
                 let gained = lastFamily[key].map { $0.eventType == "family.access-gained" } ?? false
-                if gained != entitlement.active { wrong.append("\(key) family: last \(lastFamily[key]?.eventType ?? "none"), active \(entitlement.active)") }
+                if gained != entitlement.active {
+                    wrong.append(
+                        "\(key) family: last \(lastFamily[key]?.eventType ?? "none"), active \(entitlement.active)")
+                }
             }
         }
         #expect(wrong.count == 0, "events disagree with the sim for \(wrong.count): \(wrong.sorted().prefix(5))")
@@ -282,7 +359,9 @@ import PipelineRecords
     static func waitForEmptyOutbox(client: PostgresClient, logger: Logger) async throws {
         for _ in 0..<600 {
             var pending = 0
-            for try await count in try await client.query("SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: logger).decode(Int.self) {
+            for try await count in try await client.query(
+                "SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: logger
+            ).decode(Int.self) {
                 pending = count
             }
             if pending == 0 { return }
@@ -299,9 +378,13 @@ struct StoredRun {
 
     static func read(client: PostgresClient, logger: Logger) async throws -> StoredRun {
         var run = StoredRun()
-        for try await (uuid, type) in try await client.query("SELECT notification_uuid, notification_type FROM notification_log", logger: logger)
-            .decode((String, String).self) { run.logged[uuid] = type }
-        for try await (id, topic) in try await client.query("SELECT event_id, topic FROM outbox", logger: logger).decode((String, String).self) {
+        for try await (uuid, type) in try await client.query(
+            "SELECT notification_uuid, notification_type FROM notification_log", logger: logger
+        )
+        .decode((String, String).self) { run.logged[uuid] = type }
+        for try await (id, topic) in try await client.query("SELECT event_id, topic FROM outbox", logger: logger)
+            .decode((String, String).self)
+        {
             run.outbox[id] = topic
         }
         return run
@@ -311,7 +394,8 @@ struct StoredRun {
     static func deadLetters(client: PostgresClient, logger: Logger) async throws -> [String] {
         var rows: [String] = []
         for try await (uuid, reason, detail) in try await client.query(
-            "SELECT coalesce(notification_uuid, ''), reason, coalesce(detail, '') FROM dead_letters", logger: logger).decode((String, String, String).self) {
+            "SELECT coalesce(notification_uuid, ''), reason, coalesce(detail, '') FROM dead_letters", logger: logger
+        ).decode((String, String, String).self) {
             rows.append("\(uuid) \(reason): \(detail)")
         }
         return rows

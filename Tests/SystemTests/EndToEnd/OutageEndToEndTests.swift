@@ -1,14 +1,15 @@
 import AppStoreModels
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
 
 /// The product end to end through outages while notifications flow (the six service binaries, Tansu,
 /// PostgreSQL with `fsync=on`, the sim): the broker frozen for 20 s (SIGSTOP, then SIGCONT: it keeps its data),
@@ -20,22 +21,29 @@ import PipelineRecords
     @Test func brokerFreezePostgresCrashAndAPIErrorsLoseNothing() async throws {
         try await withFreezableLocalBroker { bootstrap, brokerPID in
             try await withCrashablePostgres { databaseURL, postgres in
-                try await SimHarness.with(customers: 500, seed: 64, configure: {
-                    $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(16)]
-                    $0.environments = [.production, .sandbox]
-                    $0.rate = 120
-                }) { sim in
+                try await SimHarness.with(
+                    customers: 500, seed: 64,
+                    configure: {
+                        $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8), .seconds(16), .seconds(16)]
+                        $0.environments = [.production, .sandbox]
+                        $0.rate = 120
+                    }
+                ) { sim in
                     let logger = EndToEndTests.logger
-                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 4) })
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
+                        PipelineTopics().all.map { ($0, 4) })
                     try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
                         try await MigrationRunner().migrate(client: $0, logger: logger)
                     }
                     let directory = try LocalComponents.temporaryDirectory("outages")
                     var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
                     environment.merge([
-                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox", "LOG_LEVEL": "notice",
-                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50", "RESOLVER_RETRY_BASE_MS": "200",
-                        "RESOLVER_RETRY_MAX_MS": "2000", "INGEST_PRODUCE_TIMEOUT_MS": "3000", "DATABASE_TRANSACTION_TIMEOUT_MS": "10000",
+                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
+                        "LOG_LEVEL": "notice",
+                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
+                        "RESOLVER_RETRY_BASE_MS": "200",
+                        "RESOLVER_RETRY_MAX_MS": "2000", "INGEST_PRODUCE_TIMEOUT_MS": "3000",
+                        "DATABASE_TRANSACTION_TIMEOUT_MS": "10000",
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
                     try await fleet.startAll(http: sim.http)
@@ -67,7 +75,8 @@ import PipelineRecords
                         try await waitForShare(0.45)
                         try await postgres.crash()
                         let crashedAt = ContinuousClock.now
-                        let updaterNotReadyWhileDown = await fleet.saysNotReady("entitlement-updater", within: .seconds(9))
+                        let updaterNotReadyWhileDown = await fleet.saysNotReady(
+                            "entitlement-updater", within: .seconds(9))
                         try await Task.sleep(until: crashedAt + .seconds(10))
                         try await postgres.start()
                         #expect(updaterNotReadyWhileDown, "the updater says not ready while PostgreSQL is down")
@@ -76,17 +85,24 @@ import PipelineRecords
                         await sim.setFaults(SimStore.Faults(serverErrors: 40, rateLimited: 40))
                         _ = await delivery.value
                         await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
-                        #expect(await sim.simulator.store.undeliveredCount() == 0, "Apple's retries delivered everything")
-                        try await EndToEndTests.check(sim, databaseURL: databaseURL, bootstrap: bootstrap, publisherKilled: true)
+                        #expect(
+                            await sim.simulator.store.undeliveredCount() == 0, "Apple's retries delivered everything")
+                        try await EndToEndTests.check(
+                            sim, databaseURL: databaseURL, bootstrap: bootstrap, publisherKilled: true)
                         // The updater keeps every DLQ record as a row: none may be a good record dead-lettered by the outages.
-                        let dead = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
+                        let dead = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger)
+                        { client in
                             var rows: [String] = []
-                            for try await (reason, detail) in try await client.query("SELECT reason, COALESCE(detail, '') FROM dead_letters", logger: logger)
-                                .decode((String, String).self) { rows.append(reason + ": " + detail) }
+                            for try await (reason, detail) in try await client.query(
+                                "SELECT reason, COALESCE(detail, '') FROM dead_letters", logger: logger
+                            )
+                            .decode((String, String).self) { rows.append(reason + ": " + detail) }
                             return rows
                         }
                         #expect(dead.isEmpty, "no good record dead-lettered during the outages: \(dead.prefix(3))")
-                        print("outages: restarts by the supervisor \(await fleet.restarts), sim stats \(await sim.stats.calls)")
+                        print(
+                            "outages: restarts by the supervisor \(await fleet.restarts), sim stats \(await sim.stats.calls)"
+                        )
                     } catch {
                         supervisor.cancel()
                         await fleet.stopAll()

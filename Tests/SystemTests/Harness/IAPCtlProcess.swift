@@ -7,7 +7,8 @@ enum IAPCtlProcess {
     /// Waits without blocking a thread: the sim it talks to runs on this process's few cooperative threads.
     static func run(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
         let result = try await Program.run(
-            ServiceProcess.binaries.appendingPathComponent("iapctl"), arguments, environment: environment, errors: .merged)
+            ServiceProcess.binaries.appendingPathComponent("iapctl"), arguments, environment: environment,
+            errors: .merged)
         return (result.status, result.output)
     }
 }

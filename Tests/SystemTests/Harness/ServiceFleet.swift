@@ -5,7 +5,9 @@ import TestSupport
 /// The six services as separate processes of their built binaries, each on its own loopback port, so a
 /// test can SIGKILL one mid-way and start it again as an orchestrator would.
 actor ServiceFleet {
-    static let names = ["ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api"]
+    static let names = [
+        "ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api",
+    ]
 
     let environment: [String: String]
     let directory: URL
@@ -22,7 +24,9 @@ actor ServiceFleet {
         self.environment = environment
         self.directory = directory
         var ports = chosen
-        for name in Self.names where ports[name] == nil { ports[name] = try LocalComponents.freePortBelowEphemeralRange() }
+        for name in Self.names where ports[name] == nil {
+            ports[name] = try LocalComponents.freePortBelowEphemeralRange()
+        }
         self.ports = ports
     }
 
@@ -31,8 +35,11 @@ actor ServiceFleet {
 
     /// Starts a service (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {
-        let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) { _, new in new }
-        self.processes[name] = try ServiceProcess.start(name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+        let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) {
+            _, new in new
+        }
+        self.processes[name] = try ServiceProcess.start(
+            name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
         let url = "http://127.0.0.1:\(self.ports[name]!)/ready"
         for _ in 0..<300 {
             if (try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
@@ -48,8 +55,11 @@ actor ServiceFleet {
         guard !self.stopping else { return }
         for (name, process) in self.processes where !process.isRunning {
             self.restarts.append(name)
-            let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) { _, new in new }
-            self.processes[name] = try ServiceProcess.start(name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+            let environment = self.environment.merging([
+                "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
+            ]) { _, new in new }
+            self.processes[name] = try ServiceProcess.start(
+                name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
         }
     }
 

@@ -1,7 +1,6 @@
 import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
-@testable import AppStoreSim
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -10,6 +9,8 @@ import Logging
 import NotificationPipeline
 import ServiceLifecycle
 import TestSupport
+
+@testable import AppStoreSim
 
 /// An `appstore-sim` running in-process on a free loopback port, with the API key and trust the pipeline
 /// needs to talk to it.
@@ -30,7 +31,8 @@ struct SimHarness: Sendable {
 
     /// Runs `body` with a sim serving `customers` customers from `seed`.
     static func with<T: Sendable>(
-        customers: Int, seed: UInt64, environment: AppStoreModels.Environment = .production, apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
+        customers: Int, seed: UInt64, environment: AppStoreModels.Environment = .production,
+        apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
     ) async throws -> T {
         let pki = try TestPKI()
@@ -43,8 +45,12 @@ struct SimHarness: Sendable {
         configure(&configuration)
         let simulator = try Simulator(configuration: configuration, pki: pki)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
-        let harness = SimHarness(simulator: simulator, pki: pki, apiKey: apiKey, baseURL: URL(string: "http://127.0.0.1:\(port)")!, http: http)
-        let group = ServiceGroup(configuration: .init(services: [simulator.application(http: http, logger: Self.logger)], logger: Self.logger))
+        let harness = SimHarness(
+            simulator: simulator, pki: pki, apiKey: apiKey, baseURL: URL(string: "http://127.0.0.1:\(port)")!,
+            http: http)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [simulator.application(http: http, logger: Self.logger)], logger: Self.logger))
         let running = Task { try await group.run() }
         do {
             try await harness.waitUntilServing()
@@ -69,7 +75,9 @@ struct SimHarness: Sendable {
     /// Polls a URL until it answers 200 (10 s at most).
     func waitForOK(_ url: String, what: String) async throws {
         for _ in 0..<100 {
-            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
+            if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok {
+                return
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw HarnessError("\(what) did not start")
@@ -77,7 +85,10 @@ struct SimHarness: Sendable {
 
     // MARK: The pipeline's side
 
-    var app: AppIdentity { AppIdentity(bundleId: self.simulator.configuration.bundleId, appAppleId: self.simulator.configuration.appAppleId) }
+    var app: AppIdentity {
+        AppIdentity(
+            bundleId: self.simulator.configuration.bundleId, appAppleId: self.simulator.configuration.appAppleId)
+    }
     var accepted: AcceptedApps { AcceptedApps(apps: [self.app], environments: [.production, .sandbox]) }
 
     /// Trust in this sim's root.
@@ -93,18 +104,24 @@ struct SimHarness: Sendable {
     /// API settings pointing at this sim (production at its root, sandbox under `/sandbox`, unless given).
     func apiSettings(sandboxURL: URL? = nil, fallback: Bool = false) throws -> AppStoreAPISettings {
         AppStoreAPISettings(
-            credentials: APICredentials(keyID: Self.keyID, issuerID: Self.issuerID, bundleID: self.app.bundleId, privateKey: self.apiKey),
+            credentials: APICredentials(
+                keyID: Self.keyID, issuerID: Self.issuerID, bundleID: self.app.bundleId, privateKey: self.apiKey),
             configuration: AppStoreAPIConfiguration(
-                environment: .production, productionURL: self.baseURL, sandboxURL: sandboxURL ?? self.sandboxURL, sandboxFallback: fallback,
+                environment: .production, productionURL: self.baseURL, sandboxURL: sandboxURL ?? self.sandboxURL,
+                sandboxFallback: fallback,
                 requestTimeout: .seconds(10)))
     }
 
     /// A client for this sim.
-    func client(retry: RetryPolicy = RetryPolicy(), trust: TrustSettings? = nil, sandboxURL: URL? = nil, fallback: Bool = false) throws
+    func client(
+        retry: RetryPolicy = RetryPolicy(), trust: TrustSettings? = nil, sandboxURL: URL? = nil, fallback: Bool = false
+    ) throws
         -> AppStoreServerAPIClient
     {
         try self.apiSettings(sandboxURL: sandboxURL, fallback: fallback)
-            .makeClient(http: self.http, verifiers: try (trust ?? self.trust).makeVerifiers(for: self.accepted), retry: retry, logger: Self.logger)
+            .makeClient(
+                http: self.http, verifiers: try (trust ?? self.trust).makeVerifiers(for: self.accepted), retry: retry,
+                logger: Self.logger)
     }
 
     /// Environment variables for `iapctl` talking to this sim.
@@ -115,8 +132,10 @@ struct SimHarness: Sendable {
         try Data(self.pki.rootDER).write(to: root)
         return [
             "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
-            "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID, "APPSTORE_API_ISSUER_ID": Self.issuerID,
-            "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString, "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
+            "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID,
+            "APPSTORE_API_ISSUER_ID": Self.issuerID,
+            "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString,
+            "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
             "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
         ]
     }

@@ -1,12 +1,13 @@
 import AppStoreModels
 import Entitlements
-@testable import AppStoreSim
 import Foundation
 import NotificationPipeline
-import RdKafka
-import Testing
-import TestSupport
 import PipelineRecords
+import RdKafka
+import TestSupport
+import Testing
+
+@testable import AppStoreSim
 
 /// `iapctl replay` and `iapctl test-notification`, the real binary, against a real broker and the sim.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {
@@ -17,18 +18,22 @@ import PipelineRecords
             try await kafka.createTopics(topics.all.map { ($0, 1) })
             func deadLetter(_ reason: String, topic: String, key: String, value: String) throws -> ProducerRecord {
                 let original = RejectedNotificationRecord.OriginalMessage(
-                    topic: topic, partition: 0, offset: 7, key: key, value: value, headers: ["received-at": "1700000000000"])
-                let record = RejectedNotificationRecord(reason: reason, detail: "test", notificationUUID: nil, original: original)
+                    topic: topic, partition: 0, offset: 7, key: key, value: value,
+                    headers: ["received-at": "1700000000000"])
+                let record = RejectedNotificationRecord(
+                    reason: reason, detail: "test", notificationUUID: nil, original: original)
                 return ProducerRecord(topic: topics.rejected, key: Array(key.utf8), value: try record.encoded())
             }
             try await kafka.produce([
                 try deadLetter("certificate", topic: topics.raw, key: "sub-1", value: #"{"signedPayload":"a.b.c"}"#),
-                try deadLetter("status-request", topic: topics.statusRequests, key: "sub-2", value: #"{"requestId":"r"}"#),
+                try deadLetter(
+                    "status-request", topic: topics.statusRequests, key: "sub-2", value: #"{"requestId":"r"}"#),
                 try deadLetter("certificate", topic: topics.raw, key: "sub-3", value: #"{"signedPayload":"d.e.f"}"#),
                 ProducerRecord(topic: topics.rejected, key: nil, value: Array("not a DLQ record".utf8)),
             ])
             let environment = ["KAFKA_BOOTSTRAP_SERVERS": bootstrap]
-            let (status, output) = try await IAPCtlProcess.run(["replay", "--reason", "certificate", "--quiet-ms", "2000"], environment: environment)
+            let (status, output) = try await IAPCtlProcess.run(
+                ["replay", "--reason", "certificate", "--quiet-ms", "2000"], environment: environment)
             #expect(status == 0, "\(output)")
             #expect(output.contains("2 replayed (2 to \(topics.raw)), 2 skipped"), "\(output)")
             let raw = try await kafka.readAll(topics.raw, atLeast: 2, quiet: .seconds(1), timeout: .seconds(20))
@@ -37,24 +42,31 @@ import PipelineRecords
             #expect(raw.first?.header("received-at")?.text == "1700000000000")
             #expect(raw.first?.header("replayed-from")?.text?.hasPrefix(topics.rejected) == true)
 
-            let (again, secondOutput) = try await IAPCtlProcess.run(["replay", "--quiet-ms", "2000", "--wait-ms", "4000"], environment: environment)
+            let (again, secondOutput) = try await IAPCtlProcess.run(
+                ["replay", "--quiet-ms", "2000", "--wait-ms", "4000"], environment: environment)
             #expect(again == 0 && secondOutput.contains("0 replayed"), "the group remembers: \(secondOutput)")
-            let (other, otherOutput) = try await IAPCtlProcess.run(["replay", "--group", "second-look", "--reason", "status-request", "--quiet-ms", "2000"],
-                                                       environment: environment)
+            let (other, otherOutput) = try await IAPCtlProcess.run(
+                ["replay", "--group", "second-look", "--reason", "status-request", "--quiet-ms", "2000"],
+                environment: environment)
             #expect(other == 0 && otherOutput.contains("1 replayed (1 to \(topics.statusRequests))"), "\(otherOutput)")
         }
     }
 
     @Test func testNotificationWaitsUntilTheNotificationArrived() async throws {
         try await withLocalBroker { bootstrap in
-            try await SimHarness.with(customers: 1, seed: 1, configure: { $0.ingestURL = "http://127.0.0.1:\($0.port)/sim/sink" }) { sim in
+            try await SimHarness.with(
+                customers: 1, seed: 1, configure: { $0.ingestURL = "http://127.0.0.1:\($0.port)/sim/sink" }
+            ) { sim in
                 let directory = try LocalComponents.temporaryDirectory("test-notification")
                 let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
-                let (status, output) = try await IAPCtlProcess.run(["test-notification", "--timeout", "20"], environment: environment)
+                let (status, output) = try await IAPCtlProcess.run(
+                    ["test-notification", "--timeout", "20"], environment: environment)
                 #expect(status == 0, "\(output)")
                 // Every configured app in every accepted environment, each with its own bid and base URL.
-                #expect(output.contains("delivered: com.example.subscriptions (Production): notificationUUID"), "\(output)")
-                #expect(output.contains("delivered: com.example.subscriptions (Sandbox): notificationUUID"), "\(output)")
+                #expect(
+                    output.contains("delivered: com.example.subscriptions (Production): notificationUUID"), "\(output)")
+                #expect(
+                    output.contains("delivered: com.example.subscriptions (Sandbox): notificationUUID"), "\(output)")
                 #expect(await sim.stats.calls["test"] == 2)
                 let (narrowed, narrowedOutput) = try await IAPCtlProcess.run(
                     ["test-notification", "--timeout", "20", "--environment", "Sandbox"], environment: environment)
@@ -63,7 +75,8 @@ import PipelineRecords
 
                 var broken = environment
                 broken["APPSTORE_API_KEY_ID"] = "WRONGKEY"
-                let (refused, refusedOutput) = try await IAPCtlProcess.run(["test-notification", "--timeout", "5"], environment: broken)
+                let (refused, refusedOutput) = try await IAPCtlProcess.run(
+                    ["test-notification", "--timeout", "5"], environment: broken)
                 #expect(refused == 1 && refusedOutput.contains("401"), "\(refusedOutput)")
             }
         }
@@ -82,34 +95,47 @@ import PipelineRecords
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 1) })
-                let purchases = sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+                let purchases = sim.simulator.scenario.purchases.values.sorted {
+                    $0.originalTransactionId < $1.originalTransactionId
+                }
                 let subscriptions = purchases.filter { $0.productType == .autoRenewableSubscription }
                 try #require(subscriptions.count >= 2)
                 let byId = subscriptions[0], byReceipt = subscriptions[1]
                 let directory = try LocalComponents.temporaryDirectory("resync")
                 let file = directory.appendingPathComponent("customers.txt")
                 try """
-                    # app user, transaction id or receipt
-                    user-1,\(byId.transactions.last!.transactionId!)
-                    user-2,\(CustomerAPIPurchaseTests.legacyReceipt(byReceipt.transactions.first!.transactionId!))
-                    user-3,99999999999
+                # app user, transaction id or receipt
+                user-1,\(byId.transactions.last!.transactionId!)
+                user-2,\(CustomerAPIPurchaseTests.legacyReceipt(byReceipt.transactions.first!.transactionId!))
+                user-3,99999999999
 
-                    """.write(to: file, atomically: true, encoding: .utf8)
+                """.write(to: file, atomically: true, encoding: .utf8)
                 let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
-                let (status, output) = try await IAPCtlProcess.run(["resync", "--file", file.path], environment: environment)
+                let (status, output) = try await IAPCtlProcess.run(
+                    ["resync", "--file", file.path], environment: environment)
                 #expect(status == 1, "one entry failed: \(output)")
                 let transactions = byId.transactions.count + byReceipt.transactions.count
-                #expect(output.contains("resync: 3 entries, \(transactions) transactions, 2 subscription statuses, 1 failed"), "\(output)")
+                #expect(
+                    output.contains(
+                        "resync: 3 entries, \(transactions) transactions, 2 subscription statuses, 1 failed"),
+                    "\(output)")
                 #expect(output.contains("resync: 1/3") && output.contains("failed: line 4 (99999999999)"), "\(output)")
 
-                let records = try await kafka.readAll(topics.verified, atLeast: transactions + 2, quiet: .seconds(1), timeout: .seconds(20))
+                let records = try await kafka.readAll(
+                    topics.verified, atLeast: transactions + 2, quiet: .seconds(1), timeout: .seconds(20))
                 let purchasesWritten = try records.filter { $0.header("schema")?.text == AppPurchaseRecord.schema }
                     .map { try JSONDecoder().decode(AppPurchaseRecord.self, from: Data($0.value ?? [])) }
                 let snapshots = try records.filter { $0.header("schema")?.text == StatusSnapshot.schema }
                     .map { try JSONDecoder().decode(StatusSnapshot.self, from: Data($0.value ?? [])) }
                 #expect(purchasesWritten.count == transactions && purchasesWritten.allSatisfy { $0.source == .resync })
-                #expect(Set(purchasesWritten.filter { $0.subject == byId.originalTransactionId }.map { $0.appUserId ?? "" }) == ["user-1"])
-                #expect(Set(purchasesWritten.filter { $0.subject == byReceipt.originalTransactionId }.map { $0.appUserId ?? "" }) == ["user-2"])
+                #expect(
+                    Set(purchasesWritten.filter { $0.subject == byId.originalTransactionId }.map { $0.appUserId ?? "" })
+                        == ["user-1"])
+                #expect(
+                    Set(
+                        purchasesWritten.filter { $0.subject == byReceipt.originalTransactionId }.map {
+                            $0.appUserId ?? ""
+                        }) == ["user-2"])
                 #expect(Set(snapshots.map(\.subject)) == [byId.originalTransactionId, byReceipt.originalTransactionId])
                 #expect(snapshots.first { $0.subject == byId.originalTransactionId }?.status == byId.status?.rawValue)
             }

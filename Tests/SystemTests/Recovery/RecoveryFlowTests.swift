@@ -1,17 +1,18 @@
 import AppStoreModels
-@testable import AppStoreSim
 import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
 
 /// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in
@@ -24,13 +25,16 @@ import PipelineRecords
     }
 
     /// Runs the pipeline with a sim; delivers the middle third of the plan while ingest is unreachable.
-    static func runWithOutage(customers: Int, seed: UInt64, reconcile: Bool,
-                              recover: @escaping @Sendable (SimHarness, String) async throws -> Void) async throws {
+    static func runWithOutage(
+        customers: Int, seed: UInt64, reconcile: Bool,
+        recover: @escaping @Sendable (SimHarness, String) async throws -> Void
+    ) async throws {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(customers: customers, seed: seed) { sim in
                     let logger = Self.logger
-                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(PipelineTopics().all.map { ($0, 2) })
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
+                        PipelineTopics().all.map { ($0, 2) })
                     try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
                         try await MigrationRunner().migrate(client: $0, logger: logger)
                     }
@@ -46,7 +50,9 @@ import PipelineRecords
                     let third = plan.count / 3
                     let down = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
                     let first = await sim.simulator.deliver(Array(plan.prefix(third)), http: sim.http, to: ingest)
-                    let outage = await sim.simulator.deliver(Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down, timeout: .milliseconds(300))
+                    let outage = await sim.simulator.deliver(
+                        Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down,
+                        timeout: .milliseconds(300))
                     let last = await sim.simulator.deliver(Array(plan.dropFirst(2 * third)), http: sim.http, to: ingest)
                     #expect(first.failed == 0 && last.failed == 0)
                     #expect(outage.succeeded == 0 && outage.failed == third)
@@ -54,7 +60,8 @@ import PipelineRecords
                     #expect(undelivered > 0, "the outage left notifications undelivered")
 
                     try await recover(sim, bootstrap)
-                    let difference = try await PipelineHarness.waitForExpectedState(sim, databaseURL: databaseURL, timeout: .seconds(150), logger: logger)
+                    let difference = try await PipelineHarness.waitForExpectedState(
+                        sim, databaseURL: databaseURL, timeout: .seconds(150), logger: logger)
                     #expect(difference.missing.isEmpty, "missing: \(difference.missing.sorted().prefix(10))")
                     #expect(difference.extra.isEmpty, "unexpected: \(difference.extra.sorted().prefix(10))")
                     try await Self.checkRefunds(sim, databaseURL: databaseURL, bootstrap: bootstrap)
@@ -73,10 +80,15 @@ import PipelineRecords
     /// Refund of an old period: still active after a status snapshot; of the latest period: revoked, with events.
     static func checkRefunds(_ sim: SimHarness, databaseURL: String, bootstrap: String) async throws {
         let scenario = sim.simulator.scenario
-        #expect((scenario.lifeCycles["refund-of-old-period"] ?? 0) > 0 && (scenario.lifeCycles["refund-of-latest-period"] ?? 0) > 0,
-                "the seed covers both refunds")
-        let expected = Dictionary(scenario.expected.map { ($0.originalTransactionId, $0) }, uniquingKeysWith: { a, _ in a })
-        let refunds = scenario.notifications.filter { $0.type == "REFUND" && $0.transaction?.type == .autoRenewableSubscription }
+        #expect(
+            (scenario.lifeCycles["refund-of-old-period"] ?? 0) > 0
+                && (scenario.lifeCycles["refund-of-latest-period"] ?? 0) > 0,
+            "the seed covers both refunds")
+        let expected = Dictionary(
+            scenario.expected.map { ($0.originalTransactionId, $0) }, uniquingKeysWith: { a, _ in a })
+        let refunds = scenario.notifications.filter {
+            $0.type == "REFUND" && $0.transaction?.type == .autoRenewableSubscription
+        }
         var latest: [String] = []
         for refund in refunds {
             let original = refund.transaction!.originalTransactionId!
@@ -89,11 +101,15 @@ import PipelineRecords
                 #expect(expected[original]?.active == true, "a refund of an old period leaves \(original) active")
             }
         }
-        let (snapshots, published) = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
+        let (snapshots, published) = try await DatabaseClient.with(
+            try DatabaseSettings(url: databaseURL), logger: Self.logger
+        ) { client in
             /// One count from the database.
             @Sendable func count(_ query: PostgresQuery) async throws -> Int {
                 var count = 0
-                for try await value in try await client.query(query, logger: Self.logger).decode(Int.self) { count = value }
+                for try await value in try await client.query(query, logger: Self.logger).decode(Int.self) {
+                    count = value
+                }
                 return count
             }
             // Every change event the database holds is on the topic once the publisher has drained the outbox.
@@ -101,14 +117,19 @@ import PipelineRecords
                 try await count("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0 ? true : nil
             }
             #expect(drained == true, "the publisher drained the outbox")
-            return (try await count("SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT' AND outcome = 'applied'"),
-                    try await count("SELECT count(*) FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges)"))
+            return (
+                try await count(
+                    "SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT' AND outcome = 'applied'"
+                ),
+                try await count("SELECT count(*) FROM outbox WHERE topic = \(PipelineTopics().entitlementChanges)")
+            )
         }
         #expect(snapshots > 0, "refunds were resolved through status calls")
         let changes = try await KafkaTestClient(bootstrapServers: [bootstrap])
             .readAll(PipelineTopics().entitlementChanges, atLeast: published, quiet: .seconds(2), timeout: .seconds(60))
-        let revokedCustomers = Set(changes.compactMap { try? JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
-            .filter { $0.eventType == "entitlement.revoked" }.map(\.customer))
+        let revokedCustomers = Set(
+            changes.compactMap { try? JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
+                .filter { $0.eventType == "entitlement.revoked" }.map(\.customer))
         let unrevoked = Set(latest).subtracting(revokedCustomers)
         let explanation = unrevoked.isEmpty ? "" : try await Self.history(of: unrevoked, databaseURL: databaseURL)
         #expect(unrevoked.isEmpty, "every refund of a latest period emitted entitlement.revoked; \(explanation)")
@@ -147,7 +168,8 @@ import PipelineRecords
             let directory = try LocalComponents.temporaryDirectory("backfill")
             let since = Int64(Date().timeIntervalSince1970 * 1000) - 90 * 86_400_000
             let (status, text) = try await IAPCtlProcess.run(
-                ["backfill", "--since", String(since), "--only-failures"], environment: try sim.environment(directory: directory, bootstrap: bootstrap))
+                ["backfill", "--since", String(since), "--only-failures"],
+                environment: try sim.environment(directory: directory, bootstrap: bootstrap))
             #expect(status == 0, "iapctl backfill: \(text)")
             #expect(text.contains("backfill: "), "\(text)")
             #expect(await sim.stats.calls["notification-history"] ?? 0 >= 1)
@@ -162,7 +184,9 @@ import PipelineRecords
             while await (sim.stats.calls["notification-history"] ?? 0) == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(await sim.stats.calls["notification-history"] ?? 0 >= 1, "the reconciler asked for the notification history")
+            #expect(
+                await sim.stats.calls["notification-history"] ?? 0 >= 1,
+                "the reconciler asked for the notification history")
         }
     }
 }

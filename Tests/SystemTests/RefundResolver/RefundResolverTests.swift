@@ -1,18 +1,19 @@
 import AppStoreAPI
 import AppStoreModels
-@testable import AppStoreSim
 import Entitlements
 import Foundation
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import Prometheus
 import RdKafka
-@testable import RefundResolver
 import ServiceLifecycle
 import ServiceRuntime
-import Testing
 import TestSupport
-import PipelineRecords
+import Testing
+
+@testable import AppStoreSim
+@testable import RefundResolver
 
 /// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with
 /// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;
@@ -20,15 +21,20 @@ import PipelineRecords
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
     /// Runs refund-resolver in-process against the sim and the broker (test timings, settings adjusted by
     /// `configure`) while `body` runs, then shuts it down gracefully.
-    static func withResolver<T>(_ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },
-                                _ body: () async throws -> T) async throws -> T {
-        var settings = RefundResolverSettings(accepted: sim.accepted, api: try sim.apiSettings(), kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                                              signing: TestRecordSigning.keys)
+    static func withResolver<T>(
+        _ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },
+        _ body: () async throws -> T
+    ) async throws -> T {
+        var settings = RefundResolverSettings(
+            accepted: sim.accepted, api: try sim.apiSettings(),
+            kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+            signing: TestRecordSigning.keys)
         settings.trust = sim.trust
         settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
         settings.sessionTimeout = .seconds(6)
         configure(&settings)
-        let resolver = try RefundResolver.buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: SimHarness.logger)
+        let resolver = try RefundResolver.buildApplication(
+            settings: settings, registry: PrometheusCollectorRegistry(), logger: SimHarness.logger)
         let group = ServiceGroup(configuration: .init(services: [resolver], logger: SimHarness.logger))
         let running = Task { try await group.run() }
         do {
@@ -45,59 +51,87 @@ import PipelineRecords
 
     @Test func statusRequestsBecomeSnapshotsDespite429And5xxWithinTheRate() async throws {
         try await withLocalBroker { bootstrap in
-            try await SimHarness.with(customers: 48, seed: 11, configure: { $0.environments = [.production, .sandbox] }) { sim in
+            try await SimHarness.with(
+                customers: 48, seed: 11, configure: { $0.environments = [.production, .sandbox] }
+            ) { sim in
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 2) })
-                let subscriptions = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
-                    .sorted { $0.originalTransactionId < $1.originalTransactionId }
+                let subscriptions = sim.simulator.scenario.purchases.values.filter {
+                    $0.productType == .autoRenewableSubscription
+                }
+                .sorted { $0.originalTransactionId < $1.originalTransactionId }
                 #expect(subscriptions.count >= 30)
-                #expect(subscriptions.contains { $0.environment == .sandbox }, "Sandbox subscriptions are asked of Sandbox")
+                #expect(
+                    subscriptions.contains { $0.environment == .sandbox }, "Sandbox subscriptions are asked of Sandbox")
                 // Each request names its subscription's environment and app: the token's bid and the base URL follow it.
                 var requests = subscriptions.map {
-                    StatusRequest(requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId,
-                                  environment: $0.environment.rawValue, bundleId: sim.app.bundleId, reason: "test",
-                                  notificationUUID: "n-\($0.originalTransactionId)")
+                    StatusRequest(
+                        requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId,
+                        environment: $0.environment.rawValue, bundleId: sim.app.bundleId, reason: "test",
+                        notificationUUID: "n-\($0.originalTransactionId)")
                 }
-                requests.append(StatusRequest(requestId: "req-unknown", originalTransactionId: "1999", environment: "Production",
-                                              bundleId: sim.app.bundleId, reason: "test", notificationUUID: "n-unknown"))
-                try await kafka.produce(requests.map {
-                    ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
-                })
+                requests.append(
+                    StatusRequest(
+                        requestId: "req-unknown", originalTransactionId: "1999", environment: "Production",
+                        bundleId: sim.app.bundleId, reason: "test", notificationUUID: "n-unknown"))
+                try await kafka.produce(
+                    requests.map {
+                        ProducerRecord(
+                            topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8),
+                            value: Array(try! JSONEncoder().encode($0)))
+                    })
                 // The sim allows 5 status calls a second and fails the first 6 calls with 500; the resolver may make 10.
                 await sim.setFaults(SimStore.Faults(serverErrors: 6, statusRatePerSecond: 5))
 
-                let (snapshots, rejected) = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
-                    $0.appRatePerSecond = 20
-                    $0.replicas = 2
-                    $0.retryBaseDelay = .milliseconds(200)
-                    $0.retryMaximumDelay = .seconds(2)
-                }) {
+                let (snapshots, rejected) = try await Self.withResolver(
+                    sim, bootstrap: bootstrap,
+                    configure: {
+                        $0.appRatePerSecond = 20
+                        $0.replicas = 2
+                        $0.retryBaseDelay = .milliseconds(200)
+                        $0.retryMaximumDelay = .seconds(2)
+                    }
+                ) {
                     // Read until every request has its snapshot (a count alone could be met by repeats while a request still waits).
                     let wanted = Set(subscriptions.map { "req-\($0.originalTransactionId)" })
                     var snapshots: [ConsumerRecord] = []
                     let deadline = ContinuousClock.now + .seconds(120)
                     repeat {
-                        snapshots = try await kafka.readAll(topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(30))
+                        snapshots = try await kafka.readAll(
+                            topics.verified, atLeast: subscriptions.count, quiet: .seconds(2), timeout: .seconds(30))
                         let seen = Set(snapshots.compactMap { $0.header(PipelineHeaders.requestID)?.text })
                         if wanted.isSubset(of: seen) { break }
                     } while ContinuousClock.now < deadline
-                    return (snapshots, try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30)))
+                    return (
+                        snapshots,
+                        try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(30))
+                    )
                 }
 
                 let decoded = try snapshots.map { record -> StatusSnapshot in
                     #expect(record.header(PipelineHeaders.schema)?.text == StatusSnapshot.schema)
-                    #expect(record.key == Array(try JSONDecoder().decode(StatusSnapshot.self, from: Data(record.value ?? [])).subject.utf8))
+                    #expect(
+                        record.key
+                            == Array(
+                                try JSONDecoder().decode(StatusSnapshot.self, from: Data(record.value ?? [])).subject
+                                    .utf8))
                     return try JSONDecoder().decode(StatusSnapshot.self, from: Data(record.value ?? []))
                 }
-                #expect(Set(decoded.map(\.requestId)) == Set(subscriptions.map { "req-\($0.originalTransactionId)" }), "no request lost")
+                #expect(
+                    Set(decoded.map(\.requestId)) == Set(subscriptions.map { "req-\($0.originalTransactionId)" }),
+                    "no request lost")
                 for snapshot in decoded {
                     let purchase = try #require(sim.simulator.scenario.purchases[snapshot.subject])
                     #expect(snapshot.status == purchase.status?.rawValue)
-                    #expect(snapshot.environment == purchase.environment.rawValue, "answered by the subscription's own environment")
+                    #expect(
+                        snapshot.environment == purchase.environment.rawValue,
+                        "answered by the subscription's own environment")
                     #expect(snapshot.transaction.transactionId == purchase.transactions.last?.transactionId)
                 }
-                let dead = try rejected.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
+                let dead = try rejected.map {
+                    try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? []))
+                }
                 #expect(dead.map(\.reason) == ["status-request"])
                 #expect(dead.first?.original.topic == topics.statusRequests)
                 #expect(dead.first?.detail.contains("4040010") == true)
@@ -116,41 +150,70 @@ import PipelineRecords
     /// old attempt cap, then resolves); only a request still failing `giveUpAfter` past its first failure goes to
     /// the DLQ, with the attempts it took.
     @Test func anOutageOfTheAPIDelaysRequestsAndOnlyGivesUpAfterItsTime() async throws {
-        for (faults, giveUp, expectDead) in [(45, Duration.seconds(3600), false), (100_000, Duration.milliseconds(1500), true)] {
+        for (faults, giveUp, expectDead) in [
+            (45, Duration.seconds(3600), false), (100_000, Duration.milliseconds(1500), true),
+        ] {
             try await withLocalBroker { bootstrap in
                 try await SimHarness.with(customers: 12, seed: 11) { sim in
                     let topics = PipelineTopics()
                     let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                     try await kafka.createTopics(topics.all.map { ($0, 2) })
-                    let subscriptions = sim.simulator.scenario.purchases.values.filter { $0.productType == .autoRenewableSubscription }
-                        .sorted { $0.originalTransactionId < $1.originalTransactionId }.prefix(3)
-                    let requests = subscriptions.map {
-                        StatusRequest(requestId: "req-\($0.originalTransactionId)", originalTransactionId: $0.originalTransactionId, environment: "Production",
-                                      bundleId: sim.app.bundleId, reason: "test", notificationUUID: "n-\($0.originalTransactionId)")
+                    let subscriptions = sim.simulator.scenario.purchases.values.filter {
+                        $0.productType == .autoRenewableSubscription
                     }
-                    try await kafka.produce(requests.map {
-                        ProducerRecord(topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8), value: Array(try! JSONEncoder().encode($0)))
-                    })
+                    .sorted { $0.originalTransactionId < $1.originalTransactionId }.prefix(3)
+                    let requests = subscriptions.map {
+                        StatusRequest(
+                            requestId: "req-\($0.originalTransactionId)",
+                            originalTransactionId: $0.originalTransactionId, environment: "Production",
+                            bundleId: sim.app.bundleId, reason: "test",
+                            notificationUUID: "n-\($0.originalTransactionId)")
+                    }
+                    try await kafka.produce(
+                        requests.map {
+                            ProducerRecord(
+                                topic: topics.statusRequests, key: Array($0.originalTransactionId.utf8),
+                                value: Array(try! JSONEncoder().encode($0)))
+                        })
                     await sim.setFaults(SimStore.Faults(serverErrors: faults))
-                    let outputs = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
-                        $0.retryBaseDelay = .milliseconds(100)
-                        $0.retryMaximumDelay = .milliseconds(800)
-                        $0.giveUpAfter = giveUp
-                    }) {
-                        try await kafka.readAll(expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
-                                                timeout: .seconds(90))
+                    let outputs = try await Self.withResolver(
+                        sim, bootstrap: bootstrap,
+                        configure: {
+                            $0.retryBaseDelay = .milliseconds(100)
+                            $0.retryMaximumDelay = .milliseconds(800)
+                            $0.giveUpAfter = giveUp
+                        }
+                    ) {
+                        try await kafka.readAll(
+                            expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
+                            timeout: .seconds(90))
                     }
                     if expectDead {
-                        let dead = try outputs.map { try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])) }
-                        #expect(dead.count == requests.count && dead.allSatisfy { $0.detail.contains("gave up after") && $0.detail.contains("5000001") })
-                        #expect(dead.allSatisfy { $0.original.topic == topics.statusRequests && $0.original.headers["first-failure"] == nil },
-                                "a replay starts afresh")
+                        let dead = try outputs.map {
+                            try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? []))
+                        }
+                        #expect(
+                            dead.count == requests.count
+                                && dead.allSatisfy {
+                                    $0.detail.contains("gave up after") && $0.detail.contains("5000001")
+                                })
+                        #expect(
+                            dead.allSatisfy {
+                                $0.original.topic == topics.statusRequests
+                                    && $0.original.headers["first-failure"] == nil
+                            },
+                            "a replay starts afresh")
                     } else {
-                        #expect(Set(outputs.compactMap { $0.header(PipelineHeaders.requestID)?.text }) == Set(requests.map(\.requestId)),
-                                "every request resolved after the stretch of errors")
-                        let rejected = try await kafka.readAll(topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(3))
+                        #expect(
+                            Set(outputs.compactMap { $0.header(PipelineHeaders.requestID)?.text })
+                                == Set(requests.map(\.requestId)),
+                            "every request resolved after the stretch of errors")
+                        let rejected = try await kafka.readAll(
+                            topics.rejected, atLeast: 1, quiet: .seconds(1), timeout: .seconds(3))
                         #expect(rejected.isEmpty, "nothing dead-lettered: \(rejected.count)")
-                        #expect((await sim.stats.answersByStatus["500"] ?? 0) == faults, "\(faults) failures, about \(faults / requests.count) per request")
+                        #expect(
+                            (await sim.stats.answersByStatus["500"] ?? 0) == faults,
+                            "\(faults) failures, about \(faults / requests.count) per request")
                     }
                 }
             }
@@ -167,32 +230,47 @@ import PipelineRecords
                 let topics = PipelineTopics()
                 let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
                 try await kafka.createTopics(topics.all.map { ($0, 2) })
-                let purchases = sim.simulator.scenario.purchases.values.sorted { $0.originalTransactionId < $1.originalTransactionId }
+                let purchases = sim.simulator.scenario.purchases.values.sorted {
+                    $0.originalTransactionId < $1.originalTransactionId
+                }
                 let now = Int64(Date().timeIntervalSince1970 * 1000)
-                let body = ConsumptionRequest(customerConsented: true, deliveryStatus: "DELIVERED", refundPreference: "DECLINE", sampleContentProvided: false)
+                let body = ConsumptionRequest(
+                    customerConsented: true, deliveryStatus: "DELIVERED", refundPreference: "DECLINE",
+                    sampleContentProvided: false)
                 func answer(_ purchase: SimPurchase?, id: String? = nil, deadline: Int64) -> ConsumptionAnswer {
                     ConsumptionAnswer(
-                        transactionId: id ?? purchase!.transactions.last!.transactionId!, originalTransactionId: purchase?.originalTransactionId ?? "1999",
-                        environment: "Production", bundleId: sim.app.bundleId, notificationUUID: "n-\(id ?? purchase!.originalTransactionId)",
+                        transactionId: id ?? purchase!.transactions.last!.transactionId!,
+                        originalTransactionId: purchase?.originalTransactionId ?? "1999",
+                        environment: "Production", bundleId: sim.app.bundleId,
+                        notificationUUID: "n-\(id ?? purchase!.originalTransactionId)",
                         deadline: deadline, apiVersion: "v2", v2: body, v1: nil)
                 }
                 let inTime = answer(purchases[0], deadline: now + 12 * 3_600_000)
                 let expired = answer(purchases[1], deadline: now - 1)
                 let unknown = answer(nil, id: "1999", deadline: now + 12 * 3_600_000)
-                try await kafka.produce([inTime, expired, unknown].map {
-                    ProducerRecord(topic: topics.statusRequests, key: Array($0.key.utf8), value: Array(try! JSONEncoder().encode($0)))
-                })
+                try await kafka.produce(
+                    [inTime, expired, unknown].map {
+                        ProducerRecord(
+                            topic: topics.statusRequests, key: Array($0.key.utf8),
+                            value: Array(try! JSONEncoder().encode($0)))
+                    })
                 await sim.setFaults(SimStore.Faults(serverErrors: 2))
-                let outcomes = try await Self.withResolver(sim, bootstrap: bootstrap, configure: {
-                    $0.retryBaseDelay = .milliseconds(200)
-                    $0.retryMaximumDelay = .seconds(1)
-                }) {
+                let outcomes = try await Self.withResolver(
+                    sim, bootstrap: bootstrap,
+                    configure: {
+                        $0.retryBaseDelay = .milliseconds(200)
+                        $0.retryMaximumDelay = .seconds(1)
+                    }
+                ) {
                     var outcomes: [String: ConsumptionOutcome] = [:]
                     let deadline = ContinuousClock.now + .seconds(60)
                     repeat {
-                        for record in try await kafka.readAll(topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20)) {
+                        for record in try await kafka.readAll(
+                            topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20))
+                        {
                             #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
-                            let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                            let outcome = try JSONDecoder().decode(
+                                ConsumptionOutcome.self, from: Data(record.value ?? []))
                             #expect(record.key == Array(outcome.originalTransactionId.utf8))
                             outcomes[outcome.transactionId] = outcome
                         }
@@ -200,25 +278,40 @@ import PipelineRecords
                     // The retries cannot beat a deadline two seconds away while the sim keeps failing.
                     await sim.setFaults(SimStore.Faults(serverErrors: 1_000))
                     let tight = answer(purchases[2], deadline: Int64(Date().timeIntervalSince1970 * 1000) + 2_000)
-                    try await kafka.produce([ProducerRecord(topic: topics.statusRequests, key: Array(tight.key.utf8), value: Array(try JSONEncoder().encode(tight)))])
+                    try await kafka.produce([
+                        ProducerRecord(
+                            topic: topics.statusRequests, key: Array(tight.key.utf8),
+                            value: Array(try JSONEncoder().encode(tight)))
+                    ])
                     repeat {
-                        for record in try await kafka.readAll(topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20)) {
-                            let outcome = try JSONDecoder().decode(ConsumptionOutcome.self, from: Data(record.value ?? []))
+                        for record in try await kafka.readAll(
+                            topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20))
+                        {
+                            let outcome = try JSONDecoder().decode(
+                                ConsumptionOutcome.self, from: Data(record.value ?? []))
                             outcomes[outcome.transactionId] = outcome
                         }
                     } while outcomes.count < 4 && ContinuousClock.now < deadline + .seconds(30)
                     return outcomes
                 }
 
-                #expect(outcomes[inTime.transactionId]?.status == "sent", "sent after the 500s: \(String(describing: outcomes[inTime.transactionId]))")
+                #expect(
+                    outcomes[inTime.transactionId]?.status == "sent",
+                    "sent after the 500s: \(String(describing: outcomes[inTime.transactionId]))")
                 #expect((outcomes[inTime.transactionId]?.attempts ?? 0) >= 2, "it took retries")
-                #expect(outcomes[expired.transactionId]?.status == "late" && outcomes[expired.transactionId]?.attempts == 0, "no call after the deadline")
+                #expect(
+                    outcomes[expired.transactionId]?.status == "late" && outcomes[expired.transactionId]?.attempts == 0,
+                    "no call after the deadline")
                 #expect(outcomes["1999"]?.status == "failed" && outcomes["1999"]?.detail?.contains("4040010") == true)
                 let tightId = purchases[2].transactions.last!.transactionId!
-                #expect(outcomes[tightId]?.status == "late", "still failing when the window closed: \(String(describing: outcomes[tightId]))")
+                #expect(
+                    outcomes[tightId]?.status == "late",
+                    "still failing when the window closed: \(String(describing: outcomes[tightId]))")
                 let answers = await sim.simulator.store.consumptionAnswers
                 #expect(answers.map(\.transactionId) == [inTime.transactionId], "only the in-time answer reached Apple")
-                #expect(try JSONDecoder().decode(ConsumptionRequest.self, from: Data(answers.first?.body.utf8 ?? "{}".utf8)) == body)
+                #expect(
+                    try JSONDecoder().decode(ConsumptionRequest.self, from: Data(answers.first?.body.utf8 ?? "{}".utf8))
+                        == body)
             }
         }
     }
