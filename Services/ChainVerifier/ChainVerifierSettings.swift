@@ -5,7 +5,7 @@ import PipelineRecords
 import RdKafka
 import ServiceRuntime
 
-/// Everything the chain verifier reads from its environment (see the README's configuration table).
+/// Everything the chain verifier reads from its environment (see docs/configuration.md).
 struct ChainVerifierSettings: Sendable {
     var http = HTTPSettings(port: 8081)
     var accepted: AcceptedApps

@@ -6,7 +6,7 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Everything customer-api reads from its environment (see the README's configuration table).
+/// Everything customer-api reads from its environment (see docs/configuration.md).
 struct CustomerAPISettings: Sendable {
     var http = HTTPSettings(port: 8085)
     var database: DatabaseSettings

@@ -5,7 +5,7 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Everything the entitlement updater reads from its environment (see the README's configuration table).
+/// Everything the entitlement updater reads from its environment (see docs/configuration.md).
 struct EntitlementUpdaterSettings: Sendable {
     var http = HTTPSettings(port: 8082)
     var database: DatabaseSettings

@@ -2,7 +2,7 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// Everything the event publisher reads from its environment (see the README's configuration table).
+/// Everything the event publisher reads from its environment (see docs/configuration.md).
 struct EventPublisherSettings: Sendable {
     var http = HTTPSettings(port: 8083)
     var database: DatabaseSettings

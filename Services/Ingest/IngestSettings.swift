@@ -5,7 +5,7 @@ import PipelineRecords
 import RdKafka
 import ServiceRuntime
 
-/// Everything ingest reads from its environment (see the README's configuration table).
+/// Everything ingest reads from its environment (see docs/configuration.md).
 struct IngestSettings: Sendable {
     var http = HTTPSettings(port: 8080)
     /// The largest body accepted; Apple's notifications are about 20 KB.

@@ -4,7 +4,7 @@ import PipelineRecords
 import RdKafka
 import ServiceRuntime
 
-/// Everything refund-resolver reads from its environment (see the README's configuration table).
+/// Everything refund-resolver reads from its environment (see docs/configuration.md).
 struct RefundResolverSettings: Sendable {
     var http = HTTPSettings(port: 8084)
     var accepted: AcceptedApps

@@ -6,7 +6,7 @@ import JWSVerification
 import Logging
 public import ServiceRuntime
 
-/// How services and `iapctl` reach the App Store Server API (see the README's configuration table):
+/// How services and `iapctl` reach the App Store Server API (see docs/configuration.md):
 /// `APPSTORE_API_KEY_FILE` (the `.p8`), `APPSTORE_API_KEY_ID`, `APPSTORE_API_ISSUER_ID`,
 /// `APPSTORE_API_BUNDLE_ID` (default: the first of `APPSTORE_APPS`), `APPSTORE_API_ENVIRONMENT`
 /// (default Production), `APPSTORE_API_URL_PRODUCTION`, `APPSTORE_API_URL_SANDBOX`,

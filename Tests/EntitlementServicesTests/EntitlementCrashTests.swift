@@ -95,9 +95,7 @@ import Testing
                     "HTTP_PORT": "0", "LOG_LEVEL": "error", "UPDATER_BATCH": "50", "PUBLISHER_BATCH": "40",
                     "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
                 ]
-                _ = try await DatabaseClient.with(server, logger: logger) {
-                    try await MigrationRunner().migrate(client: $0, logger: logger)
-                }
+                try await migrateDatabase(server, logger: logger)
                 var running = [
                     "entitlement-updater": try ServiceProcess.start(
                         "entitlement-updater", environment: environment,

@@ -94,9 +94,7 @@ import Testing
                 let updater = try EntitlementUpdater.buildApplication(
                     settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger)
                 // The publisher starts once the updater has migrated the schema.
-                try await DatabaseClient.with(database, logger: logger) {
-                    try await MigrationRunner().migrate(client: $0, logger: logger)
-                }
+                try await migrateDatabase(database, logger: logger)
                 let publisher = try EventPublisher.buildApplication(
                     settings: publisherSettings, registry: PrometheusCollectorRegistry(), logger: logger)
                 let group = ServiceGroup(configuration: .init(services: [updater, publisher], logger: logger))

@@ -15,3 +15,11 @@ public func withMigratedDatabase<T: Sendable>(
         }
     }
 }
+
+/// Applies every migration to the database `settings` names and closes the connection: for tests that start
+/// services (in-process or as processes) on a database they did not get from ``withMigratedDatabase(logger:_:)``.
+public func migrateDatabase(_ settings: DatabaseSettings, logger: Logger = Logger(label: "test")) async throws {
+    _ = try await DatabaseClient.with(settings, logger: logger) {
+        try await MigrationRunner().migrate(client: $0, logger: logger)
+    }
+}

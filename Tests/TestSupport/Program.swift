@@ -51,16 +51,21 @@ public enum Program {
         let output = try FileHandle(forWritingTo: outputURL)
         defer { try? output.close() }
         process.standardOutput = output
+        // Every handle this process opens is closed again once the program has ended.
+        let errorHandle = errors == .separate ? try FileHandle(forWritingTo: errorURL) : nil
+        defer { try? errorHandle?.close() }
         switch errors {
-        case .separate: process.standardError = try FileHandle(forWritingTo: errorURL)
+        case .separate: process.standardError = errorHandle
         case .merged: process.standardError = output
         case .discarded: process.standardError = FileHandle.nullDevice
         }
-        if let input {
+        let inputHandle = try input.map { bytes in
             let inputURL = directory.appending(path: "stdin")
-            FileManager.default.createFile(atPath: inputURL.path, contents: Data(input))
-            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+            _ = FileManager.default.createFile(atPath: inputURL.path, contents: Data(bytes))
+            return try FileHandle(forReadingFrom: inputURL)
         }
+        defer { try? inputHandle?.close() }
+        if let inputHandle { process.standardInput = inputHandle }
         try await withCheckedThrowingContinuation { (finished: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in finished.resume() }
             do { try process.run() } catch { finished.resume(throwing: error) }

@@ -145,7 +145,7 @@ def print_customer_api(url, api_key, expected):
         print(f"    differs: {failure}")
     app_users = sum(1 for e in expected if e["customer"].startswith("app-user-"))
     print(f"  of them {app_users} belong to app user ids (purchases the app posted, no appAccountToken)")
-    print(f"  customer-api: {url}")
+    print(f"  customer-api: {url} (its OpenAPI 3.1 description: {url}/openapi.json, also docs/openapi.json)")
     print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>'"
           " (or <token>?idType=appAccountToken, <id>?idType=originalTransactionId)")
     print(f"       curl -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' "

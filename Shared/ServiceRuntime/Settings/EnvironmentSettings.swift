@@ -3,7 +3,7 @@ import Foundation
 /// Reads typed settings from environment variables, naming the variable in every error.
 ///
 /// Decision: a small reader over `[String: String]` rather than swift-configuration: every service reads a
-/// dozen flat variables, tests pass a dictionary, and the README keeps one table of them all.
+/// dozen flat variables, tests pass a dictionary, and docs/configuration.md keeps one table of them all.
 public struct EnvironmentSettings: Sendable {
     /// The variables, by name.
     public let values: [String: String]

@@ -32,9 +32,7 @@ import Testing
                     let logger = EndToEndTests.logger
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
                         PipelineTopics().all.map { ($0, 4) })
-                    try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
-                        try await MigrationRunner().migrate(client: $0, logger: logger)
-                    }
+                    try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let directory = try LocalComponents.temporaryDirectory("outages")
                     var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
                     environment.merge([

@@ -35,9 +35,7 @@ import Testing
                     let logger = Self.logger
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
                         PipelineTopics().all.map { ($0, 2) })
-                    try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) {
-                        try await MigrationRunner().migrate(client: $0, logger: logger)
-                    }
+                    try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let ingestPort = try LocalComponents.freePortBelowEphemeralRange()
                     let group = try PipelineHarness.services(
                         sim: sim, bootstrap: bootstrap, databaseURL: databaseURL, ingestPort: ingestPort,
