@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 export PATH="/opt/swift/usr/bin:$PATH"
 if [[ "${1:-}" == "--unit" ]]; then
     source deploy/local/env.sh
+    swift format lint --recursive --strict --parallel Package.swift Shared Services Tests Benchmarks
     python3 Tests/Layering/check_layers.py
     swift build --build-tests
     IAP_UNIT_TESTS_ONLY=1 swift test --skip-build
