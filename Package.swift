@@ -35,6 +35,7 @@ let external: [String: (product: String, package: String)] = [
     "NIOHTTP1": ("NIOHTTP1", "swift-nio"),
     "NIOHTTPTypes": ("NIOHTTPTypes", "swift-nio-extras"),
     "NIOPosix": ("NIOPosix", "swift-nio"),
+    "NIOSSL": ("NIOSSL", "swift-nio-ssl"),
     "PostgresNIO": ("PostgresNIO", "postgres-nio"),
     "Prometheus": ("Prometheus", "swift-prometheus"),
     "ServiceLifecycle": ("ServiceLifecycle", "swift-service-lifecycle"),
@@ -99,7 +100,9 @@ let modules: [Module] = [
     Module(
         name: "Storage", kind: .library(), path: "Shared/Storage",
         imports: [
-            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "PipelineRecords", "PostgresNIO",
+            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NIOPosix", "NIOSSL",
+            "PipelineRecords",
+            "PostgresNIO",
         ]),
     Module(
         name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
@@ -331,6 +334,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

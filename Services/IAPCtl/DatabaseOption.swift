@@ -8,7 +8,7 @@ import Storage
 struct DatabaseOption: ParsableArguments {
     @Option(
         name: .customLong("database-url"),
-        help: "postgres://user[:password]@host[:port]/database (default: $DATABASE_URL).")
+        help: "postgres://user[:password]@host[:port]/database[?sslmode=…&sslrootcert=…] (default: $DATABASE_URL).")
     var databaseURL: String?
 
     /// Runs `body` with a client of the database (a usage error when no URL is given or it is malformed).
@@ -21,6 +21,9 @@ struct DatabaseOption: ParsableArguments {
         var logger = Logger(label: "iapctl")
         logger.logLevel = .warning
         let quiet = logger
+        // One connection first: a wrong password, CA or host name is reported with its reason, not as a pool that
+        // gave up.
+        try await DatabaseClient.check(settings, logger: quiet)
         return try await DatabaseClient.with(settings, logger: quiet) { client in try await body(client, quiet) }
     }
 }

@@ -6,7 +6,8 @@
 #   postgres.sh dump-schema DIR    prints the schema of its database as docs/schema.sql holds it: pg_dump --schema-only
 #                                  without owners, privileges, the version lines and the per-run \restrict keys
 # fsync is off (for tests and local runs only) unless POSTGRES_FSYNC=on, which makes a crash a real crash;
-# POSTGRES_OPTIONS adds server options (e.g. "-c track_commit_timestamp=on" for the end-to-end benchmark).
+# POSTGRES_OPTIONS adds server options (e.g. "-c track_commit_timestamp=on" for the end-to-end benchmark);
+# POSTGRES_TLS_DIR (server.pem, server.key, ca.pem from tls-certs.sh) turns TLS on with that certificate.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 command=${1:?usage: postgres.sh start|stop DIR [PORT]}
@@ -28,8 +29,17 @@ start)
     if [[ ! -f "$dir/data/PG_VERSION" ]]; then
         "${as_postgres[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 >"$dir/initdb.log" 2>&1
     fi
+    tls=""
+    if [[ -n "${POSTGRES_TLS_DIR:-}" ]]; then
+        # The server reads its key only when the key belongs to it and nobody else may read it.
+        mkdir -p "$dir/tls"
+        cp "$POSTGRES_TLS_DIR/server.pem" "$POSTGRES_TLS_DIR/server.key" "$POSTGRES_TLS_DIR/ca.pem" "$dir/tls/"
+        chmod 0600 "$dir/tls/server.key"
+        [[ $(id -u) -eq 0 ]] && chown -R postgres "$dir/tls"
+        tls="-c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key -c ssl_ca_file=$dir/tls/ca.pem"
+    fi
     "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 start \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200 ${POSTGRES_OPTIONS:-}" >/dev/null
+        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200 $tls ${POSTGRES_OPTIONS:-}" >/dev/null
     echo "$port" > "$dir/postgres.port"
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;
