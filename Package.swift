@@ -32,6 +32,7 @@ let external: [String: (product: String, package: String)] = [
     "Logging": ("Logging", "swift-log"),
     "Mustache": ("Mustache", "swift-mustache"),
     "NIOCore": ("NIOCore", "swift-nio"),
+    "NIOEmbedded": ("NIOEmbedded", "swift-nio"),
     "NIOHTTP1": ("NIOHTTP1", "swift-nio"),
     "NIOHTTPTypes": ("NIOHTTPTypes", "swift-nio-extras"),
     "NIOPosix": ("NIOPosix", "swift-nio"),
@@ -227,7 +228,11 @@ let modules: [Module] = [
         ]),
     Module(
         name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
-        imports: ["Hummingbird", "HummingbirdTesting", "Prometheus", "RateAndRetry", "RdKafka", "ServiceRuntime"]),
+        imports: [
+            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "NIOCore", "NIOEmbedded", "NIOHTTPTypes", "Prometheus",
+            "RateAndRetry",
+            "RdKafka", "ServiceRuntime",
+        ]),
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
         imports: [

@@ -70,7 +70,9 @@ extension HTTPSettings {
         let deadline = TimeAmount(self.headerTimeout)
         return .http1(
             configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [HeaderDeadlineHandler(deadline: deadline)],
+                additionalChannelHandlers: [
+                    HeaderDeadlineHandler(deadline: deadline, keepAliveDeadline: TimeAmount(self.idleTimeout))
+                ],
                 idleTimeout: TimeAmount(self.idleTimeout)))
     }
 }
