@@ -211,7 +211,8 @@ let modules: [Module] = [
         name: "JWSVerificationTests", kind: .tests, path: "Tests/JWSVerificationTests",
         imports: ["AppStoreModels", "AppStoreSigning", "Crypto", "JWSVerification", "TestSupport", "X509"]),
     Module(
-        name: "RdKafkaTests", kind: .tests, path: "Tests/RdKafkaTests", imports: ["Logging", "RdKafka", "TestSupport"]),
+        name: "RdKafkaTests", kind: .tests, path: "Tests/RdKafkaTests",
+        imports: ["Logging", "RdKafka", "ServiceRuntime", "TestSupport"]),
     Module(
         name: "IngestTests", kind: .tests, path: "Tests/IngestTests",
         imports: [
@@ -281,7 +282,7 @@ let modules: [Module] = [
         ]),
     Module(
         name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests",
-        imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "TestSupport"]),
+        imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "Storage", "TestSupport"]),
 ]
 
 // MARK: - The package, from the table

@@ -40,8 +40,8 @@ fresh_broker() {
     deploy/local/broker.sh stop "$work/kafka"
     bootstrap=$(deploy/local/broker.sh start "$work/kafka")
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap"
-    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 >/dev/null
-    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --topic produce.baseline:4 >/dev/null
+    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 >/dev/null
+    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --replication-factor 1 --topic produce.baseline:4 >/dev/null
 }
 
 python3 - "$work" <<'PY'

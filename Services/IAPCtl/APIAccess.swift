@@ -71,13 +71,12 @@ struct APIAccess {
         return logger
     }
 
-    /// A producer to `--bootstrap-servers` (or `KAFKA_BOOTSTRAP_SERVERS`) for a command, shut down after `body`.
+    /// A producer to `--bootstrap-servers` (or `KAFKA_BOOTSTRAP_SERVERS`, with the Kafka security settings) for a command, shut down after `body`.
     static func withProducer<T>(
         _ option: String?, clientID: String, logger: Logger, _ body: (KafkaProducer) async throws -> T
     ) async throws -> T {
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(
-                client: KafkaClientSettings(bootstrapServers: Self.bootstrapServers(option), clientID: clientID)),
+            configuration: KafkaProducerConfiguration(client: try KafkaAccess.client(option, clientID: clientID)),
             logger: logger)
         do {
             let result = try await body(producer)
@@ -87,11 +86,5 @@ struct APIAccess {
             await producer.shutdown()
             throw error
         }
-    }
-
-    /// `--bootstrap-servers`, or `KAFKA_BOOTSTRAP_SERVERS`, or 127.0.0.1:9092.
-    static func bootstrapServers(_ option: String?, _ settings: EnvironmentSettings = .process) -> [String] {
-        option.map { $0.split(separator: ",").map(String.init) }
-            ?? settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"])
     }
 }

@@ -19,7 +19,17 @@ struct MigrateCommand: AsyncParsableCommand {
     )
     var roles = false
 
+    @Flag(help: "Only check that the schema is at this build's version (exit 3 when it is behind); change nothing.")
+    var check = false
+
+    @Option(help: "With --check: wait up to this long for the schema to catch up (a pod's init container).")
+    var waitSeconds = 0
+
     mutating func run() async throws {
+        if self.check {
+            try await self.checkSchema()
+            return
+        }
         var passwords: [DatabaseRoles.Service: String] = [:]
         if self.roles {
             for service in DatabaseRoles.Service.allCases {
@@ -46,6 +56,44 @@ struct MigrateCommand: AsyncParsableCommand {
                 StandardStreams.writeOutput(
                     "roles granted: " + DatabaseRoles.Service.allCases.map(\.role).joined(separator: ", "))
             }
+        } catch let usage as ValidationError {
+            throw usage
+        } catch {
+            StandardStreams.writeError("error: \(String(reflecting: error))")
+            throw ExitCode(1)
+        }
+    }
+
+    // MARK: - --check
+
+    /// Exits 0 once the schema is at this build's version; 3 when it is still behind after `--wait-seconds` (the
+    /// migrate Job has not run yet); 1 when the database cannot be reached or is ahead of this build.
+    private func checkSchema() async throws {
+        let expected = Migrations.all.map(\.version)
+        let deadline = ContinuousClock.now + .seconds(max(0, self.waitSeconds))
+        do {
+            let outcome = try await self.database.withClient { client, logger -> String? in
+                while true {
+                    let applied = try await MigrationRunner().appliedVersions(client: client, logger: logger)
+                    if applied == expected { return nil }
+                    if applied.count > expected.count || applied != Array(expected.prefix(applied.count)) {
+                        return "the schema (versions \(applied)) is not one this build knows (\(expected))"
+                    }
+                    guard ContinuousClock.now < deadline else {
+                        return
+                            "behind: at version \(applied.count), this build needs \(expected.count) (run iapctl migrate)"
+                    }
+                    try await Task.sleep(for: .seconds(2))
+                }
+            }
+            guard let problem = outcome else {
+                StandardStreams.writeOutput("schema at version \(expected.count)")
+                return
+            }
+            StandardStreams.writeError("schema \(problem)")
+            throw ExitCode(problem.hasPrefix("behind") ? 3 : 1)
+        } catch let exit as ExitCode {
+            throw exit
         } catch let usage as ValidationError {
             throw usage
         } catch {

@@ -34,8 +34,7 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
-        let client = KafkaClientSettings(
-            bootstrapServers: APIAccess.bootstrapServers(self.bootstrapServers), clientID: "iapctl-replay")
+        let client = try KafkaAccess.client(self.bootstrapServers, clientID: "iapctl-replay")
         do {
             let consumer = try KafkaConsumer(
                 configuration: KafkaConsumerConfiguration(

@@ -4,39 +4,55 @@ import NotificationPipeline
 import PipelineRecords
 import RdKafka
 
-/// `iapctl topics`: creates every pipeline topic with a chosen partition count. Topics that exist are
-/// left as they are, so it is safe to run on every deployment.
+/// `iapctl topics`: creates every pipeline topic with a chosen partition count, the replication and
+/// `min.insync.replicas` of `TopicPolicy` and each topic's retention. Topics that exist are left as they are, so it
+/// is safe to run on every deployment.
 struct TopicsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "topics",
         abstract: "Create the pipeline's topics.",
         discussion: """
-            Creates \(PipelineTopics().all.joined(separator: ", ")) with --partitions partitions each; \
-            --topic NAME[:PARTITIONS] adds a topic or sets one topic's count. Partitions cap how many replicas of a \
-            consumer can share a topic's load; they cannot be added later on every broker, so choose generously.
+            Creates \(PipelineTopics().all.joined(separator: ", ")) with --partitions partitions each, \
+            --replication-factor copies (min.insync.replicas one less, at most 2) and each topic's retention \
+            (docs/operations.md says why); --topic NAME[:PARTITIONS] adds a topic or sets one topic's count. \
+            Partitions cap how many replicas of a consumer can share a topic's load; they cannot be added later on \
+            every broker, so choose generously. The brokers and their security come from the services' variables \
+            (KAFKA_BOOTSTRAP_SERVERS, KAFKA_SECURITY_PROTOCOL, ...); --bootstrap-servers replaces the broker list.
             """)
 
-    @Option(name: .customLong("bootstrap-servers"), help: "Comma-separated host:port list.")
-    var bootstrapServers: String
+    @Option(
+        name: .customLong("bootstrap-servers"),
+        help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
+    var bootstrapServers: String?
 
     @Option(help: "Partitions per topic.")
     var partitions: Int = 6
 
+    @Option(help: "Copies of each partition (3 in production; 1 for a one-broker development cluster).")
+    var replicationFactor: Int = TopicPolicy.replicationFactor
+
     @Option(name: .customLong("topic"), help: "A topic to create (NAME or NAME:PARTITIONS); repeatable.")
     var extraTopics: [String] = []
 
+    /// The retention of a topic added with --topic.
+    static let extraTopicPolicy = TopicPolicy(retentionDays: 7, reason: "added with --topic")
+
     mutating func run() async throws {
         let plan = try self.plan()
-        let admin = KafkaAdmin(
-            settings: KafkaClientSettings(
-                bootstrapServers: self.bootstrapServers.split(separator: ",").map(String.init),
-                clientID: "iapctl"),
-            logger: Logger(label: "iapctl"))
         do {
+            let admin = KafkaAdmin(
+                settings: try KafkaAccess.client(self.bootstrapServers, clientID: "iapctl"),
+                logger: APIAccess.quietLogger)
             let created = Set(try await admin.createTopics(plan))
-            for (name, partitions) in plan {
+            for topic in plan {
+                let retention = topic.configuration["retention.ms"].flatMap(Int64.init).map {
+                    $0 < 0 ? "kept for ever" : "kept \($0 / 86_400_000) days"
+                }
                 StandardStreams.writeOutput(
-                    "\(created.contains(name) ? "created" : "exists ") \(name) (\(partitions) partitions requested)")
+                    "\(created.contains(topic.name) ? "created" : "exists ") \(topic.name) (\(topic.partitions) "
+                        + "partitions, \(topic.replicationFactor ?? 0) replicas, min.insync.replicas "
+                        + "\(topic.configuration["min.insync.replicas"] ?? "?"), \(retention ?? "")"
+                        + (created.contains(topic.name) ? ")" : "; left as it is)"))
             }
         } catch {
             StandardStreams.writeError("error: \(error)")
@@ -44,10 +60,13 @@ struct TopicsCommand: AsyncParsableCommand {
         }
     }
 
-    /// The topics and their partition counts.
-    func plan() throws -> [(name: String, partitions: Int)] {
+    /// The topics with their partitions, replication and configuration.
+    func plan() throws -> [KafkaTopicSpecification] {
         guard self.partitions > 0 else { throw ValidationError("--partitions must be positive") }
-        var plan = PipelineTopics().all.map { (name: $0, partitions: self.partitions) }
+        guard self.replicationFactor > 0 else { throw ValidationError("--replication-factor must be positive") }
+        let topics = PipelineTopics()
+        let policies = topics.policies
+        var plan: [(name: String, partitions: Int)] = topics.all.map { (name: $0, partitions: self.partitions) }
         for entry in self.extraTopics {
             let parts = entry.split(separator: ":").map(String.init)
             guard let name = parts.first, parts.count <= 2,
@@ -58,6 +77,11 @@ struct TopicsCommand: AsyncParsableCommand {
             plan.removeAll { $0.name == name }
             plan.append((name, count))
         }
-        return plan
+        return plan.map { topic in
+            KafkaTopicSpecification(
+                name: topic.name, partitions: topic.partitions, replicationFactor: self.replicationFactor,
+                configuration: (policies[topic.name] ?? Self.extraTopicPolicy).configuration(
+                    replicationFactor: self.replicationFactor))
+        }
     }
 }

@@ -4,20 +4,28 @@ public struct KafkaClientSettings: Sendable, Hashable {
     public var bootstrapServers: [String]
     /// The client identifier brokers log. Default: `appstore-pipeline`.
     public var clientID: String = "appstore-pipeline"
+    /// Encryption and authentication. Default: plaintext.
+    public var security: KafkaSecurity = .plaintext
     /// Any other librdkafka property, applied last (it overrides the typed ones).
     public var additional: [String: String] = [:]
 
     /// Creates settings for brokers.
-    public init(bootstrapServers: [String], clientID: String = "appstore-pipeline", additional: [String: String] = [:])
-    {
+    public init(
+        bootstrapServers: [String], clientID: String = "appstore-pipeline", security: KafkaSecurity = .plaintext,
+        additional: [String: String] = [:]
+    ) {
         self.bootstrapServers = bootstrapServers
         self.clientID = clientID
+        self.security = security
         self.additional = additional
     }
 
-    /// The properties every client gets.
+    /// The properties every client gets: brokers, client id and security.
     var baseProperties: [String: String] {
-        ["bootstrap.servers": self.bootstrapServers.joined(separator: ","), "client.id": self.clientID]
+        var properties = self.security.librdkafkaProperties
+        properties["bootstrap.servers"] = self.bootstrapServers.joined(separator: ",")
+        properties["client.id"] = self.clientID
+        return properties
     }
 }
 

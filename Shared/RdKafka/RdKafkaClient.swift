@@ -1,5 +1,6 @@
 import CRdKafka
 import Logging
+import Synchronization
 
 /// Owns one `rd_kafka_t` and destroys it exactly once. The only place handles are created.
 ///
@@ -9,6 +10,9 @@ final class RdKafkaClient: @unchecked Sendable {
     /// What the log callback needs; outlives the handle.
     final class LogContext: @unchecked Sendable {
         let logger: Logger
+        /// The latest connection failure librdkafka reported (facility FAIL or an error-level line): a refused TLS
+        /// handshake or SASL exchange, which librdkafka otherwise only retries behind a timeout.
+        let lastFailure = Mutex<String?>(nil)
         init(logger: Logger) { self.logger = logger }
     }
 
@@ -33,6 +37,9 @@ final class RdKafkaClient: @unchecked Sendable {
         self.handle = handle
         self.logContext = context
     }
+
+    /// The latest connection failure librdkafka reported for this handle, if any.
+    var lastConnectionFailure: String? { self.logContext.lastFailure.withLock { $0 } }
 
     deinit {
         rd_kafka_destroy(self.handle)
@@ -74,6 +81,9 @@ private func rdKafkaLogCallback(
         case 5, 6: .info
         default: .debug
         }
+    if source == "FAIL" || level <= 3 {
+        context.lastFailure.withLock { $0 = text }
+    }
     context.logger.log(level: swiftLevel, "\(text)", metadata: ["rdkafka.facility": "\(source)"])
 }
 

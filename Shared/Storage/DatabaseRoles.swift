@@ -7,7 +7,8 @@ public import PostgresNIO
 /// token declarations and DLQ replay marks; the event-publisher reads the outbox and marks rows published. Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
-/// a new table is granted by the release that adds it.
+/// a new table is granted by the release that adds it. Each role may read `schema_migrations`, so a pod can wait for
+/// the schema its build needs (`iapctl migrate --check`) without being able to change it.
 public enum DatabaseRoles {
     /// A service that connects to PostgreSQL.
     public enum Service: String, CaseIterable, Sendable {
@@ -36,16 +37,19 @@ public enum DatabaseRoles {
                     "status_requests",
                     "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters",
                 ].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
-                    + [("SELECT", "account_token_owners")]
+                    + [("SELECT", "account_token_owners"), ("SELECT", "schema_migrations")]
             case .customerAPI:
                 [
                     "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements",
                     "customer_bindings", "api_keys",
                     "consumption_requests", "consumption_facts", "dead_letters", "account_token_owners",
                 ].map { ("SELECT", $0) }
-                    + [("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters")]
+                    + [
+                        ("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters"),
+                        ("SELECT", "schema_migrations"),
+                    ]
             case .eventPublisher:
-                [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox")]
+                [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox"), ("SELECT", "schema_migrations")]
             }
         }
 

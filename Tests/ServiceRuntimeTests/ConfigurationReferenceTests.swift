@@ -15,7 +15,7 @@ import Testing
     /// Every variable name read by a Swift file under `Shared/` and `Services/`, with a file that reads it.
     static func variablesReadByCode() throws -> [String: String] {
         let reader =
-            #/(?:settings\.(?:string|int|bool|requiredString|milliseconds|list)\(|environment\[|values\[|url\(settings, |case \.\w+: )"([A-Z][A-Z0-9_]+)"/#
+            #/(?:settings\.(?:string|int|bool|requiredString|milliseconds|list|secretFile|readablePath)\(|environment\[|values\[|url\(settings, |case \.\w+: )"([A-Z][A-Z0-9_]+)"/#
         var found: [String: String] = [:]
         for folder in ["Shared", "Services"] {
             let base = Self.root.appending(path: folder)

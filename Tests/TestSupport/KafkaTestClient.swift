@@ -4,12 +4,21 @@ public import RdKafka
 
 /// Reads and writes topics in tests, against a real broker or the mock cluster.
 public struct KafkaTestClient: Sendable {
-    public let bootstrapServers: [String]
+    /// The brokers and how to reach them.
+    public let client: KafkaClientSettings
     public let logger: Logger
 
-    /// A client for brokers; logs only errors.
+    /// The brokers.
+    public var bootstrapServers: [String] { self.client.bootstrapServers }
+
+    /// A client for brokers reached in plaintext; logs only errors.
     public init(bootstrapServers: [String]) {
-        self.bootstrapServers = bootstrapServers
+        self.init(client: KafkaClientSettings(bootstrapServers: bootstrapServers))
+    }
+
+    /// A client with its own settings (security included); logs only errors.
+    public init(client: KafkaClientSettings) {
+        self.client = client
         var logger = Logger(label: "kafka-test-client")
         logger.logLevel = .error
         self.logger = logger
@@ -18,7 +27,7 @@ public struct KafkaTestClient: Sendable {
     /// Creates topics.
     public func createTopics(_ topics: [(String, Int)]) async throws {
         try await KafkaAdmin(
-            settings: KafkaClientSettings(bootstrapServers: self.bootstrapServers), logger: self.logger
+            settings: self.client, logger: self.logger
         )
         .createTopics(topics.map { (name: $0.0, partitions: $0.1) })
     }
@@ -27,7 +36,7 @@ public struct KafkaTestClient: Sendable {
     public func produce(_ records: [ProducerRecord]) async throws {
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(
-                client: KafkaClientSettings(bootstrapServers: self.bootstrapServers)), logger: self.logger)
+                client: self.client), logger: self.logger)
         var pending: [PendingDelivery] = []
         for record in records { pending.append(try await producer.enqueue(record)) }
         for delivery in pending { _ = try await delivery.report }
@@ -40,7 +49,7 @@ public struct KafkaTestClient: Sendable {
         _ topic: String, atLeast count: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(60)
     ) async throws -> [ConsumerRecord] {
         var configuration = KafkaConsumerConfiguration(
-            client: KafkaClientSettings(bootstrapServers: self.bootstrapServers),
+            client: self.client,
             groupID: "reader-\(UUID().uuidString)", topics: [topic])
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .milliseconds(500)

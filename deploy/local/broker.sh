@@ -1,34 +1,66 @@
 #!/usr/bin/env bash
 # Starts or stops a Tansu broker on 127.0.0.1 with in-memory storage.
 #   broker.sh start DIR [PORT]   starts it (free port unless given), prints "127.0.0.1:PORT" when it accepts connections
+#   broker.sh start-tls DIR CERT_DIR
+#                                a broker reached only over mutual TLS: Tansu on an inner port behind
+#                                kafka-tls-proxy.py (CERT_DIR from tls-certs.sh, server name localhost); prints
+#                                "localhost:PORT"
+#   broker.sh start-sasl DIR     a broker that demands SASL (Tansu --authentication; SCRAM-SHA-256/512)
 #   broker.sh stop DIR           stops the broker started in DIR
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-command=${1:?usage: broker.sh start|stop DIR [PORT]}
+command=${1:?usage: broker.sh start|start-tls|start-sasl|stop DIR [PORT|CERT_DIR]}
 dir=${2:?usage: broker.sh start|stop DIR [PORT]}
 mkdir -p "$dir"
-case "$command" in
-start)
-    source "$here/close-inherited-fds.sh"
-    source "$here/env.sh"
-    port=${3:-$("$here/free-port.sh")}
-    # Its own session: a Ctrl-C meant for the script must not stop the broker before the services are down.
-    setsid nohup "$TANSU_BIN" broker --listener-url "tcp://127.0.0.1:$port" --advertised-listener-url "tcp://127.0.0.1:$port" \
-        --storage-engine memory://tansu/ > "$dir/tansu.log" 2>&1 &
-    echo $! > "$dir/tansu.pid"
-    echo "$port" > "$dir/tansu.port"
+# Waits until PORT accepts connections while the process in PIDFILE lives (its LOG is shown if it dies).
+await_port() {
+    local port=$1 pidfile=$2 log=$3
     for _ in $(seq 1 100); do
-        if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null; then
-            echo "127.0.0.1:$port"
-            exit 0
-        fi
-        kill -0 "$(cat "$dir/tansu.pid")" 2>/dev/null || { cat "$dir/tansu.log" >&2; exit 1; }
+        python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && return 0
+        kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$log" >&2; exit 1; }
         sleep 0.1
     done
-    echo "tansu did not accept connections on $port" >&2
+    echo "nothing accepted connections on $port" >&2
     exit 1
+}
+
+# Starts Tansu listening on PORT and advertising ADVERTISED, with extra options.
+start_tansu() {
+    local port=$1 advertised=$2; shift 2
+    source "$here/close-inherited-fds.sh"
+    source "$here/env.sh"
+    # Its own session: a Ctrl-C meant for the script must not stop the broker before the services are down.
+    setsid nohup "$TANSU_BIN" broker --listener-url "tcp://127.0.0.1:$port" --advertised-listener-url "tcp://$advertised" \
+        --storage-engine memory://tansu/ "$@" > "$dir/tansu.log" 2>&1 &
+    echo $! > "$dir/tansu.pid"
+    echo "$port" > "$dir/tansu.port"
+    await_port "$port" "$dir/tansu.pid" "$dir/tansu.log"
+}
+
+case "$command" in
+start)
+    port=${3:-$("$here/free-port.sh")}
+    start_tansu "$port" "127.0.0.1:$port"
+    echo "127.0.0.1:$port"
+    ;;
+start-sasl)
+    port=$("$here/free-port.sh")
+    start_tansu "$port" "127.0.0.1:$port" --authentication
+    echo "127.0.0.1:$port"
+    ;;
+start-tls)
+    certificates=${3:?usage: broker.sh start-tls DIR CERT_DIR}
+    inner=$("$here/free-port.sh")
+    outer=$("$here/free-port.sh")
+    start_tansu "$inner" "localhost:$outer"
+    setsid nohup python3 "$here/kafka-tls-proxy.py" "$outer" "$inner" "$certificates" --require-client-certificate \
+        > "$dir/proxy.log" 2>&1 &
+    echo $! > "$dir/proxy.pid"
+    await_port "$outer" "$dir/proxy.pid" "$dir/proxy.log"
+    echo "localhost:$outer"
     ;;
 stop)
+    if [[ -f "$dir/proxy.pid" ]]; then kill "$(cat "$dir/proxy.pid")" 2>/dev/null || true; rm -f "$dir/proxy.pid"; fi
     [[ -f "$dir/tansu.pid" ]] || exit 0
     pid=$(cat "$dir/tansu.pid")
     kill "$pid" 2>/dev/null || true
@@ -37,5 +69,5 @@ stop)
     kill -9 "$pid" 2>/dev/null || true
     rm -f "$dir/tansu.pid"
     ;;
-*) echo "usage: broker.sh start|stop DIR [PORT]" >&2; exit 2 ;;
+*) echo "usage: broker.sh start|start-tls|start-sasl|stop DIR [PORT|CERT_DIR]" >&2; exit 2 ;;
 esac

@@ -34,7 +34,7 @@ stack_start() {
         service_database_url[$service]=$(echo "$DATABASE_URL" | sed "s#^postgres://[^@]*@#postgres://$role:$password@#")
     done
     env "${passwords[@]}" "$bin/iapctl" migrate --roles | sed 's/^/  /'
-    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 | sed 's/^/  /'
+    "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 | sed 's/^/  /'
 }
 
 stack_stop() {

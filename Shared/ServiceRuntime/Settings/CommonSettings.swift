@@ -42,9 +42,9 @@ public struct HTTPSettings: Sendable, Hashable {
 }
 
 extension KafkaClientSettings {
-    /// Reads `KAFKA_BOOTSTRAP_SERVERS` (default `127.0.0.1:9092`) and `KAFKA_PROPERTIES`, librdkafka properties
-    /// applied last (`name=value`, comma-separated, e.g. `linger.ms=1,socket.nagle.disable=true`); the client id
-    /// names the service.
+    /// Reads `KAFKA_BOOTSTRAP_SERVERS` (default `127.0.0.1:9092`), the security settings (`KafkaSecurity`) and
+    /// `KAFKA_PROPERTIES`, librdkafka properties applied last (`name=value`, comma-separated, e.g.
+    /// `linger.ms=1,socket.nagle.disable=true`), which may not carry a secret; the client id names the service.
     public init(_ settings: EnvironmentSettings, clientID: String) throws(SettingsError) {
         var additional: [String: String] = [:]
         for entry in settings.list("KAFKA_PROPERTIES") {
@@ -52,10 +52,15 @@ extension KafkaClientSettings {
             guard parts.count == 2, !parts[0].isEmpty else {
                 throw SettingsError("KAFKA_PROPERTIES must be name=value pairs separated by commas, not \(entry)")
             }
+            guard !KafkaSecurity.secretProperties.contains(parts[0]) else {
+                throw SettingsError(
+                    "KAFKA_PROPERTIES may not carry \(parts[0]): put the secret in a file and name it in "
+                        + "KAFKA_SASL_PASSWORD_FILE or KAFKA_SSL_KEY_PASSWORD_FILE")
+            }
             additional[parts[0]] = parts[1]
         }
         self.init(
             bootstrapServers: settings.list("KAFKA_BOOTSTRAP_SERVERS", default: ["127.0.0.1:9092"]), clientID: clientID,
-            additional: additional)
+            security: try KafkaSecurity(settings), additional: additional)
     }
 }
