@@ -1,10 +1,22 @@
 """The project's own deployment rules, checked on rendered manifests (deploy/validation/validate.sh).
 
+    rules.py RENDERED.yaml [--production]
+
 - every Deployment has liveness and readiness probes, CPU and memory requests and limits, and a
-  terminationGracePeriodSeconds above the services' shutdown budget;
-- every Deployment has a PodDisruptionBudget selecting it;
+  terminationGracePeriodSeconds above the services' shutdown budget plus its preStop pause;
+- every Deployment has a PodDisruptionBudget selecting it and spreads over zones and nodes;
+- every pod (Deployments and Jobs) passes the restricted Pod Security Standard: non-root, seccomp RuntimeDefault,
+  no privilege escalation, all capabilities dropped, a read-only root file system; no service-account token;
+  secret volumes mounted 0400;
+- the HTTP services (those behind a Service) pause in preStop so endpoints drop them before they stop listening;
+- a Deployment that a ScaledObject scales sets no spec.replicas (KEDA owns the count);
+- no Deployment migrates the schema itself (MIGRATE_ON_START false where set); those using PostgreSQL wait for the
+  schema in an init container (`iapctl migrate --check`);
+- NetworkPolicies deny by default and open ingress from anywhere only to ingest and customer-api;
 - every ScaledObject targets an existing Deployment; a Kafka scaler names the service's consumer group and
-  a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS).
+  a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS);
+- with --production: the namespace enforces the restricted standard, and no Secret is rendered with a placeholder
+  (CHANGE-ME) or under the names the secret manager owns (pipeline-secrets, appstore-api-key).
 """
 import sys
 
@@ -15,11 +27,46 @@ SHUTDOWN_BUDGET_SECONDS = 50
 CONSUMER_GROUPS = {"chain-verifier": "appstore.notifications.raw",
                    "entitlement-updater": "appstore.notifications.verified",
                    "refund-resolver": "appstore.status.requests"}
+DATABASE_SERVICES = {"entitlement-updater", "customer-api", "event-publisher"}
+PUBLIC_SERVICES = {"ingest", "customer-api"}
+SECRET_MANAGER_OWNS = {"pipeline-secrets", "appstore-api-key"}
+
+
+def pod_problems(name, pod):
+    """The restricted Pod Security Standard and the project's own pod rules."""
+    problems = []
+    context = pod.get("securityContext", {})
+    if context.get("runAsNonRoot") is not True:
+        problems.append(f"{name}: securityContext.runAsNonRoot must be true")
+    if context.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+        problems.append(f"{name}: securityContext.seccompProfile.type must be RuntimeDefault")
+    if pod.get("automountServiceAccountToken") is not False:
+        problems.append(f"{name}: automountServiceAccountToken must be false")
+    for container in pod.get("containers", []) + pod.get("initContainers", []):
+        security = container.get("securityContext", {})
+        label = f"{name}/{container['name']}"
+        if security.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{label}: allowPrivilegeEscalation must be false")
+        if security.get("capabilities", {}).get("drop") != ["ALL"]:
+            problems.append(f"{label}: capabilities must drop ALL")
+        if security.get("readOnlyRootFilesystem") is not True:
+            problems.append(f"{label}: readOnlyRootFilesystem must be true")
+        if security.get("privileged") or security.get("runAsUser") == 0:
+            problems.append(f"{label}: must not run privileged or as root")
+        resources = container.get("resources", {})
+        for part in ("requests", "limits"):
+            if not {"cpu", "memory"} <= set(resources.get(part, {})):
+                problems.append(f"{label}: {part} must set cpu and memory")
+    for volume in pod.get("volumes", []):
+        if "secret" in volume and volume["secret"].get("defaultMode") != 0o400:
+            problems.append(f"{name}: secret volume {volume['name']} must be mounted with defaultMode 0400")
+    return problems
 
 
 def main():
     with open(sys.argv[1]) as stream:
         documents = [d for d in yaml.safe_load_all(stream) if d]
+    production = "--production" in sys.argv[2:]
     by_kind = {}
     for document in documents:
         by_kind.setdefault(document["kind"], []).append(document)
@@ -28,21 +75,56 @@ def main():
     problems = []
     deployments = {d["metadata"]["name"]: d for d in by_kind.get("Deployment", [])}
     budgets = [b["spec"]["selector"]["matchLabels"] for b in by_kind.get("PodDisruptionBudget", [])]
+    services = {s["spec"]["selector"].get("app.kubernetes.io/name") for s in by_kind.get("Service", [])}
+    scaled_targets = {s["spec"]["scaleTargetRef"]["name"] for s in by_kind.get("ScaledObject", [])}
     for name, deployment in deployments.items():
         pod = deployment["spec"]["template"]["spec"]
         labels = deployment["spec"]["template"]["metadata"]["labels"]
-        if pod.get("terminationGracePeriodSeconds", 30) <= SHUTDOWN_BUDGET_SECONDS:
-            problems.append(f"{name}: terminationGracePeriodSeconds must exceed the {SHUTDOWN_BUDGET_SECONDS} s shutdown budget")
-        for container in pod["containers"]:
-            for probe in ("livenessProbe", "readinessProbe"):
-                if probe not in container:
-                    problems.append(f"{name}: no {probe}")
-            resources = container.get("resources", {})
-            for part in ("requests", "limits"):
-                if not {"cpu", "memory"} <= set(resources.get(part, {})):
-                    problems.append(f"{name}: {part} must set cpu and memory")
+        problems += pod_problems(name, pod)
+        container = pod["containers"][0]
+        pre_stop = container.get("lifecycle", {}).get("preStop", {})
+        pause = int(pre_stop.get("exec", {}).get("command", ["sleep", "0"])[-1]) if pre_stop else 0
+        if pod.get("terminationGracePeriodSeconds", 30) <= SHUTDOWN_BUDGET_SECONDS + pause:
+            problems.append(f"{name}: terminationGracePeriodSeconds must exceed the {SHUTDOWN_BUDGET_SECONDS} s "
+                            f"shutdown budget plus the {pause} s preStop pause")
+        for probe in ("livenessProbe", "readinessProbe"):
+            if probe not in container:
+                problems.append(f"{name}: no {probe}")
+        if name in services and pause <= 0:
+            problems.append(f"{name}: an HTTP service needs a preStop pause (endpoints drop it before it stops)")
         if not any(all(labels.get(k) == v for k, v in selector.items()) for selector in budgets):
             problems.append(f"{name}: no PodDisruptionBudget")
+        keys = {c.get("topologyKey") for c in pod.get("topologySpreadConstraints", [])}
+        if not {"topology.kubernetes.io/zone", "kubernetes.io/hostname"} <= keys:
+            problems.append(f"{name}: topologySpreadConstraints must spread over zones and nodes")
+        if name in scaled_targets and "replicas" in deployment["spec"]:
+            problems.append(f"{name}: KEDA scales it, so spec.replicas must not be set (each apply would reset it)")
+        environment = {e["name"]: e.get("value") for e in container.get("env", [])}
+        if environment.get("MIGRATE_ON_START", "false") != "false":
+            problems.append(f"{name}: migrations run once in the pipeline-migrate Job, not in the service")
+        if name in DATABASE_SERVICES:
+            waits = [c for c in pod.get("initContainers", []) if c.get("command", [])[:3] == ["iapctl", "migrate", "--check"]]
+            if not waits:
+                problems.append(f"{name}: needs an init container running `iapctl migrate --check` (waits for the schema)")
+    for job in by_kind.get("Job", []):
+        problems += pod_problems(f"Job {job['metadata']['name']}", job["spec"]["template"]["spec"])
+    policies = by_kind.get("NetworkPolicy", [])
+    if not any(p["spec"].get("podSelector") == {} and set(p["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}
+               and not p["spec"].get("ingress") and not p["spec"].get("egress") for p in policies):
+        problems.append("NetworkPolicy: no default-deny policy (empty podSelector, Ingress and Egress, no rules)")
+    for policy in policies:
+        for rule in policy["spec"].get("ingress", []):
+            if not rule.get("from"):
+                selector = policy["spec"]["podSelector"]
+                opened = set()
+                for expression in selector.get("matchExpressions", []):
+                    if expression["key"] == "app.kubernetes.io/name" and expression["operator"] == "In":
+                        opened |= set(expression["values"])
+                if "app.kubernetes.io/name" in selector.get("matchLabels", {}):
+                    opened.add(selector["matchLabels"]["app.kubernetes.io/name"])
+                if not opened or not opened <= PUBLIC_SERVICES:
+                    problems.append(f"NetworkPolicy {policy['metadata']['name']}: opens ingress from anywhere to "
+                                    f"{sorted(opened) or 'every pod'}; only {sorted(PUBLIC_SERVICES)} may be reached from outside")
     for scaled in by_kind.get("ScaledObject", []):
         name, spec = scaled["metadata"]["name"], scaled["spec"]
         target = spec["scaleTargetRef"]["name"]
@@ -56,11 +138,24 @@ def main():
                 problems.append(f"ScaledObject {name}: group {metadata['consumerGroup']} does not consume {metadata['topic']}")
             if spec.get("maxReplicaCount", 100) > partitions:
                 problems.append(f"ScaledObject {name}: maxReplicaCount {spec.get('maxReplicaCount')} > {partitions} partitions")
+            if "sasl" in metadata and "authenticationRef" not in trigger:
+                problems.append(f"ScaledObject {name}: SASL without a TriggerAuthentication")
+    if production:
+        namespaces = by_kind.get("Namespace", [])
+        if not namespaces or any(n["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") != "restricted"
+                                 for n in namespaces):
+            problems.append("production: the namespace must enforce pod-security.kubernetes.io/enforce=restricted")
+        for secret in by_kind.get("Secret", []):
+            values = list((secret.get("stringData") or {}).values()) + list((secret.get("data") or {}).values())
+            if secret["metadata"]["name"] in SECRET_MANAGER_OWNS or any("CHANGE-ME" in str(v) for v in values):
+                problems.append(f"production: Secret {secret['metadata']['name']} is rendered; it would overwrite the "
+                                "real one (use the ExternalSecret)")
     for problem in problems:
         print(problem, file=sys.stderr)
     if problems:
         sys.exit(1)
-    print(f"rules: {len(deployments)} deployments, {len(by_kind.get('ScaledObject', []))} scalers within {partitions} partitions")
+    print(f"rules: {len(deployments)} deployments and {len(by_kind.get('Job', []))} jobs pass the restricted standard, "
+          f"{len(policies)} network policies, {len(by_kind.get('ScaledObject', []))} scalers within {partitions} partitions")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Validates the deployment files offline, with real validators (called by deploy/local/test.sh, so by CI):
 #   - docker-compose.yml against the Compose Specification schema (check-jsonschema, PyPI);
-#   - the Kustomize base and production overlay rendered by `kubectl kustomize` (Debian package kubectl),
-#     every built-in kind against Kubernetes 1.30's OpenAPI schemas, strictly (kubernetes-validate, PyPI);
-#   - the KEDA ScaledObjects against deploy/validation/scaledobject.schema.json (check-jsonschema);
-#   - the project's own rules (deploy/validation/rules.py): probes, resources, grace period above the
-#     shutdown budget, a PodDisruptionBudget per Deployment, scalers capped at the partition count;
+#   - each Kustomize overlay (development, production, production-strimzi) rendered by `kubectl kustomize`
+#     (Debian package kubectl): built-in kinds against Kubernetes' OpenAPI schemas, strictly, for the oldest and the
+#     newest supported Kubernetes (kubernetes-validate, PyPI); custom resources (KEDA, Strimzi, External Secrets,
+#     Prometheus Operator) against deploy/validation/schemas (deploy/validation/schemas.py);
+#   - the project's own rules (deploy/validation/rules.py): probes, resources, the restricted Pod Security Standard,
+#     grace periods, disruption budgets, spread, network policies, KEDA and replicas, migrations, and for the
+#     production overlays no placeholder Secret;
+#   - the monitoring resources (deploy/validation/monitoring.py): promtool (Debian package prometheus) checks and
+#     unit-tests the alerts, runbooks exist, the Grafana dashboard passes its schema and its queries parse;
 #   - and, so a validator that accepts everything cannot pass, a broken copy of each must be rejected.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,37 +22,35 @@ if ! command -v kubectl >/dev/null; then
     echo "installing kubectl (Debian package)" >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq kubectl >/dev/null
 fi
+if ! command -v promtool >/dev/null; then
+    echo "installing promtool (Debian package prometheus)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # MARK: validators
 validate_compose() { "$tools/check-jsonschema" --builtin-schema vendor.compose-spec "$1" || return 1; }
 
+# validate_kubernetes RENDERED [--production]: schemas, rules and (where rendered) the monitoring resources.
 validate_kubernetes() {
-    local rendered=$1
-    rm -rf "$work/split"
+    local rendered=$1; shift
     # Every step ends in `|| return 1`: a caller testing the status (`if`) switches errexit off in here.
-    "$tools/python" deploy/validation/split.py "$rendered" "$work/split" || return 1
-    local builtin=() scaled=()
-    for file in "$work"/split/*.yaml; do
-        if grep -q '^kind: ScaledObject' "$file"; then scaled+=("$file"); else builtin+=("$file"); fi
-    done
-    # One file per call: given several, kubernetes-validate's exit status reflects only the last one.
-    local failed=0
-    for file in "${builtin[@]}"; do "$tools/kubernetes-validate" --strict --quiet -k 1.30.0 "$file" || failed=1; done
-    [[ $failed == 0 ]] || return 1
-    "$tools/check-jsonschema" --schemafile deploy/validation/scaledobject.schema.json "${scaled[@]}" || return 1
-    "$tools/python" deploy/validation/rules.py "$rendered" || return 1
-    rm -rf "$work/split"
+    "$tools/python" deploy/validation/schemas.py "$rendered" || return 1
+    "$tools/python" deploy/validation/rules.py "$rendered" "$@" || return 1
+    if grep -q '^kind: PrometheusRule' "$rendered"; then
+        "$tools/python" deploy/validation/monitoring.py "$rendered" "$work" || return 1
+    fi
 }
 
 # MARK: the real files
 echo "== docker-compose.yml"
 validate_compose docker-compose.yml
-for target in base overlays/production; do
-    echo "== deploy/kubernetes/$target"
-    kubectl kustomize "deploy/kubernetes/$target" > "$work/rendered.yaml"
-    validate_kubernetes "$work/rendered.yaml"
+for overlay in development production production-strimzi; do
+    echo "== deploy/kubernetes/overlays/$overlay"
+    kubectl kustomize "deploy/kubernetes/overlays/$overlay" > "$work/rendered.yaml"
+    if [[ $overlay == development ]]; then validate_kubernetes "$work/rendered.yaml"
+    else validate_kubernetes "$work/rendered.yaml" --production; fi
 done
 
 # MARK: broken copies must fail
@@ -56,17 +58,37 @@ echo "== broken copies are rejected"
 expect_rejected() {
     local what=$1; shift
     if "$@" >"$work/out.txt" 2>&1; then echo "  NOT rejected: $what" >&2; cat "$work/out.txt" >&2; exit 1; fi
-    echo "  rejected: $what"
+    echo "  rejected: $what ($(tail -n 1 "$work/out.txt" | cut -c1-110))"
+}
+# broken "sed expression" "what" [--production]: the strimzi rendering with one change must be rejected.
+broken() {
+    local expression=$1 what=$2; shift 2
+    sed "$expression" "$work/good.yaml" > "$work/rendered.yaml"
+    cmp -s "$work/good.yaml" "$work/rendered.yaml" && { echo "  the change for '$what' matched nothing" >&2; exit 1; }
+    expect_rejected "$what" validate_kubernetes "$work/rendered.yaml" "$@"
 }
 sed 's/condition: service_completed_successfully/condition: service_finished/' docker-compose.yml > "$work/compose-broken.yml"
 expect_rejected "compose: an unknown depends_on condition" validate_compose "$work/compose-broken.yml"
-kubectl kustomize deploy/kubernetes/overlays/production > "$work/good.yaml"
-sed 's/containerPort: 8080/containerPort: "eighty"/' "$work/good.yaml" > "$work/rendered.yaml"
-expect_rejected "kubernetes: a port that is not a number" validate_kubernetes "$work/rendered.yaml"
-sed 's/lagThreshold: "2000"/lagThreshold: "lots"/' "$work/good.yaml" > "$work/rendered.yaml"
-expect_rejected "keda: a lag threshold that is not a number" validate_kubernetes "$work/rendered.yaml"
-sed 's/terminationGracePeriodSeconds: 60/terminationGracePeriodSeconds: 20/' "$work/good.yaml" > "$work/rendered.yaml"
-expect_rejected "rules: a grace period shorter than the shutdown budget" validate_kubernetes "$work/rendered.yaml"
-sed 's/maxReplicaCount: 12/maxReplicaCount: 20/' "$work/good.yaml" > "$work/rendered.yaml"
-expect_rejected "rules: more replicas than partitions" validate_kubernetes "$work/rendered.yaml"
+kubectl kustomize deploy/kubernetes/overlays/production-strimzi > "$work/good.yaml"
+broken 's/containerPort: 8080/containerPort: "eighty"/' "kubernetes: a port that is not a number" --production
+broken 's/lagThreshold: "2000"/lagThreshold: "lots"/' "keda: a lag threshold that is not a number" --production
+broken 's/terminationGracePeriodSeconds: 60/terminationGracePeriodSeconds: 20/' "rules: a grace period shorter than the shutdown budget" --production
+broken 's/maxReplicaCount: 12/maxReplicaCount: 20/' "rules: more replicas than partitions" --production
+broken 's/type: RuntimeDefault/type: Unconfined/' "rules: a pod without the RuntimeDefault seccomp profile" --production
+broken 's/automountServiceAccountToken: false/automountServiceAccountToken: true/' "rules: a mounted service-account token" --production
+broken 's/defaultMode: 256/defaultMode: 420/' "rules: a secret file readable by all" --production
+broken 's/      readOnlyRootFilesystem: true/      readOnlyRootFilesystem: false/' "rules: a writable root file system" --production
+broken '/^spec:$/{n;s/^  selector:$/  replicas: 2\n  selector:/}' "rules: spec.replicas where KEDA scales" --production
+broken 's/- "5"$/- "0"/' "rules: an HTTP service without a preStop pause" --production
+broken 's/topologyKey: kubernetes.io\/hostname/topologyKey: example.com\/rack/' "rules: replicas not spread over nodes" --production
+broken 's/value: "false"/value: "true"/' "rules: a service migrating the schema itself" --production
+broken '/^  name: public-http$/,/^---$/s/^      - customer-api$/      - customer-api\n      - entitlement-updater/' "rules: a worker reachable from anywhere" --production
+broken 's/pod-security.kubernetes.io\/enforce: restricted/pod-security.kubernetes.io\/enforce: baseline/' "rules: a namespace that does not enforce restricted" --production
+broken 's/partitions: 12$/partitions: 0/' "strimzi: a KafkaTopic with no partitions" --production
+broken 's/type: scram-sha-512/type: plain/' "strimzi: a KafkaUser with an unknown authentication" --production
+broken 's/runbook_url: docs\/operations.md#consumerlaghigh/runbook_url: docs\/operations.md#no-such-step/' "monitoring: a runbook that does not exist" --production
+broken 's/> 10000/> > 10000/' "monitoring: an alert that is not PromQL" --production
+broken 's/(kafka_consumer_lag_messages) > 10000/(kafka_consumer_lag_messages) > 20000/' "monitoring: an alert its unit test no longer holds for" --production
+kubectl kustomize deploy/kubernetes/overlays/development > "$work/rendered.yaml"
+expect_rejected "rules: placeholder Secrets in a production rendering" validate_kubernetes "$work/rendered.yaml" --production
 echo "deployment files valid"
