@@ -1,5 +1,7 @@
+import Foundation
 import NotificationPipeline
 import PipelineRecords
+import TestSupport
 import Testing
 
 @testable import IAPCtl
@@ -32,5 +34,24 @@ import Testing
         #expect(throws: (any Error).self) {
             try TopicsCommand.parse(["--bootstrap-servers", "b", "--topic", "x:0"]).plan()
         }
+    }
+}
+
+/// The Strimzi `KafkaTopic` resources in deploy/kubernetes/components/strimzi/topics.yaml are exactly what
+/// `iapctl topics --partitions 12 --print-kafka-topics appstore-kafka` prints: one policy, two ways to apply it.
+@Suite struct StrimziResourcesTests {
+    @Test func theCommittedKafkaTopicsAreTheCommandsOutput() throws {
+        let command = try TopicsCommand.parse(["--partitions", "12", "--print-kafka-topics", "appstore-kafka"])
+        let expected = TopicsCommand.kafkaTopicResources(try command.plan(), cluster: "appstore-kafka")
+        let committed = try String(
+            contentsOf: LocalComponents.repositoryRoot.appending(
+                path: "deploy/kubernetes/components/strimzi/topics.yaml"),
+            encoding: .utf8)
+        #expect(
+            committed == expected,
+            "regenerate: iapctl topics --partitions 12 --print-kafka-topics appstore-kafka > deploy/kubernetes/components/strimzi/topics.yaml"
+        )
+        #expect(expected.contains("retention.ms: \"-1\""))
+        #expect(expected.components(separatedBy: "kind: KafkaTopic").count - 1 == PipelineTopics().all.count)
     }
 }

@@ -3,7 +3,8 @@
 # Idempotent: on a machine that has them it only checks. Needs root (or sudo) to install.
 set -euo pipefail
 
-packages=(pkg-config librdkafka-dev postgresql chromium fonts-dejavu-core)
+# prometheus: its promtool checks and unit-tests the alert rules (deploy/validation/validate.sh).
+packages=(pkg-config librdkafka-dev postgresql chromium fonts-dejavu-core prometheus)
 
 missing=()
 for package in "${packages[@]}"; do
