@@ -30,6 +30,7 @@ let external: [String: (product: String, package: String)] = [
     "HummingbirdCore": ("HummingbirdCore", "hummingbird"),
     "HummingbirdTesting": ("HummingbirdTesting", "hummingbird"),
     "Logging": ("Logging", "swift-log"),
+    "Metrics": ("Metrics", "swift-metrics"),
     "Mustache": ("Mustache", "swift-mustache"),
     "NIOCore": ("NIOCore", "swift-nio"),
     "NIOEmbedded": ("NIOEmbedded", "swift-nio"),
@@ -94,7 +95,7 @@ let modules: [Module] = [
     Module(
         name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
         imports: [
-            "Hummingbird", "HummingbirdCore", "Logging", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix",
+            "Hummingbird", "HummingbirdCore", "Logging", "Metrics", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix",
             "Prometheus", "RateAndRetry",
             "RdKafka", "ServiceLifecycle",
         ]),
@@ -345,6 +346,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),

@@ -24,6 +24,7 @@ func buildApplication(
             verifiers: try settings.makeVerifiers(), topics: settings.topics, signing: settings.signing),
         producer: producer, metrics: ChainVerifierMetrics(registry: registry))
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
+    loop.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID)
     loop.maximumBatch = settings.maximumBatch
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,

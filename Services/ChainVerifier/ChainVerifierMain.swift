@@ -9,7 +9,7 @@ enum ChainVerifierMain {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "chain-verifier", settings: environment)
         let settings = try ChainVerifierSettings(environment)
-        let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(settings: settings, registry: MetricsBootstrap.registry(), logger: logger)
         try await app.runService()
     }
 }

@@ -9,7 +9,7 @@ enum CustomerAPIMain {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "customer-api", settings: environment)
         let app = try buildApplication(
-            settings: try CustomerAPISettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+            settings: try CustomerAPISettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
         try await app.runService()
     }
 }

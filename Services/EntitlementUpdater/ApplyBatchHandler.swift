@@ -1,3 +1,4 @@
+import AppStoreModels
 import Entitlements
 import Foundation
 import Logging
@@ -28,6 +29,8 @@ struct ApplyBatchHandler: BatchHandler {
     /// How long one transaction may take before it is abandoned and the batch retried
     /// (`DATABASE_TRANSACTION_TIMEOUT_MS`).
     var transactionTimeout: Duration = .seconds(30)
+    /// Where the newest applied notification's signedDate is reported; nil: not reported.
+    var freshness: NewestAppliedNotification?
 
     func handle(_ records: [ConsumerRecord]) async throws {
         var byLane: [Int: [ConsumerRecord]] = [:]
@@ -96,6 +99,11 @@ struct ApplyBatchHandler: BatchHandler {
             case .recorded(let outcome): self.count(outcome.rawValue)
             }
         }
+        self.freshness?.observe(
+            batch.compactMap { input in
+                guard case .notification(let record) = input.kind else { return nil }
+                return record.notification.payload.signedDate?.millisecondsSince1970
+            })
     }
 
     /// The record's kind by its `schema` header (a verified notification when it has none), once its signature

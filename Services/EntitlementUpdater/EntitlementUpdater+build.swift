@@ -35,8 +35,10 @@ func buildApplication(
             registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
             help: "Verified notifications by outcome"),
         lanes: settings.lanes, transactionSize: settings.transactionSize,
-        transactionTimeout: settings.database.transactionTimeout)
+        transactionTimeout: settings.database.transactionTimeout,
+        freshness: NewestAppliedNotification(registry: registry))
     var loop = ConsumerLoop(consumer: consumer, handler: handler, readiness: readiness, logger: logger)
+    loop.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID)
     loop.maximumBatch = settings.maximumBatch
     loop.linger = settings.batchLinger
     let worker = MigratingService(database: database, migrate: settings.migrateOnStart, then: loop, logger: logger)
@@ -45,10 +47,11 @@ func buildApplication(
             client: settings.kafka, groupID: settings.groupID + "-dead-letters", topics: [settings.topics.rejected],
             sessionTimeout: settings.sessionTimeout),
         logger: logger)
-    let deadLetterLoop = ConsumerLoop(
+    var deadLetterLoop = ConsumerLoop(
         consumer: deadLetterConsumer,
         handler: DeadLetterRecorder(deadLetters: DeadLetters(client: database, logger: logger)),
         logger: logger)
+    deadLetterLoop.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID + "-dead-letters")
     var services: [any Service] = [
         database, producer, worker, deadLetterLoop,
         DependencyProbe(

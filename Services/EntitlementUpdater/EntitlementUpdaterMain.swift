@@ -9,7 +9,7 @@ enum EntitlementUpdaterMain {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "entitlement-updater", settings: environment)
         let app = try buildApplication(
-            settings: try EntitlementUpdaterSettings(environment), registry: PrometheusCollectorRegistry(),
+            settings: try EntitlementUpdaterSettings(environment), registry: MetricsBootstrap.registry(),
             logger: logger)
         try await app.runService()
     }

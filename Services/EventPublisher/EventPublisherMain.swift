@@ -9,7 +9,7 @@ enum EventPublisherMain {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "event-publisher", settings: environment)
         let app = try buildApplication(
-            settings: try EventPublisherSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+            settings: try EventPublisherSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
         try await app.runService()
     }
 }

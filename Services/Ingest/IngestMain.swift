@@ -10,7 +10,7 @@ enum IngestMain {
         try EventLoopConcurrency.install(environment)
         let logger = LoggingSetup.bootstrap(service: "ingest", settings: environment)
         let settings = try IngestSettings(environment)
-        let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+        let app = try buildApplication(settings: settings, registry: MetricsBootstrap.registry(), logger: logger)
         try await app.runService()
     }
 }

@@ -47,6 +47,7 @@ func buildApplication(
             logger: logger),
         handler: handler, readiness: readiness, logger: logger)
     fresh.maximumBatch = batch
+    fresh.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID)
     var retries = ConsumerLoop(
         consumer: try KafkaConsumer(
             configuration: KafkaConsumerConfiguration(
@@ -55,6 +56,7 @@ func buildApplication(
             logger: logger),
         handler: handler, logger: logger)
     retries.maximumBatch = batch
+    retries.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID + "-retry")
     var services: [any Service] = [
         http, producer, fresh, retries,
         DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger),

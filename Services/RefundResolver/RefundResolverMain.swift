@@ -9,7 +9,7 @@ enum RefundResolverMain {
         let environment = EnvironmentSettings.process
         let logger = LoggingSetup.bootstrap(service: "refund-resolver", settings: environment)
         let app = try buildApplication(
-            settings: try RefundResolverSettings(environment), registry: PrometheusCollectorRegistry(), logger: logger)
+            settings: try RefundResolverSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
         try await app.runService()
     }
 }

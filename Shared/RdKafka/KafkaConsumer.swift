@@ -2,6 +2,7 @@ import CRdKafka
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 
 /// A consumer-group member with at-least-once semantics: the application stores an offset only after
 /// the message's effect is durable, and librdkafka commits stored offsets in the background and on
@@ -12,6 +13,30 @@ public final class KafkaConsumer: Sendable {
     private let client: RdKafkaClient
     private let logger: Logger
     private let queue: DispatchQueue
+    /// The offset stored last per partition: where this member's durable work ends (for ``lag()``).
+    private let stored = Mutex<[PartitionKey: Int64]>([:])
+
+    /// A topic and partition.
+    private struct PartitionKey: Hashable {
+        var topic: String
+        var partition: Int32
+    }
+
+    /// How far one assigned partition's durable work is behind its end.
+    public struct PartitionLag: Sendable, Hashable {
+        public var topic: String
+        public var partition: Int32
+        /// Messages between the offset this member stored last (or its fetch position before it stored any) and
+        /// the partition's end as its last fetch saw it.
+        public var messages: Int64
+
+        /// Creates a lag (tests and tools; members report their own with ``KafkaConsumer/lag()``).
+        public init(topic: String, partition: Int32, messages: Int64) {
+            self.topic = topic
+            self.partition = partition
+            self.messages = messages
+        }
+    }
 
     /// Creates the member and subscribes to the configured topics.
     public init(configuration: KafkaConsumerConfiguration, logger: Logger) throws(KafkaError) {
@@ -95,12 +120,50 @@ public final class KafkaConsumer: Sendable {
                 rd_kafka_topic_partition_list_add(list, topic, partition).pointee.offset = offset
             }
         }
+        self.stored.withLock { stored in
+            for (topic, partitions) in next {
+                for (partition, offset) in partitions {
+                    stored[PartitionKey(topic: topic, partition: partition)] = offset
+                }
+            }
+        }
         let result = rd_kafka_offsets_store(self.client.handle, list)
         if result != RD_KAFKA_RESP_ERR_NO_ERROR {
             self.logger.info(
                 "offsets not stored for partitions no longer assigned",
                 metadata: ["error": "\(String(cString: rd_kafka_err2str(result)))"])
         }
+    }
+
+    // MARK: Lag
+
+    /// The lag of every partition assigned to this member, from librdkafka's cached high watermarks (no broker
+    /// request: it is cheap enough to call after every batch). Partitions whose end or position is not known yet
+    /// are left out.
+    public func lag() -> [PartitionLag] {
+        let handle = self.client.handle
+        var assignment: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(handle, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR, let list = assignment else {
+            return []
+        }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        _ = rd_kafka_position(handle, list)
+        let stored = self.stored.withLock { $0 }
+        var lags: [PartitionLag] = []
+        for index in 0..<Int(list.pointee.cnt) {
+            let element = list.pointee.elems[index]
+            let topic = String(cString: element.topic)
+            var low: Int64 = -1
+            var high: Int64 = -1
+            guard
+                rd_kafka_get_watermark_offsets(handle, topic, element.partition, &low, &high)
+                    == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0
+            else { continue }
+            let done = stored[PartitionKey(topic: topic, partition: element.partition)] ?? element.offset
+            guard done >= 0 else { continue }
+            lags.append(PartitionLag(topic: topic, partition: element.partition, messages: max(0, high - done)))
+        }
+        return lags
     }
 
     // MARK: Closing

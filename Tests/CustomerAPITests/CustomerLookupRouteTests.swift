@@ -59,7 +59,7 @@ import Testing
     /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
     /// past its rotation grace.
     func withAPIAndDeadKeys(
-        keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
+        keyLookupsPerSecond: Int = 50, keyRate: Int = 3, registry: PrometheusCollectorRegistry = .init(),
         _ body: @Sendable (any TestClientProtocol, String, String, [String]) async throws -> Void
     ) async throws {
         let logger = self.logger
@@ -99,7 +99,7 @@ import Testing
             var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
             settings.keyLookupsPerSecond = keyLookupsPerSecond
-            let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
+            let app = try buildApplication(settings: settings, registry: registry, logger: logger)
             try await app.test(.live) { client in try await body(client, key, otherKey, deadKeys) }
         }
     }
@@ -336,5 +336,31 @@ import Testing
             #expect(try JSONDecoder().decode(String.self, from: Data(literal.utf8)) == text, "\(literal)")
         }
         #expect(Hex.encode([0x00, 0x0f, 0xa5, 0xff]) == "000fa5ff")
+    }
+
+    /// Answer times are recorded per route pattern (never the concrete path: customer ids stay out of the labels)
+    /// and method, in `customer_api_request_duration_seconds`, the histogram behind the look-up latency alert.
+    @Test func answerTimesAreRecordedPerRoutePattern() async throws {
+        let registry = PrometheusCollectorRegistry()
+        try await self.withAPIAndDeadKeys(registry: registry) { client, key, _, _ in
+            for _ in 0..<3 {
+                let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
+                let response = try await Self.get(client, path, key: key)
+                #expect(response.status == .ok)
+            }
+            let unmatched = try await Self.get(client, "/nowhere", key: key)
+            #expect(unmatched.status == .notFound)
+        }
+        var buffer: [UInt8] = []
+        registry.emit(into: &buffer)
+        let text = String(decoding: buffer, as: UTF8.self)
+        let route = "route=\"/v1/apps/{bundleId}/customers/{customer}\""
+        let count = text.split(separator: "\n").first {
+            $0.hasPrefix("customer_api_request_duration_seconds_count{") && $0.contains(route)
+                && $0.contains("method=\"GET\"")
+        }
+        #expect(count?.hasSuffix(" 3") == true, "\(text)")
+        #expect(text.contains("route=\"NotFound\""), "Hummingbird names paths no route takes NotFound")
+        #expect(!text.contains(Self.token), "a customer id in a label")
     }
 }

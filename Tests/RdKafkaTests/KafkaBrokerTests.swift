@@ -121,6 +121,26 @@ import Testing
         }
     }
 
+    /// A member's lag is measured from the offset it stored (its durable work), not from what it fetched.
+    @Test func lagCountsFromTheStoredOffsetToThePartitionsEnd() async throws {
+        try await withLocalBroker { bootstrap in
+            let topic = "lagging"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
+            try await KafkaTestClient(bootstrapServers: [bootstrap]).produce(
+                (0..<10).map { ProducerRecord(topic: topic, key: nil, value: [UInt8($0)]) })
+            let consumer = try KafkaConsumer(
+                configuration: consumerConfiguration(bootstrap, group: "g-lag", topic: topic), logger: logger)
+            let received = try await consume(consumer, count: 10)
+            #expect(received.count == 10)
+            consumer.storeOffsets(after: Array(received.prefix(4)))
+            #expect(consumer.lag() == [.init(topic: topic, partition: 0, messages: 6)])
+            consumer.storeOffsets(after: received)
+            #expect(consumer.lag() == [.init(topic: topic, partition: 0, messages: 0)])
+            await consumer.close()
+        }
+    }
+
     @Test func creatingTopicsTwiceIsHarmless() async throws {
         try await withLocalBroker { bootstrap in
             let admin = KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)

@@ -26,6 +26,8 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
     /// How long a batch keeps filling after its first record (zero: what is ready at once).
     public var linger: Duration = .zero
     public var maximumAttempts: Int = 20
+    /// Where the member's lag is reported (at most once a second, after a poll); nil: not reported.
+    public var lagMetric: ConsumerLagMetric?
     private let logger: Logger
 
     /// Creates the loop.
@@ -41,13 +43,19 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
     public func run() async throws {
         self.readiness?.set(true)
         defer { self.readiness?.set(false) }
+        var lastLagReport = ContinuousClock.now - .seconds(1)
         do {
             while !Task.isShuttingDownGracefully && !Task.isCancelled {
                 let records = try await self.consumer.poll(
                     maxMessages: self.maximumBatch, timeout: self.pollTimeout, linger: self.linger)
-                guard !records.isEmpty else { continue }
-                try await self.handleWithRetries(records)
-                self.consumer.storeOffsets(after: records)
+                if !records.isEmpty {
+                    try await self.handleWithRetries(records)
+                    self.consumer.storeOffsets(after: records)
+                }
+                if let lagMetric = self.lagMetric, ContinuousClock.now - lastLagReport >= .seconds(1) {
+                    lagMetric.report(self.consumer.lag())
+                    lastLagReport = .now
+                }
             }
         } catch is ShutdownDuringRetry {
             self.logger.warning("shutting down with a failing batch; it will be consumed again")

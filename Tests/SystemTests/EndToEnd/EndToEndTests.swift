@@ -89,6 +89,7 @@ import Testing
                             publisherKilled: kills.contains("event-publisher"))
                         if let key {
                             try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL)
+                            try await Self.checkMetrics(sim, fleet: fleet)
                         }
                         #expect(await fleet.kills == kills, "every planned SIGKILL happened")
                     } catch {
@@ -137,6 +138,29 @@ import Testing
         let statuses = await sim.simulator.postAppPurchases(http: sim.http, to: await fleet.customerAPIURL, key: key)
         #expect(statuses == [200: posts.count], "every app post committed: \(statuses)")
         return key
+    }
+
+    /// The running binaries serve what the alerts and the dashboard query: look-up latency per route, the libraries'
+    /// swift-metrics (bootstrapped to the same registry by each main), consumer lag per group and freshness.
+    static func checkMetrics(_ sim: SimHarness, fleet: ServiceFleet) async throws {
+        let customerAPI = try await fleet.metrics("customer-api", http: sim.http)
+        #expect(
+            customerAPI.contains(
+                #"customer_api_request_duration_seconds_count{route="/v1/apps/{bundleId}/customers/{customer}",method="GET"}"#
+            ))
+        #expect(customerAPI.contains("hb_requests{"), "Hummingbird's swift-metrics counter on /metrics")
+        let updater = try await fleet.metrics("entitlement-updater", http: sim.http)
+        #expect(
+            updater.contains(
+                #"kafka_consumer_lag_messages{group="entitlement-updater",topic="appstore.notifications.verified""#))
+        let freshness = updater.split(separator: "\n").first {
+            $0.hasPrefix("entitlement_updater_newest_applied_signed_date_seconds ")
+        }
+        #expect((freshness?.split(separator: " ").last).flatMap { Double($0) }.map { $0 > 1_500_000_000 } == true)
+        let verifier = try await fleet.metrics("chain-verifier", http: sim.http)
+        #expect(
+            verifier.contains(#"kafka_consumer_lag_messages{group="chain-verifier",topic="appstore.notifications.raw""#)
+        )
     }
 
     /// Every expected entitlement of the app's users, and of the customers whose renewal notification was

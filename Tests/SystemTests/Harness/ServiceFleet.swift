@@ -79,6 +79,13 @@ actor ServiceFleet {
         return said
     }
 
+    /// What a service serves on `/metrics`.
+    func metrics(_ name: String, http: HTTPClient) async throws -> String {
+        let response = try await http.execute(
+            HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics"), timeout: .seconds(10))
+        return String(buffer: try await response.body.collect(upTo: 1 << 24))
+    }
+
     /// Starts every service.
     func startAll(http: HTTPClient) async throws {
         for name in Self.names { try await self.start(name, http: http) }

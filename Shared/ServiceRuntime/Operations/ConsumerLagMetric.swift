@@ -1,0 +1,49 @@
+public import Prometheus
+public import RdKafka
+import Synchronization
+
+/// `kafka_consumer_lag_messages{group,topic,partition}`: how far a consumer group member's durable work is behind
+/// each partition it owns, as its own client sees it (the alert ConsumerLagHigh and the dashboard sum it by group;
+/// KEDA measures the same lag from the broker's side). A partition the member no longer owns is set to 0, so the
+/// sum over replicas counts each partition once.
+public final class ConsumerLagMetric: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let group: String
+    /// The partitions reported so far.
+    private let reported = Mutex<Set<String>>([])
+
+    /// Declares the gauges of a consumer group in a registry.
+    public init(registry: PrometheusCollectorRegistry, group: String) {
+        self.registry = registry
+        self.group = group
+    }
+
+    /// Sets the gauges to a member's current lags.
+    public func report(_ lags: [KafkaConsumer.PartitionLag]) {
+        var current: [String: (topic: String, partition: String, messages: Int64)] = [:]
+        for lag in lags {
+            current["\(lag.topic)/\(lag.partition)"] = (lag.topic, String(lag.partition), lag.messages)
+        }
+        let gone = self.reported.withLock { reported -> [String] in
+            let gone = reported.subtracting(current.keys)
+            reported = Set(current.keys)
+            return Array(gone)
+        }
+        for (_, lag) in current {
+            self.gauge(topic: lag.topic, partition: lag.partition).set(to: Double(lag.messages))
+        }
+        for key in gone {
+            let parts = key.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            self.gauge(topic: parts[0], partition: parts[1]).set(to: 0.0)
+        }
+    }
+
+    /// The gauge of one partition.
+    private func gauge(topic: String, partition: String) -> Gauge {
+        self.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "kafka_consumer", metricName: "lag", unitName: "messages",
+                helpText: "Messages between this member's stored offset and the partition's end"),
+            labels: [("group", self.group), ("topic", topic), ("partition", partition)])
+    }
+}
