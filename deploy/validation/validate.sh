@@ -53,6 +53,16 @@ for overlay in development production production-strimzi; do
     else validate_kubernetes "$work/rendered.yaml" --production; fi
 done
 
+# MARK: the image runs the librdkafka the tests run
+echo "== deploy/Dockerfile"
+image_kafka=$(grep -o 'confluent-kafka==[0-9.]*' deploy/Dockerfile | sort -u)
+tests_kafka=$(grep -o 'confluent-kafka==[0-9.]*' deploy/local/env.sh | sort -u)
+if [[ -z $image_kafka || $image_kafka != "$tests_kafka" ]]; then
+    echo "deploy/Dockerfile ships librdkafka from ${image_kafka:-nothing}, the tests run ${tests_kafka}" >&2
+    exit 1
+fi
+echo "librdkafka from $image_kafka, as in the tests"
+
 # MARK: broken copies must fail
 echo "== broken copies are rejected"
 expect_rejected() {
