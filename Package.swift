@@ -31,6 +31,9 @@ let external: [String: (product: String, package: String)] = [
     "HummingbirdTesting": ("HummingbirdTesting", "hummingbird"),
     "Logging": ("Logging", "swift-log"),
     "Metrics": ("Metrics", "swift-metrics"),
+    "OTel": ("OTel", "swift-otel"),
+    "ServiceContextModule": ("ServiceContextModule", "swift-service-context"),
+    "Tracing": ("Tracing", "swift-distributed-tracing"),
     "Mustache": ("Mustache", "swift-mustache"),
     "NIOCore": ("NIOCore", "swift-nio"),
     "NIOEmbedded": ("NIOEmbedded", "swift-nio"),
@@ -96,8 +99,8 @@ let modules: [Module] = [
         name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
         imports: [
             "Hummingbird", "HummingbirdCore", "Logging", "Metrics", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix",
-            "Prometheus", "RateAndRetry",
-            "RdKafka", "ServiceLifecycle",
+            "OTel", "Prometheus", "RateAndRetry",
+            "RdKafka", "ServiceContextModule", "ServiceLifecycle", "Tracing", "UnixSignals",
         ]),
     Module(
         name: "Storage", kind: .library(), path: "Shared/Storage",
@@ -119,28 +122,28 @@ let modules: [Module] = [
         imports: [
             "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
             "Prometheus",
-            "RdKafka", "ServiceRuntime",
+            "RdKafka", "ServiceContextModule", "ServiceRuntime",
         ]),
     Module(
         name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
         imports: [
             "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
             "Prometheus",
-            "RdKafka", "ServiceRuntime",
+            "RdKafka", "ServiceContextModule", "ServiceRuntime", "Tracing",
         ]),
     Module(
         name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",
         imports: [
             "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords",
             "PostgresNIO",
-            "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+            "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage", "Tracing",
         ]),
     Module(
         name: "EventPublisher", kind: .executable("event-publisher"), path: "Services/EventPublisher",
         imports: [
             "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus",
             "RateAndRetry",
-            "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+            "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage", "Tracing",
         ]),
     Module(
         name: "RefundResolver", kind: .executable("refund-resolver"), path: "Services/RefundResolver",
@@ -231,7 +234,8 @@ let modules: [Module] = [
     Module(
         name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
         imports: [
-            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "NIOCore", "NIOEmbedded", "NIOHTTPTypes", "Prometheus",
+            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "Logging", "NIOCore", "NIOEmbedded", "NIOHTTPTypes",
+            "Prometheus",
             "RateAndRetry",
             "RdKafka", "ServiceRuntime",
         ]),
@@ -347,6 +351,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-service-context.git", from: "1.5.1"),
+        // OTLP over HTTP only (JSON or protobuf): the gRPC exporter's packages are not built.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),

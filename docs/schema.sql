@@ -191,7 +191,8 @@ CREATE TABLE public.outbox (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     published_at timestamp with time zone,
     environment text DEFAULT ''::text NOT NULL,
-    bundle_id text DEFAULT ''::text NOT NULL
+    bundle_id text DEFAULT ''::text NOT NULL,
+    trace_parent text
 );
 
 

@@ -10,6 +10,8 @@ enum ChainVerifierMain {
         let logger = LoggingSetup.bootstrap(service: "chain-verifier", settings: environment)
         let settings = try ChainVerifierSettings(environment)
         let app = try buildApplication(settings: settings, registry: MetricsBootstrap.registry(), logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app, tracing: try TracingSetup.bootstrap(service: "chain-verifier", settings: environment, logger: logger),
+            logger: logger)
     }
 }

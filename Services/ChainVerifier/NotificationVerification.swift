@@ -4,6 +4,8 @@ import JWSVerification
 import NotificationPipeline
 import PipelineRecords
 import RdKafka
+import ServiceContextModule
+import ServiceRuntime
 
 /// What verifying one raw message produced.
 enum VerificationOutcome: Sendable {
@@ -13,6 +15,19 @@ enum VerificationOutcome: Sendable {
     case rejected(ProducerRecord, reason: String)
     /// A failure that says nothing about the message; the batch is tried again.
     case retry(VerificationError)
+
+    /// The outcome with its record carrying the trace context.
+    func carrying(_ context: ServiceContext) -> VerificationOutcome {
+        switch self {
+        case .verified(var record):
+            TraceHeaders.inject(context, into: &record.headers)
+            return .verified(record)
+        case .rejected(var record, let reason):
+            TraceHeaders.inject(context, into: &record.headers)
+            return .rejected(record, reason: reason)
+        case .retry: return self
+        }
+    }
 }
 
 /// Verifies one raw message with the verifier of its environment and builds the output record.

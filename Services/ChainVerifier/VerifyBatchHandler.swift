@@ -1,7 +1,9 @@
 import JWSVerification
 import Prometheus
 import RdKafka
+import ServiceContextModule
 import ServiceRuntime
+import Tracing
 
 /// Verifies a batch of raw messages on every core and produces each output as soon as it and every output
 /// before it are ready, then returns once the broker acknowledged them all, so the loop stores offsets only
@@ -18,7 +20,15 @@ struct VerifyBatchHandler: BatchHandler {
     func handle(_ records: [ConsumerRecord]) async throws {
         let outcomes = try await withThrowingTaskGroup(of: (Int, VerificationOutcome).self) { group in
             for (index, record) in records.enumerated() {
-                group.addTask { (index, await self.verification.verify(record)) }
+                group.addTask {
+                    // Each notification's span continues the trace ingest started; its output carries this span on.
+                    await withSpan(
+                        "verify notification", context: TraceHeaders.context(of: record.headers), ofKind: .consumer
+                    ) {
+                        _ in
+                        (index, await self.verification.verify(record).carrying(ServiceContext.current ?? .topLevel))
+                    }
+                }
             }
             var outcomes = [VerificationOutcome?](repeating: nil, count: records.count)
             var pending: [PendingDelivery] = []

@@ -39,6 +39,7 @@ func buildRouter(
         help: "customer-api requests by outcome")
     let router = Router(context: CustomerAPIContext.self)
     let routeMethods = RouteMethods()
+    router.add(middleware: TracingMiddleware())
     router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "customer_api"))
     // The libraries' view of the same requests (hb_requests_total, hb_request_duration_seconds) through swift-metrics,
     // which each executable's main bootstraps to this registry.

@@ -10,6 +10,8 @@ enum CustomerAPIMain {
         let logger = LoggingSetup.bootstrap(service: "customer-api", settings: environment)
         let app = try buildApplication(
             settings: try CustomerAPISettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app, tracing: try TracingSetup.bootstrap(service: "customer-api", settings: environment, logger: logger),
+            logger: logger)
     }
 }

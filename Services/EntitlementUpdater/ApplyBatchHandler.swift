@@ -8,6 +8,7 @@ import Prometheus
 import RdKafka
 import ServiceRuntime
 import Storage
+import Tracing
 
 /// Applies a batch of verified notifications (and refund-resolver's status snapshots, and purchases customer-api
 /// posted, told apart by the `schema` header); an undecodable record goes to the DLQ. Records are split into
@@ -63,7 +64,9 @@ struct ApplyBatchHandler: BatchHandler {
         var inputs: [EntitlementInput] = []
         for record in records {
             switch self.decode(record) {
-            case .input(let input):
+            case .input(var input):
+                // The trace the record continues (the chain-verifier's span, or customer-api's request).
+                input.traceParent = record.headers.last { $0.name == "traceparent" }?.text
                 inputs.append(input)
                 if inputs.count >= self.transactionSize { try await self.flush(&inputs) }
             case .consumptionOutcome(let outcome):
@@ -91,6 +94,17 @@ struct ApplyBatchHandler: BatchHandler {
     /// Applies the collected inputs in one transaction and counts their outcomes.
     private func flush(_ inputs: inout [EntitlementInput]) async throws {
         guard !inputs.isEmpty else { return }
+        // A span per input in its notification's trace, from before the transaction to its commit; the events it
+        // writes to the outbox name this span as their parent.
+        var spans: [any Span] = []
+        for index in inputs.indices where inputs[index].traceParent != nil {
+            let span = startSpan(
+                "apply notification", context: TraceHeaders.context(traceParent: inputs[index].traceParent),
+                ofKind: .consumer)
+            inputs[index].traceParent = TraceHeaders.traceParent(of: span.context)
+            spans.append(span)
+        }
+        defer { spans.forEach { $0.end() } }
         let batch = inputs, repository = self.repository, topics = self.topics
         inputs.removeAll(keepingCapacity: true)
         for result in try await self.committed({ try await repository.apply(batch, topics: topics) }) {

@@ -11,6 +11,9 @@ enum EntitlementUpdaterMain {
         let app = try buildApplication(
             settings: try EntitlementUpdaterSettings(environment), registry: MetricsBootstrap.registry(),
             logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app,
+            tracing: try TracingSetup.bootstrap(service: "entitlement-updater", settings: environment, logger: logger),
+            logger: logger)
     }
 }

@@ -10,6 +10,8 @@ enum EventPublisherMain {
         let logger = LoggingSetup.bootstrap(service: "event-publisher", settings: environment)
         let app = try buildApplication(
             settings: try EventPublisherSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app, tracing: try TracingSetup.bootstrap(service: "event-publisher", settings: environment, logger: logger),
+            logger: logger)
     }
 }

@@ -8,6 +8,7 @@ import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
+import Tracing
 
 /// Relays the outbox to the downstream topics until graceful shutdown (a failed relay is retried with backoff
 /// while PostgreSQL or the broker is away): each event keyed by
@@ -58,7 +59,22 @@ struct OutboxPublisher: Service {
         return try await withAbandoningDeadline(self.settings.database.transactionTimeout) {
             try await relay.relay(limit: batch) { rows in
                 var pending: [PendingDelivery] = []
-                for row in rows { pending.append(try await producer.enqueue(Self.record(row))) }
+                // A span per event, in the trace its notification started (the updater's span is its parent),
+                // ended once the broker acknowledged it; the event's headers carry the span to its consumers.
+                var spans: [any Span] = []
+                for row in rows {
+                    var record = Self.record(row)
+                    if row.traceParent != nil {
+                        let span = startSpan(
+                            "publish event", context: TraceHeaders.context(traceParent: row.traceParent),
+                            ofKind: .producer)
+                        span.attributes["messaging.destination.name"] = row.topic
+                        TraceHeaders.inject(span.context, into: &record.headers)
+                        spans.append(span)
+                    }
+                    pending.append(try await producer.enqueue(record))
+                }
+                defer { spans.forEach { $0.end() } }
                 for delivery in pending { _ = try await delivery.report }
             }
         }

@@ -11,6 +11,8 @@ enum IngestMain {
         let logger = LoggingSetup.bootstrap(service: "ingest", settings: environment)
         let settings = try IngestSettings(environment)
         let app = try buildApplication(settings: settings, registry: MetricsBootstrap.registry(), logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app, tracing: try TracingSetup.bootstrap(service: "ingest", settings: environment, logger: logger),
+            logger: logger)
     }
 }

@@ -6,6 +6,7 @@ import NotificationPipeline
 import PipelineRecords
 import Prometheus
 import RdKafka
+import ServiceContextModule
 import ServiceRuntime
 
 /// `POST /notifications`, `/notifications/production` and `/notifications/sandbox`: admits Apple's body,
@@ -62,7 +63,7 @@ struct NotificationController: Sendable {
         } catch {
             return self.refuse(error, requestID: requestID)
         }
-        let record = ProducerRecord(
+        var record = ProducerRecord(
             topic: self.rawTopic, key: Array(admitted.subject.utf8), value: body,
             headers: [
                 KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
@@ -70,6 +71,8 @@ struct NotificationController: Sendable {
                 KafkaHeader(name: PipelineHeaders.bundleId, text: admitted.bundleId),
                 KafkaHeader(name: PipelineHeaders.requestID, text: requestID),
             ])
+        // The request's span (TracingMiddleware) is the trace's root: every service after this one continues it.
+        TraceHeaders.inject(ServiceContext.current ?? .topLevel, into: &record.headers)
         let start = ContinuousClock.now
         do {
             _ = try await self.producer.send(record)

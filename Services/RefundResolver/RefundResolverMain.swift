@@ -10,6 +10,8 @@ enum RefundResolverMain {
         let logger = LoggingSetup.bootstrap(service: "refund-resolver", settings: environment)
         let app = try buildApplication(
             settings: try RefundResolverSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await app.runService()
+        try await ServiceMain.run(
+            app, tracing: try TracingSetup.bootstrap(service: "refund-resolver", settings: environment, logger: logger),
+            logger: logger)
     }
 }

@@ -28,6 +28,6 @@ extension SQLStatementsMigration {
 public enum Migrations {
     public static let all: [any DatabaseMigration] = [
         InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
-        CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(),
+        CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(), OutboxTraceContextMigration(),
     ]
 }

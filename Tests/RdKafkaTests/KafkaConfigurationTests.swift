@@ -11,7 +11,8 @@ import Testing
         #expect(
             producer.librdkafkaProperties == [
                 "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest",
-                "enable.idempotence": "true", "acks": "all", "message.timeout.ms": "5000", "linger.ms": "2",
+                "security.protocol": "plaintext", "enable.idempotence": "true", "acks": "all",
+                "message.timeout.ms": "5000", "linger.ms": "2",
             ])
     }
 
@@ -22,7 +23,7 @@ import Testing
         #expect(
             consumer.librdkafkaProperties == [
                 "bootstrap.servers": "127.0.0.1:9092,127.0.0.1:9093", "client.id": "ingest",
-                "group.id": "chain-verifier",
+                "security.protocol": "plaintext", "group.id": "chain-verifier",
                 "enable.auto.commit": "true", "enable.auto.offset.store": "false", "auto.offset.reset": "earliest",
                 "session.timeout.ms": "6000", "heartbeat.interval.ms": "500", "max.poll.interval.ms": "300000",
                 "fetch.wait.max.ms": "100", "fetch.queue.backoff.ms": "10",

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import RdKafka
 import ServiceRuntime
 import Testing
@@ -119,6 +120,27 @@ import Testing
                 #expect(error.description.contains(expected), "\(values): \(error.description)")
                 #expect(!error.description.contains("s3cret") && !error.description.contains("hunter2"))
             }
+        }
+    }
+}
+
+/// Tracing is off unless asked for, and a misspelt exporter stops the service at start instead of silently
+/// tracing nothing.
+@Suite struct TracingSettingsTests {
+    @Test func tracingIsOffByDefaultAndAnUnknownExporterIsRefused() throws {
+        let logger = Logger(label: "tracing-settings")
+        #expect(
+            try TracingSetup.bootstrap(service: "ingest", settings: EnvironmentSettings([:]), logger: logger) == nil)
+        #expect(
+            try TracingSetup.bootstrap(
+                service: "ingest", settings: EnvironmentSettings(["OTEL_TRACES_EXPORTER": "none"]), logger: logger)
+                == nil)
+        do {
+            _ = try TracingSetup.bootstrap(
+                service: "ingest", settings: EnvironmentSettings(["OTEL_TRACES_EXPORTER": "jaeger"]), logger: logger)
+            Issue.record("accepted an unknown exporter")
+        } catch {
+            #expect(error.description == "OTEL_TRACES_EXPORTER must be none or otlp, not jaeger")
         }
     }
 }

@@ -11,6 +11,7 @@ Prints "listening" once it accepts connections.
 """
 import asyncio
 import ssl
+import signal
 import sys
 
 
@@ -26,6 +27,8 @@ async def pipe(reader, writer):
 
 
 async def main():
+    # A process started by a service or a test may inherit SIGTERM as ignored: stop on it explicitly.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     listen_port, broker_port, directory = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(f"{directory}/server.pem", f"{directory}/server.key")

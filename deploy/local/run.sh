@@ -52,6 +52,12 @@ echo "== iapctl verify: the real Apple-signed DID_RENEW notification (Sandbox)"
 print("  valid:", n["notificationType"], n["notificationUUID"], "transaction", t["transactionId"], t["productId"])'
 
 # MARK: components and services
+# Every service exports its spans (OTLP/HTTP JSON) to a local receiver; the summary prints one notification's trace.
+trace_port=$(deploy/local/free-port.sh)
+python3 deploy/local/trace-collector.py serve "$trace_port" "$work/spans.jsonl" &
+pids+=($!)
+export OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=http/json OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$trace_port" \
+    OTEL_BSP_SCHEDULE_DELAY=500
 echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the six services"
 stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
@@ -108,6 +114,9 @@ status=0
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)
 wait $! || status=$?
+echo "== one notification's trace (W3C traceparent through Kafka headers and the outbox; spans exported over OTLP)"
+sleep 1
+python3 deploy/local/trace-collector.py show "$work/spans.jsonl" | sed 's/^/  /'
 echo "  broker: $bootstrap   database: $DATABASE_URL   logs: $work"
 echo "  try: $bin/iapctl entitlements <customer>   (DATABASE_URL as above)"
 

@@ -79,7 +79,11 @@ public struct EntitlementRepository: Sendable {
     /// earlier inputs of its subject. Returns one result per input; throws, with nothing committed, if any fails.
     public func apply(_ inputs: [EntitlementInput], topics: PipelineTopics) async throws -> [ApplyResult] {
         guard !inputs.isEmpty else { return [] }
-        let prepared = inputs.map { self.prepare($0) }
+        let prepared = inputs.map { input in
+            var prepared = self.prepare(input)
+            prepared.traceParent = input.traceParent
+            return prepared
+        }
         let logger = self.logger
         return try await self.client.withTransaction(logger: logger) { connection in
             try await SubjectRows.lock(prepared.map(\.entry), on: connection, logger: logger)
@@ -131,6 +135,8 @@ public struct EntitlementRepository: Sendable {
         var notification: VerifiedNotification
         var binding: AppPurchaseRecord?
         var rules: @Sendable (SubjectState) -> EntitlementUpdate
+        /// The trace its events continue.
+        var traceParent: String?
     }
 
     /// The log entry, notification and rules of an input.
@@ -194,7 +200,7 @@ public struct EntitlementRepository: Sendable {
                     rows.append(
                         .init(
                             entry: entry, update: refused, notification: notification,
-                            customer: current.boundCustomer ?? owner))
+                            customer: current.boundCustomer ?? owner, traceParent: input.traceParent))
                     results[index] = .recorded(.conflict)
                     continue
                 }
@@ -215,7 +221,7 @@ public struct EntitlementRepository: Sendable {
             rows.append(
                 .init(
                     entry: entry, update: update, notification: notification, customer: customer,
-                    entitlement: withFacts ? update.entitlement : nil))
+                    entitlement: withFacts ? update.entitlement : nil, traceParent: input.traceParent))
             decided.append((index, update, customer, withFacts))
             results[index] = .recorded(update.outcome)
         }
@@ -282,9 +288,12 @@ public struct EntitlementInput: Sendable {
 
     public var kind: Kind
     public var receivedAt: Int64?
+    /// The W3C `traceparent` of the span that applies it; its events carry it on through the outbox (nil: none).
+    public var traceParent: String?
 
-    public init(_ kind: Kind, receivedAt: Int64?) {
+    public init(_ kind: Kind, receivedAt: Int64?, traceParent: String? = nil) {
         self.kind = kind
         self.receivedAt = receivedAt
+        self.traceParent = traceParent
     }
 }

@@ -21,6 +21,8 @@ enum NotificationFacts {
         var notification: VerifiedNotification
         var customer: String
         var entitlement: EntitlementState?
+        /// The trace the row's events continue (their outbox rows keep it for the publisher).
+        var traceParent: String? = nil
     }
 
     /// Writes the facts of every row (their events in row order).
@@ -45,7 +47,8 @@ enum NotificationFacts {
                     EventRecord(
                         position: events.count, id: event.eventId, topic: topic, key: event.key,
                         payload: String(decoding: try eventEncoder.encode(event), as: UTF8.self),
-                        environment: event.facts.environment, bundle_id: event.facts.bundleId))
+                        environment: event.facts.environment, bundle_id: event.facts.bundleId,
+                        trace_parent: row.traceParent))
             }
         }
         let encoder = JSONEncoder()
@@ -165,10 +168,10 @@ enum NotificationFacts {
                 FROM input WHERE has_entitlement
                 ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(SubjectRows.entitlementUpdate)
             )
-            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
-            SELECT id, topic, key, payload::jsonb, environment, bundle_id
+            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
+            SELECT id, topic, key, payload::jsonb, environment, bundle_id, trace_parent
             FROM jsonb_to_recordset($2::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
-                                                          bundle_id text)
+                                                          bundle_id text, trace_parent text)
             ORDER BY position
             ON CONFLICT (event_id) DO NOTHING
             """
@@ -185,6 +188,8 @@ enum NotificationFacts {
         var payload: String
         var environment: String
         var bundle_id: String
+        /// nil is left out, which reads as NULL.
+        var trace_parent: String?
     }
 
     /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).

@@ -12,11 +12,14 @@ public struct OutboxRow: Sendable, Hashable {
     /// The environment and app of the event (also in the key and the payload), for the record's headers.
     public var environment: String
     public var bundleId: String
+    /// The W3C `traceparent` of the span that wrote the event (the updater's), when tracing was on.
+    public var traceParent: String?
 
     public init(
         id: Int64, eventId: String, topic: String, key: String, payload: String, environment: String = "",
-        bundleId: String = ""
+        bundleId: String = "", traceParent: String? = nil
     ) {
+        self.traceParent = traceParent
         self.id = id
         self.eventId = eventId
         self.topic = topic
@@ -56,15 +59,16 @@ public struct OutboxRelay: Sendable {
             var rows: [OutboxRow] = []
             let query = try await connection.query(
                 """
-                SELECT id, event_id, topic, key, payload::text, environment, bundle_id FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT \(limit)
+                SELECT id, event_id, topic, key, payload::text, environment, bundle_id, trace_parent
+                FROM outbox WHERE published_at IS NULL ORDER BY id LIMIT \(limit)
                 """, logger: logger)
-            for try await (id, eventId, topic, key, payload, environment, bundleId) in query.decode(
-                (Int64, String, String, String, String, String, String).self)
+            for try await (id, eventId, topic, key, payload, environment, bundleId, traceParent) in query.decode(
+                (Int64, String, String, String, String, String, String, String?).self)
             {
                 rows.append(
                     OutboxRow(
                         id: id, eventId: eventId, topic: topic, key: key, payload: payload, environment: environment,
-                        bundleId: bundleId))
+                        bundleId: bundleId, traceParent: traceParent))
             }
             guard !rows.isEmpty else { return 0 }
             try await publish(rows)

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func purchasesPostedByTheAppAndLostNotificationsEndInTheSimsStateThroughGET() async throws {
-        try await Self.run(customers: 800, seed: 63, kills: [], appSide: true)
+        try await Self.run(customers: 800, seed: 63, kills: [], appSide: true, tracing: true)
     }
 
     // MARK: The run
@@ -46,7 +46,11 @@ import Testing
     /// without an appAccountToken post their purchase from the app to customer-api first (half of them instead
     /// of the purchase notification), 15 % of DID_RENEW and EXPIRED notifications are lost for good (the
     /// renewal-time sweep must make up for them), and every expected entitlement is read back through GET.
-    static func run(customers: Int, seed: UInt64, kills: [String], appSide: Bool = false) async throws {
+    /// With `tracing`, every service exports its spans to a ``TraceCollector`` and one notification's trace is
+    /// checked across all of them.
+    static func run(customers: Int, seed: UInt64, kills: [String], appSide: Bool = false, tracing: Bool = false)
+        async throws
+    {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(
@@ -78,6 +82,9 @@ import Testing
                             _, new in new
                         }
                     }
+                    let collector = tracing ? try TraceCollector(directory: directory) : nil
+                    defer { collector?.stop() }
+                    if let collector { environment.merge(collector.environment) { _, new in new } }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
                     do {
                         try await fleet.startAll(http: sim.http)
@@ -91,6 +98,7 @@ import Testing
                             try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL)
                             try await Self.checkMetrics(sim, fleet: fleet)
                         }
+                        if let collector { try await Self.checkTrace(collector, bootstrap: bootstrap) }
                         #expect(await fleet.kills == kills, "every planned SIGKILL happened")
                     } catch {
                         await fleet.stopAll()
@@ -138,6 +146,36 @@ import Testing
         let statuses = await sim.simulator.postAppPurchases(http: sim.http, to: await fleet.customerAPIURL, key: key)
         #expect(statuses == [200: posts.count], "every app post committed: \(statuses)")
         return key
+    }
+
+    /// One notification is one trace: ingest's request span, the chain-verifier's, the updater's and the publisher's,
+    /// each the parent of the next, under one trace id; and the published event carries that trace to consumers.
+    static func checkTrace(_ collector: TraceCollector, bootstrap: String) async throws {
+        let chain = ["ingest", "chain-verifier", "entitlement-updater", "event-publisher"]
+        var found: [TraceCollector.Span]?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while found == nil && ContinuousClock.now < deadline {
+            let byTrace = Dictionary(grouping: try collector.spans(), by: \.traceId)
+            found = byTrace.values.first { spans in Set(spans.map(\.service)).isSuperset(of: chain) }
+            if found == nil { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        guard let trace = found else {
+            Issue.record("no trace reached all of \(chain): \(try collector.spans().count) spans collected")
+            return
+        }
+        let span = { (service: String) in trace.first { $0.service == service } }
+        let ingest = span("ingest"), verify = span("chain-verifier"), apply = span("entitlement-updater")
+        let publish = span("event-publisher")
+        #expect(ingest?.parentSpanId == "", "ingest's request span is the root")
+        #expect(verify?.name == "verify notification" && verify?.parentSpanId == ingest?.spanId)
+        #expect(apply?.name == "apply notification" && apply?.parentSpanId == verify?.spanId)
+        #expect(publish?.name == "publish event" && publish?.parentSpanId == apply?.spanId)
+        let traceId = trace[0].traceId
+        let events = try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(
+            PipelineTopics().entitlementChanges, atLeast: 1, quiet: .milliseconds(500))
+        #expect(
+            events.contains { $0.headers.contains { $0.name == "traceparent" && $0.text?.contains(traceId) == true } },
+            "the published event carries the trace id \(traceId)")
     }
 
     /// The running binaries serve what the alerts and the dashboard query: look-up latency per route, the libraries'

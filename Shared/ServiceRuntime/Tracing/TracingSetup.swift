@@ -1,0 +1,40 @@
+import Foundation
+public import Logging
+import OTel
+public import ServiceLifecycle
+import Tracing
+
+/// Distributed tracing through swift-distributed-tracing, exported by swift-otel over OTLP/HTTP. Off unless
+/// `OTEL_TRACES_EXPORTER=otlp`; then the standard OpenTelemetry variables apply (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+/// `OTEL_EXPORTER_OTLP_PROTOCOL` `http/protobuf` or `http/json`, `OTEL_TRACES_SAMPLER`, `OTEL_BSP_SCHEDULE_DELAY`,
+/// …). Only traces: metrics stay on the Prometheus endpoint and logs on standard output.
+public enum TracingSetup {
+    /// Bootstraps the tracer for a service when tracing is on and returns the exporter's service (run it with the
+    /// others, so spans are flushed at shutdown); nil when tracing is off. Once per process, from `main` only.
+    public static func bootstrap(service: String, settings: EnvironmentSettings, logger: Logger) throws(SettingsError)
+        -> (any Service)?
+    {
+        let exporter = settings.string("OTEL_TRACES_EXPORTER", default: "none")
+        switch exporter {
+        case "none": return nil
+        case "otlp": break
+        default: throw SettingsError("OTEL_TRACES_EXPORTER must be none or otlp, not \(exporter)")
+        }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = service
+        configuration.traces.enabled = true
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        // The exporter's own messages (export failures, configuration) go to the service's log, warnings and up
+        // unless OTEL_LOG_LEVEL says otherwise.
+        configuration.diagnosticLogger = .custom(logger)
+        configuration.diagnosticLogLevel = .warning
+        do {
+            let backend = try OTel.makeTracingBackend(configuration: configuration)
+            InstrumentationSystem.bootstrap(backend.factory)
+            return backend.service
+        } catch {
+            throw SettingsError("tracing: \(error)")
+        }
+    }
+}
