@@ -62,6 +62,7 @@ struct OutboxPublisher: Service {
                 // A span per event, in the trace its notification started (the updater's span is its parent),
                 // ended once the broker acknowledged it; the event's headers carry the span to its consumers.
                 var spans: [any Span] = []
+                defer { spans.forEach { $0.end() } }
                 for row in rows {
                     var record = Self.record(row)
                     if row.traceParent != nil {
@@ -74,7 +75,6 @@ struct OutboxPublisher: Service {
                     }
                     pending.append(try await producer.enqueue(record))
                 }
-                defer { spans.forEach { $0.end() } }
                 for delivery in pending { _ = try await delivery.report }
             }
         }
