@@ -150,7 +150,8 @@ let modules: [Module] = [
         imports: [
             "AppStoreAPI", "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline",
             "PipelineRecords",
-            "Prometheus", "RateAndRetry", "RdKafka", "ServiceLifecycle", "ServiceRuntime",
+            "Prometheus", "RateAndRetry", "RdKafka", "ServiceContextModule", "ServiceLifecycle", "ServiceRuntime",
+            "Tracing",
         ]),
     Module(
         name: "CustomerAPI", kind: .executable("customer-api"), path: "Services/CustomerAPI",

@@ -7,7 +7,9 @@ import NotificationPipeline
 import PipelineRecords
 import RateAndRetry
 import RdKafka
+import ServiceContextModule
 import ServiceRuntime
+import Tracing
 
 /// Resolves status requests: Get All Subscription Statuses (rate-limited by the token bucket), verified by
 /// the client, and publishes the subscription's status snapshot to the verified topic, keyed by the
@@ -58,6 +60,17 @@ struct StatusRequestHandler: BatchHandler {
             case .resolved(let record), .rescheduled(let record), .deadLettered(let record, _): record
             }
         }
+
+        /// The outcome with its record carrying the trace context (the snapshot goes on to the updater in it).
+        func carrying(_ context: ServiceContext) -> Outcome {
+            var record = self.record
+            TraceHeaders.inject(context, into: &record.headers)
+            switch self {
+            case .resolved: return .resolved(record)
+            case .rescheduled: return .rescheduled(record)
+            case .deadLettered(_, let reason): return .deadLettered(record, reason: reason)
+            }
+        }
     }
 
     func handle(_ records: [ConsumerRecord]) async throws {
@@ -69,7 +82,14 @@ struct StatusRequestHandler: BatchHandler {
                     deliveries.append(try await self.emit(outcome))
                     running -= 1
                 }
-                group.addTask { await self.resolve(record) }
+                group.addTask {
+                    // In the trace of the notification that asked for it, when there is one.
+                    await withSpan(
+                        "resolve status request", context: TraceHeaders.context(of: record.headers), ofKind: .consumer
+                    ) { _ in
+                        await self.resolve(record).carrying(ServiceContext.current ?? .topLevel)
+                    }
+                }
                 running += 1
             }
             for try await outcome in group { deliveries.append(try await self.emit(outcome)) }

@@ -269,7 +269,8 @@ public struct EntitlementRepository: Sendable {
                         \(request.reason), \(request.notificationUUID))
                 ON CONFLICT (request_id) DO NOTHING
                 """, logger: logger)
-            try await OutboxRows.insert(request, topics: topics, on: connection, logger: logger)
+            try await OutboxRows.insert(
+                request, traceParent: input.traceParent, topics: topics, on: connection, logger: logger)
         }
     }
 }

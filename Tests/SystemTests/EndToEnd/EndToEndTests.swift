@@ -191,6 +191,22 @@ import Testing
         #expect(
             carried,
             "the published event carries the trace id \(traceId)")
+
+        // A refund's status request continues the trace too: the publisher relays it, refund-resolver resolves it,
+        // and the updater applies the snapshot in the same trace.
+        var resolution: TraceCollector.Span?
+        let resolutionDeadline = ContinuousClock.now + .seconds(20)
+        while resolution == nil && ContinuousClock.now < resolutionDeadline {
+            let spans = try collector.spans()
+            let byId = Dictionary(spans.map { ($0.spanId, $0) }, uniquingKeysWith: { first, _ in first })
+            let appliedUnder = Set(spans.filter { $0.service == "entitlement-updater" }.map(\.parentSpanId))
+            resolution = spans.first {
+                $0.service == "refund-resolver" && $0.name == "resolve status request"
+                    && byId[$0.parentSpanId]?.service == "event-publisher" && appliedUnder.contains($0.spanId)
+            }
+            if resolution == nil { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(resolution != nil, "no status request resolved in its notification's trace")
     }
 
     /// The running binaries serve what the alerts and the dashboard query: look-up latency per route, the libraries'
