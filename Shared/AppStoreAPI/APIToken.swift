@@ -6,9 +6,10 @@ import JWSVerification
 public struct APITokenClaims: Codable, Hashable, Sendable {
     /// The issuer identifier.
     public var iss: String
-    /// Issued at, seconds since 1970.
-    public var iat: Int64
-    /// Expires at, seconds since 1970; at most 60 minutes after `iat`.
+    /// Issued at, seconds since 1970. Our tokens carry it; Apple also serves tokens without it (its own server
+    /// libraries send none), so a verifier must not demand it.
+    public var iat: Int64?
+    /// Expires at, seconds since 1970; at most 60 minutes after `iat` (or after now, without `iat`).
     public var exp: Int64
     /// Always `appstoreconnect-v1`.
     public var aud: String
@@ -91,19 +92,25 @@ public struct APITokenValidator: Sendable {
             key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
         else { throw APITokenError("the signature does not verify with key \(keyID)") }
         guard let claims = try? JSONDecoder().decode(APITokenClaims.self, from: Data(claimBytes)) else {
-            throw APITokenError("the claims are missing iss, iat, exp, aud or bid")
+            throw APITokenError("the claims are missing iss, exp, aud or bid")
         }
         guard claims.aud == APITokenFactory.audience else {
             throw APITokenError("aud must be \(APITokenFactory.audience)")
         }
         guard claims.iss == self.issuerID else { throw APITokenError("unknown issuer \(claims.iss)") }
-        guard claims.exp > claims.iat, Double(claims.exp - claims.iat) <= APITokenFactory.maximumLifetime else {
-            throw APITokenError("exp must be after iat and at most 60 minutes later")
-        }
         let seconds = Int64(now.timeIntervalSince1970)
-        guard claims.iat <= seconds + 60, seconds < claims.exp else {
-            throw APITokenError("the token is not valid now")
+        if let issued = claims.iat {
+            guard claims.exp > issued, Double(claims.exp - issued) <= APITokenFactory.maximumLifetime else {
+                throw APITokenError("exp must be after iat and at most 60 minutes later")
+            }
+            guard issued <= seconds + 60 else { throw APITokenError("the token is not valid now") }
+        } else {
+            // Without iat, the lifetime is bounded from now (a minute of clock skew allowed).
+            guard Double(claims.exp - seconds) <= APITokenFactory.maximumLifetime + 60 else {
+                throw APITokenError("exp must be at most 60 minutes away")
+            }
         }
+        guard seconds < claims.exp else { throw APITokenError("the token is not valid now") }
         return claims
     }
 }

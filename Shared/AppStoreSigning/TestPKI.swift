@@ -97,16 +97,30 @@ public struct TestPKI: Sendable {
 
     // MARK: Issuing
 
-    /// Issues one certificate with the constraints Apple's hierarchy uses.
+    /// Issues one certificate shaped like Apple's: basic constraints (the intermediate may sign leaves only, as
+    /// Apple's `pathlen:0`), key usage, a subject key identifier on every certificate and an authority key
+    /// identifier naming the issuer's on all but the root. OpenSSL's strict chain building, which Apple's own
+    /// libraries use, refuses a chain without the authority key identifiers.
     private static func issue(
         subject: DistinguishedName, key: P256.Signing.PublicKey, issuer: DistinguishedName,
         issuerKey: P256.Signing.PrivateKey, isCA: Bool, marker: ASN1ObjectIdentifier?, from: Date, until: Date
     ) throws -> Certificate {
+        let selfSigned = subject == issuer
         var extensions = Certificate.Extensions()
         try extensions.append(
             Certificate.Extension(
-                isCA ? BasicConstraints.isCertificateAuthority(maxPathLength: nil) : .notCertificateAuthority,
+                isCA
+                    ? BasicConstraints.isCertificateAuthority(maxPathLength: selfSigned ? nil : 0)
+                    : .notCertificateAuthority,
                 critical: true))
+        try extensions.append(
+            Certificate.Extension(SubjectKeyIdentifier(hash: Certificate.PublicKey(key)), critical: false))
+        if !selfSigned {
+            let issuerIdentifier = SubjectKeyIdentifier(hash: Certificate.PublicKey(issuerKey.publicKey))
+            try extensions.append(
+                Certificate.Extension(
+                    AuthorityKeyIdentifier(keyIdentifier: issuerIdentifier.keyIdentifier), critical: false))
+        }
         try extensions.append(
             Certificate.Extension(
                 isCA ? KeyUsage(keyCertSign: true, cRLSign: true) : KeyUsage(digitalSignature: true), critical: true))

@@ -70,4 +70,25 @@ import Testing
         #expect(throws: APITokenError.self) { try validator.validate(tampered, now: now) }
         #expect(throws: APITokenError.self) { try validator.validate("a.b", now: now) }
     }
+
+    /// A token shaped as Apple's own server libraries make it: no `typ`, no `iat`. Apple serves it, so the
+    /// stand-in must too; its lifetime is then bounded from now.
+    @Test func aTokenWithoutIssuedAtIsAcceptedWithinAnHour() throws {
+        let credentials = try Self.credentials()
+        let validator = Self.validator(credentials)
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        func token(expiresIn seconds: Int64) throws -> String {
+            let header = Base64URL.encode(Data(#"{"alg":"ES256","kid":"KEY123"}"#.utf8))
+            let claims = Base64URL.encode(
+                Data(
+                    #"{"bid":"com.example","iss":"issuer-uuid","aud":"appstoreconnect-v1","exp":\#(1_700_000_000 + seconds)}"#
+                        .utf8))
+            let signature = try credentials.privateKey.signature(for: Data((header + "." + claims).utf8))
+            return header + "." + claims + "." + Base64URL.encode(signature.rawRepresentation)
+        }
+        let claims = try validator.validate(try token(expiresIn: 300), now: now)
+        #expect(claims.iat == nil && claims.exp == 1_700_000_300 && claims.bid == "com.example")
+        #expect(throws: APITokenError.self) { try validator.validate(try token(expiresIn: 7200), now: now) }
+        #expect(throws: APITokenError.self) { try validator.validate(try token(expiresIn: -1), now: now) }
+    }
 }
