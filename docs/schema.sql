@@ -240,7 +240,8 @@ CREATE TABLE public.renewal_infos (
     app_account_token text,
     app_transaction_id text,
     signed_date bigint NOT NULL,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    eligible_win_back_offer_ids jsonb
 );
 
 

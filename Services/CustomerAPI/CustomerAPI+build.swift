@@ -82,6 +82,11 @@ func buildRouter(
         outcomes: outcomes
     )
     .add(to: v1)
+    OfferRoute(
+        history: OfferHistoryLookup(client: database, logger: logger), key: settings.offers?.key,
+        bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes
+    )
+    .add(to: v1)
     var services: [any Service] = [database]
     var checks: [DependencyProbe.Check] = [
         .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }

@@ -18,6 +18,8 @@ struct CustomerAPISettings: Sendable {
     var keyConcurrency: Int?
     /// What the POST of purchases needs; nil: the POST answers 503 `not-configured`.
     var purchases: PurchaseSettings?
+    /// The key offers are signed with; nil: the offer route answers 503 `not-configured`.
+    var offers: OfferSigningSettings?
 
     /// What taking purchases from apps needs: the apps and roots JWS are verified against, the broker the
     /// records go to, the App Store Server API for ids and receipts (optional), and the policies.
@@ -46,7 +48,7 @@ struct CustomerAPISettings: Sendable {
     /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_KEY_CACHE_MS` and
     /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`, `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
     /// set, the purchase settings: `KAFKA_BROKERS`, `RECORD_SIGNING_KEYS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
-    /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`.
+    /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`; the offer key (`APPSTORE_OFFER_KEY_*`).
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(environment: settings.values)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
@@ -62,7 +64,10 @@ struct CustomerAPISettings: Sendable {
             }
             self.keyConcurrency = value
         }
-        guard !settings.string("APPSTORE_APPS", default: "").isEmpty else { return }
+        guard !settings.string("APPSTORE_APPS", default: "").isEmpty else {
+            self.offers = try OfferSigningSettings(settings, apiKey: nil)
+            return
+        }
         let accepted = try AcceptedApps(settings)
         var purchases = PurchaseSettings(
             accepted: accepted, signing: try RecordSigningKeys(settings),
@@ -81,5 +86,6 @@ struct CustomerAPISettings: Sendable {
         purchases.maximumBodyBytes = max(
             1024, try settings.int("CUSTOMER_API_MAX_BODY_BYTES", default: purchases.maximumBodyBytes))
         self.purchases = purchases
+        self.offers = try OfferSigningSettings(settings, apiKey: purchases.api?.credentials)
     }
 }

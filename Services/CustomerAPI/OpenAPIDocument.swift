@@ -318,6 +318,76 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/v1/apps/{bundleId}/customers/{customer}/offers": {
+              "post": {
+                "operationId": "signOffer",
+                "summary": "Sign a promotional offer or introductory-offer eligibility for StoreKit, decided from the customer's history",
+                "tags": [
+                  "app"
+                ],
+                "responses": {
+                  "200": {
+                    "description": "signed (introductory: `signature` absent when the customer has no stored purchase)",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/OfferAnswer"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "$ref": "#/components/responses/BadRequest"
+                  },
+                  "408": {
+                    "$ref": "#/components/responses/BodyTimeout"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/BodyTooLarge"
+                  },
+                  "409": {
+                    "description": "a promotional offer for a customer who never subscribed in the product's group (`not-eligible`)",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/TooManyRequests"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Unavailable"
+                  }
+                },
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/bundleId"
+                  },
+                  {
+                    "$ref": "#/components/parameters/customer"
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "$ref": "#/components/schemas/OfferBody"
+                      }
+                    }
+                  }
+                }
+              }
+            },
             "/v1/apps/{bundleId}/customers/{customer}/consumption-facts": {
               "put": {
                 "operationId": "putConsumptionFacts",
@@ -1900,6 +1970,134 @@ enum OpenAPIDocument {
                   },
                   "topic": {
                     "type": "string"
+                  }
+                }
+              },
+              "OfferBody": {
+                "type": "object",
+                "required": [
+                  "offer",
+                  "productId"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "offer": {
+                    "type": "string",
+                    "enum": [
+                      "promotional",
+                      "introductory"
+                    ]
+                  },
+                  "productId": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 256
+                  },
+                  "offerIdentifier": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 256,
+                    "description": "promotional offers: the offer's identifier in App Store Connect"
+                  },
+                  "signatureVersion": {
+                    "type": "string",
+                    "enum": [
+                      "V1",
+                      "V2"
+                    ],
+                    "description": "promotional offers: V2 (the JWS, default) or V1 (StoreKit's original signature)"
+                  },
+                  "environment": {
+                    "type": "string",
+                    "enum": [
+                      "Production",
+                      "Sandbox"
+                    ]
+                  }
+                }
+              },
+              "PromotionalOfferSignatureV1": {
+                "type": "object",
+                "required": [
+                  "encodedSignature",
+                  "productId",
+                  "nonce",
+                  "timestamp",
+                  "keyId",
+                  "offerIdentifier"
+                ],
+                "properties": {
+                  "encodedSignature": {
+                    "type": "string"
+                  },
+                  "productId": {
+                    "type": "string"
+                  },
+                  "nonce": {
+                    "type": "string",
+                    "format": "uuid"
+                  },
+                  "timestamp": {
+                    "type": "integer",
+                    "format": "int64"
+                  },
+                  "keyId": {
+                    "type": "string"
+                  },
+                  "offerIdentifier": {
+                    "type": "string"
+                  },
+                  "appAccountToken": {
+                    "type": "string"
+                  }
+                }
+              },
+              "OfferAnswer": {
+                "type": "object",
+                "required": [
+                  "offer",
+                  "productId",
+                  "environment",
+                  "eligibleWinBackOfferIds"
+                ],
+                "properties": {
+                  "offer": {
+                    "type": "string",
+                    "enum": [
+                      "promotional",
+                      "introductory"
+                    ]
+                  },
+                  "productId": {
+                    "type": "string"
+                  },
+                  "environment": {
+                    "type": "string"
+                  },
+                  "subscriptionGroupIdentifier": {
+                    "type": "string"
+                  },
+                  "offerIdentifier": {
+                    "type": "string"
+                  },
+                  "allowIntroductoryOffer": {
+                    "type": "boolean"
+                  },
+                  "transactionId": {
+                    "type": "string"
+                  },
+                  "signature": {
+                    "type": "string",
+                    "description": "the compact JWS StoreKit takes (promotional V2 or introductory eligibility)"
+                  },
+                  "signatureV1": {
+                    "$ref": "#/components/schemas/PromotionalOfferSignatureV1"
+                  },
+                  "eligibleWinBackOfferIds": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    }
                   }
                 }
               }

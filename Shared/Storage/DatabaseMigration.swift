@@ -29,5 +29,6 @@ public enum Migrations {
     public static let all: [any DatabaseMigration] = [
         InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
         CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(), OutboxTraceContextMigration(),
+        WinBackOffersMigration(),
     ]
 }

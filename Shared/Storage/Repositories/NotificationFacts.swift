@@ -92,6 +92,7 @@ enum NotificationFacts {
                     r_grace_period_expires_date bigint, r_price_increase_status integer, r_offer_type integer, r_offer_identifier text,
                     r_offer_discount_type text, r_renewal_date bigint, r_renewal_price bigint, r_currency text,
                     r_recent_subscription_start_date bigint, r_app_account_token text, r_app_transaction_id text, r_signed_date bigint,
+                    r_eligible_win_back_offer_ids jsonb,
                     is_subscription boolean, customer text, status integer,
                     has_entitlement boolean, e_customer text, e_product_id text, e_entitlement_id text, e_active boolean,
                     e_original_transaction_id text, e_source_transaction_id text, e_ownership_type text, e_valid_from bigint,
@@ -121,11 +122,11 @@ enum NotificationFacts {
                 INSERT INTO renewal_infos (environment, bundle_id, original_transaction_id, product_id, auto_renew_product_id, auto_renew_status,
                     expiration_intent, is_in_billing_retry, grace_period_expires_date, price_increase_status, offer_type, offer_identifier,
                     offer_discount_type, renewal_date, renewal_price, currency, recent_subscription_start_date, app_account_token,
-                    app_transaction_id, signed_date)
+                    app_transaction_id, signed_date, eligible_win_back_offer_ids)
                 SELECT environment, bundle_id, r_original_transaction_id, r_product_id, r_auto_renew_product_id, r_auto_renew_status,
                     r_expiration_intent, r_is_in_billing_retry, r_grace_period_expires_date, r_price_increase_status, r_offer_type,
                     r_offer_identifier, r_offer_discount_type, r_renewal_date, r_renewal_price, r_currency, r_recent_subscription_start_date,
-                    r_app_account_token, r_app_transaction_id, r_signed_date
+                    r_app_account_token, r_app_transaction_id, r_signed_date, r_eligible_win_back_offer_ids
                 FROM input WHERE has_renewal
                 ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
                     product_id = EXCLUDED.product_id, auto_renew_product_id = EXCLUDED.auto_renew_product_id,
@@ -135,7 +136,8 @@ enum NotificationFacts {
                     offer_identifier = EXCLUDED.offer_identifier, offer_discount_type = EXCLUDED.offer_discount_type,
                     renewal_date = EXCLUDED.renewal_date, renewal_price = EXCLUDED.renewal_price, currency = EXCLUDED.currency,
                     recent_subscription_start_date = EXCLUDED.recent_subscription_start_date, app_account_token = EXCLUDED.app_account_token,
-                    app_transaction_id = EXCLUDED.app_transaction_id, signed_date = EXCLUDED.signed_date, updated_at = now()
+                    app_transaction_id = EXCLUDED.app_transaction_id, signed_date = EXCLUDED.signed_date,
+                    eligible_win_back_offer_ids = EXCLUDED.eligible_win_back_offer_ids, updated_at = now()
                 WHERE renewal_infos.signed_date <= EXCLUDED.signed_date
             ), stored_subscription AS (
                 INSERT INTO subscriptions (environment, bundle_id, original_transaction_id, customer, product_id, subscription_group_identifier,
@@ -216,6 +218,7 @@ enum NotificationFacts {
         var r_renewal_date: Int64?, r_renewal_price: Int64?, r_currency: String?,
             r_recent_subscription_start_date: Int64?
         var r_app_account_token: String?, r_app_transaction_id: String?, r_signed_date: Int64
+        var r_eligible_win_back_offer_ids: [String]?
         var is_subscription: Bool, customer: String, status: Int32?
         var has_entitlement: Bool, e_customer: String?, e_product_id: String?, e_entitlement_id: String?,
             e_active: Bool?
@@ -283,6 +286,7 @@ enum NotificationFacts {
             self.r_app_account_token = r?.appAccountToken
             self.r_app_transaction_id = r?.appTransactionId
             self.r_signed_date = r?.signedDate?.millisecondsSince1970 ?? entry.signedDate
+            self.r_eligible_win_back_offer_ids = r?.eligibleWinBackOfferIds
             self.is_subscription = hasTransaction && t?.type == .autoRenewableSubscription
             self.customer = row.customer
             self.status = row.notification.payload.data?.rawStatus

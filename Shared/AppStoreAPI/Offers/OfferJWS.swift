@@ -1,0 +1,117 @@
+public import Crypto
+public import Foundation
+import JWSVerification
+
+/// The claims of the JWS forms StoreKit takes from a server ("Generating JWS to sign App Store requests"):
+/// the common `bid`, `iss`, `aud`, `iat`, `nonce`, and the feature's own fields.
+public struct OfferJWSClaims: Codable, Hashable, Sendable {
+    /// The app's bundle identifier.
+    public var bid: String
+    /// The team's issuer identifier.
+    public var iss: String
+    /// Which request this is: ``OfferJWS/Audience``.
+    public var aud: String
+    /// When it was signed, seconds since 1970.
+    public var iat: Int64
+    /// A fresh UUID per signature (lowercased).
+    public var nonce: String
+    public var productId: String
+    /// Promotional offers: the offer's identifier in App Store Connect.
+    public var offerIdentifier: String?
+    /// Any transaction id of the customer (promotional: optional; introductory eligibility: required).
+    public var transactionId: String?
+    /// Introductory-offer eligibility: whether the customer may have the introductory offer.
+    public var allowIntroductoryOffer: Bool?
+}
+
+/// Signs and checks the JWS forms of offers: a promotional offer (V2) and introductory-offer eligibility,
+/// ES256 with the header `{alg, kid, typ}` Apple's libraries write.
+public enum OfferJWS {
+    /// The audiences Apple defines for these requests.
+    public enum Audience: String, Sendable, CaseIterable {
+        case promotionalOffer = "promotional-offer"
+        case introductoryOfferEligibility = "introductory-offer-eligibility"
+    }
+
+    /// How long after `iat` a signature is honoured here (StoreKit's V1 window: 24 hours).
+    public static let validity: TimeInterval = 24 * 3600
+
+    /// A promotional offer signature (V2) for `productId` and `offerIdentifier`, optionally bound to a transaction.
+    public static func promotionalOffer(
+        bundleId: String, productId: String, offerIdentifier: String, transactionId: String?, key: OfferSigningKey,
+        nonce: UUID = UUID(), now: Date = Date()
+    ) throws -> String {
+        try self.sign(
+            OfferJWSClaims(
+                bid: bundleId, iss: key.issuerID, aud: Audience.promotionalOffer.rawValue,
+                iat: Int64(now.timeIntervalSince1970), nonce: nonce.uuidString.lowercased(), productId: productId,
+                offerIdentifier: offerIdentifier, transactionId: transactionId),
+            key: key)
+    }
+
+    /// An introductory-offer eligibility signature: whether the customer of `transactionId` may have the
+    /// introductory offer of `productId`.
+    public static func introductoryOfferEligibility(
+        bundleId: String, productId: String, allowIntroductoryOffer: Bool, transactionId: String,
+        key: OfferSigningKey, nonce: UUID = UUID(), now: Date = Date()
+    ) throws -> String {
+        try self.sign(
+            OfferJWSClaims(
+                bid: bundleId, iss: key.issuerID, aud: Audience.introductoryOfferEligibility.rawValue,
+                iat: Int64(now.timeIntervalSince1970), nonce: nonce.uuidString.lowercased(), productId: productId,
+                transactionId: transactionId, allowIntroductoryOffer: allowIntroductoryOffer),
+            key: key)
+    }
+
+    /// The compact JWS of `claims`.
+    static func sign(_ claims: OfferJWSClaims, key: OfferSigningKey) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let header = ["alg": "ES256", "kid": key.keyID, "typ": "JWT"]
+        let input = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signature = try key.privateKey.signature(for: Data(input.utf8))
+        return input + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    /// Checks a signature as the App Store does before honouring it: ES256 with the key of `kid`, the audience,
+    /// the app, the issuer, the feature's required fields, and an `iat` at most 24 hours old (a minute of skew).
+    /// Returns the claims; nonce reuse is the caller's to refuse (it needs memory).
+    public static func verify(
+        _ jws: String, audience: Audience, bundleId: String, issuerID: String,
+        keys: [String: P256.Signing.PublicKey], now: Date = Date()
+    ) throws(OfferSignatureError) -> OfferJWSClaims {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+            let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
+            let header = try? JSONDecoder().decode([String: String].self, from: Data(headerBytes))
+        else { throw OfferSignatureError("not a compact JWS") }
+        guard header["alg"] == "ES256" else { throw OfferSignatureError("alg must be ES256") }
+        guard let keyID = header["kid"], let key = keys[keyID] else {
+            throw OfferSignatureError("unknown key \(header["kid"] ?? "(none)")")
+        }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
+        else { throw OfferSignatureError("the signature does not verify with key \(keyID)") }
+        guard let claims = try? JSONDecoder().decode(OfferJWSClaims.self, from: Data(claimBytes)) else {
+            throw OfferSignatureError("the claims lack bid, iss, aud, iat, nonce or productId")
+        }
+        guard claims.aud == audience.rawValue else { throw OfferSignatureError("aud must be \(audience.rawValue)") }
+        guard claims.bid == bundleId else { throw OfferSignatureError("signed for another app (\(claims.bid))") }
+        guard claims.iss == issuerID else { throw OfferSignatureError("unknown issuer \(claims.iss)") }
+        guard UUID(uuidString: claims.nonce) != nil else { throw OfferSignatureError("the nonce is not a UUID") }
+        switch audience {
+        case .promotionalOffer:
+            guard claims.offerIdentifier?.isEmpty == false else { throw OfferSignatureError("no offerIdentifier") }
+        case .introductoryOfferEligibility:
+            guard claims.allowIntroductoryOffer != nil, claims.transactionId?.isEmpty == false else {
+                throw OfferSignatureError("allowIntroductoryOffer and transactionId are required")
+            }
+        }
+        let seconds = Int64(now.timeIntervalSince1970)
+        guard claims.iat <= seconds + 60 else { throw OfferSignatureError("iat is in the future") }
+        guard Double(seconds - claims.iat) <= Self.validity else {
+            throw OfferSignatureError("the signature is older than 24 hours")
+        }
+        return claims
+    }
+}
