@@ -282,7 +282,8 @@ let modules: [Module] = [
     Module(
         name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",
         imports: [
-            "AppStoreModels", "CustomerAPI", "Hummingbird", "HummingbirdTesting", "JWSVerification", "Logging",
+            "AppStoreAPI", "AppStoreModels", "CustomerAPI", "Entitlements", "Hummingbird", "HummingbirdTesting",
+            "JWSVerification", "Logging",
             "NotificationPipeline",
             "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport",
         ]),
