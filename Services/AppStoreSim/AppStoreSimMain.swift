@@ -21,6 +21,10 @@ struct AppStoreSimMain: AsyncParsableCommand {
 
 /// The file the sim's In-App Purchase key is stored in (PKCS#8 PEM, like App Store Connect's `.p8`).
 let apiKeyFileName = "api-key.p8"
+/// The file of the In-App Purchase key the team signs offers with (a second key, as docs/offers.md advises).
+let offerKeyFileName = "offer-key.p8"
+/// The offer key's identifier in the sim's App Store Connect.
+let offerKeyID = "SIMOFFER01"
 
 /// `appstore-sim init --dir DIR`: creates the sim's PKI and API key, and prints the pipeline settings that trust them.
 struct Initialize: ParsableCommand {
@@ -32,11 +36,14 @@ struct Initialize: ParsableCommand {
         let directory = URL(fileURLWithPath: self.dir)
         _ = try TestPKI.loadOrCreate(in: directory)
         let keyFile = directory.appendingPathComponent(apiKeyFileName)
-        if !FileManager.default.fileExists(atPath: keyFile.path) {
-            try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: keyFile)
+        let offerKeyFile = directory.appendingPathComponent(offerKeyFileName)
+        for file in [keyFile, offerKeyFile] where !FileManager.default.fileExists(atPath: file.path) {
+            try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: file)
         }
         print("APPSTORE_ROOT_CERTIFICATES=\(directory.appendingPathComponent("root.der").path)")
         print("APPSTORE_API_KEY_FILE=\(keyFile.path)")
+        print("APPSTORE_OFFER_KEY_FILE=\(offerKeyFile.path)")
+        print("APPSTORE_OFFER_KEY_ID=\(offerKeyID)")
     }
 }
 
@@ -128,6 +135,11 @@ struct Run: AsyncParsableCommand {
             "Share of those customers whose app records consent for consumption answers through customer-api before delivery."
     )
     var consentShare = 0.0
+    @Option(
+        help:
+            "Share of the app's lapsed subscribers who come back with a promotional offer customer-api signs (needs offer-key.p8 from `init`)."
+    )
+    var offerPurchaseShare = 0.0
     @Option(help: "customer-api's base URL, where the app posts its purchases.") var customerApiUrl: String?
     @Option(help: "The app's customer-api key (default: CUSTOMER_API_KEY).") var customerApiKey: String?
 
@@ -161,12 +173,24 @@ struct Run: AsyncParsableCommand {
         configuration.lostShare = self.lostShare
         configuration.openRefundRequestShare = self.openRefundRequests
         configuration.consentShare = self.consentShare
+        configuration.offerPurchaseShare = self.offerPurchaseShare
+        let offerKeyFile = directory.appendingPathComponent(offerKeyFileName)
+        if let offerPEM = try? String(contentsOf: offerKeyFile, encoding: .utf8) {
+            configuration.offerPublicKeys = [
+                offerKeyID: try P256.Signing.PrivateKey(pemRepresentation: offerPEM).publicKey
+            ]
+        } else if self.offerPurchaseShare > 0 {
+            throw ValidationError("--offer-purchase-share needs \(offerKeyFile.path) (run `appstore-sim init`)")
+        }
         configuration.customerAPIURL = self.customerApiUrl
         configuration.customerAPIKey = self.customerApiKey ?? ProcessInfo.processInfo.environment["CUSTOMER_API_KEY"]
-        guard self.appPostShare == 0 || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil)
+        guard
+            (self.appPostShare == 0 && self.offerPurchaseShare == 0)
+                || (configuration.customerAPIURL != nil && configuration.customerAPIKey != nil)
         else {
             throw ValidationError(
-                "--app-post-share needs --customer-api-url and --customer-api-key (or CUSTOMER_API_KEY)")
+                "--app-post-share and --offer-purchase-share need --customer-api-url and --customer-api-key (or CUSTOMER_API_KEY)"
+            )
         }
         let simulator = try Simulator(configuration: configuration, pki: pki)
         if let path = self.expectedOut {
@@ -226,6 +250,19 @@ struct ScenarioRunner: Service {
             SimOutput.line(
                 "appstore-sim: app posts answered "
                     + statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", "))
+        }
+        if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey,
+            !scenario.offerPurchases.isEmpty
+        {
+            let host = self.simulator.configuration.host == "0.0.0.0" ? "127.0.0.1" : self.simulator.configuration.host
+            let report = await self.simulator.buyWithOffers(
+                http: self.http, customerAPI: url, key: key,
+                storeURL: "http://\(host):\(self.simulator.configuration.port)/sim/storekit/purchases")
+            SimOutput.line(
+                "appstore-sim: \(scenario.offerPurchases.count) lapsed subscribers come back with a promotional offer: "
+                    + "customer-api signed \(report.signed.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")), "
+                    + "StoreKit bought \(report.bought), refused \(report.forgedRefused) altered signature"
+                    + (report.failures.isEmpty ? "" : "; failures: \(report.failures.prefix(3))"))
         }
         if let url = self.simulator.configuration.customerAPIURL, let key = self.simulator.configuration.customerAPIKey,
             !self.simulator.consentingRefundRequests.isEmpty

@@ -69,6 +69,8 @@ struct Scenario: Sendable {
     var lost: [SimNotification] = []
     /// Transactions with a refund request open now (a fresh CONSUMPTION_REQUEST whose answer window is open).
     var openRefundRequests: [String] = []
+    /// Lapsed subscribers who come back with a promotional offer the team's server signs (made at run time).
+    var offerPurchases: [OfferPurchase] = []
 }
 
 /// A purchase as the app posts it to customer-api: StoreKit 2's signed transaction of the purchase moment,

@@ -35,6 +35,8 @@ actor SimStore {
         /// The most status calls answered 200 within one wall-clock second.
         var maximumStatusCallsPerSecond = 0
         var rejectedTokens = 0
+        /// Purchases with an offer StoreKit made (`bought`) or refused (`refused: <reason>`).
+        var offers: [String: Int] = [:]
     }
 
     private(set) var purchases: [String: SimPurchase]
@@ -56,11 +58,23 @@ actor SimStore {
     fileprivate var massExtensionProducts: [String: String] = [:]
     /// Every consumption answer accepted, in order.
     fileprivate(set) var consumptionAnswers: [SimConsumptionAnswer] = []
+    /// Purchases with a promotional offer still to be made, by ``offerKey(environment:appUserId:productId:)``.
+    var pendingOffers: [String: OfferPurchase] = [:]
+    /// Offer nonces already redeemed (a nonce is good for one purchase).
+    var usedOfferNonces: Set<String> = []
+    /// Where notifications sent at once go when the configuration names no ingest URL: the last URL delivered to.
+    private(set) var notificationURL: String?
+
+    /// Sets where notifications sent at once go (``Simulator/deliver(_:http:to:rate:concurrency:timeout:progress:)`` sets it).
+    func setNotificationURL(_ url: String) { self.notificationURL = url }
 
     init(scenario: Scenario, pageSize: Int = 20) {
         self.pageSize = pageSize
         self.purchases = scenario.purchases
         self.expected = scenario.expected
+        for offer in scenario.offerPurchases {
+            self.pendingOffers[Self.offerKey(offer.environment, offer.appUserId, offer.productId)] = offer
+        }
         for purchase in scenario.purchases.values {
             for transaction in purchase.transactions {
                 self.originalByTransaction[transaction.transactionId!] = purchase.originalTransactionId
@@ -75,6 +89,30 @@ actor SimStore {
         self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }.flatMap {
             $0.environment == environment ? $0 : nil
         }
+    }
+
+    /// Makes an offer purchase: the subscription gains its new transaction (the API answers with it from now on) and
+    /// the offer is no longer pending; returns the notification Apple sends for it.
+    func redeem(_ offer: OfferPurchase, nonce: String, now: Int64) -> (SimNotification, JWSTransactionDecodedPayload)? {
+        let key = Self.offerKey(offer.environment, offer.appUserId, offer.productId)
+        guard self.pendingOffers[key] != nil, let purchase = self.purchases[offer.originalTransactionId] else {
+            return nil
+        }
+        let (bought, notification) = purchase.buying(offer, now: now)
+        self.purchases[offer.originalTransactionId] = bought
+        self.originalByTransaction[offer.transactionId] = offer.originalTransactionId
+        self.pendingOffers[key] = nil
+        self.usedOfferNonces.insert(nonce)
+        self.stats.offers["bought", default: 0] += 1
+        return (notification, bought.transactions.last!)
+    }
+
+    /// Counts an offer StoreKit refused.
+    func refuseOffer(_ reason: String) { self.stats.offers["refused: " + reason, default: 0] += 1 }
+
+    /// The key of a pending offer purchase.
+    static func offerKey(_ environment: Environment, _ appUserId: String, _ productId: String) -> String {
+        "\(environment.rawValue) \(appUserId) \(productId)"
     }
 
     /// Sets a purchase's app account token (Set App Account Token).

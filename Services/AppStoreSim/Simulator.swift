@@ -47,6 +47,10 @@ struct SimConfiguration: Sendable {
     var consentShare = 0.0
     /// Items per page of the API's paged answers (Apple: 20; tests use fewer to walk the pages).
     var apiPageSize = 20
+    /// The share of the app's lapsed subscribers who come back with a promotional offer signed by customer-api.
+    var offerPurchaseShare = 0.0
+    /// The In-App Purchase keys offers may be signed with (App Store Connect's view of the team's keys), by key id.
+    var offerPublicKeys: [String: P256.Signing.PublicKey] = [:]
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
@@ -97,6 +101,7 @@ struct Simulator: Sendable {
             appPostShare: configuration.appPostShare, lostShare: configuration.lostShare, seed: configuration.seed)
         merged.addOpenRefundRequests(
             share: configuration.openRefundRequestShare, epoch: epoch, seed: configuration.seed)
+        merged.addOfferPurchases(share: configuration.offerPurchaseShare, seed: configuration.seed)
         return merged
     }
 
@@ -117,6 +122,7 @@ struct Simulator: Sendable {
         concurrency: Int? = nil,
         timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
     ) async -> SimDelivery.Report {
+        await self.store.setNotificationURL(ingestURL)
         let byUUID = Dictionary(self.scenario.notifications.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
         for item in items {
             let notification = byUUID[item.uuid]
@@ -162,7 +168,9 @@ struct Simulator: Sendable {
                 keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey],
                 issuerID: self.configuration.issuerID),
             deliverNow: { notification in
-                guard let url = simulator.configuration.ingestURL, let signed = try? simulator.signer.sign(notification)
+                let configured = simulator.configuration.ingestURL
+                guard let url = configured == nil ? await simulator.store.notificationURL : configured,
+                    let signed = try? simulator.signer.sign(notification)
                 else { return }
                 let item = SimDelivery.Item(uuid: notification.uuid, signedPayload: signed)
                 await simulator.store.register(
@@ -175,6 +183,10 @@ struct Simulator: Sendable {
                     .post(item)
             })
         api.addRoutes(to: router)
+        SimStoreKit(
+            store: self.store, signer: self.signer, offerKeys: self.configuration.offerPublicKeys,
+            issuerID: self.configuration.issuerID, deliverNow: api.deliverNow
+        ).addRoutes(to: router)
         return Application(
             router: router,
             configuration: ApplicationConfiguration(

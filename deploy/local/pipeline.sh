@@ -52,6 +52,8 @@ pipeline_start() {
     export APPSTORE_ROOT_CERTIFICATES="$PWD/Tests/Fixtures/real-sandbox/AppleRootCA-G3.der,$dir/sim/root.der"
     export APPSTORE_API_KEY_FILE="$dir/sim/api-key.p8" APPSTORE_API_KEY_ID=SIMKEY0001
     export APPSTORE_API_ISSUER_ID=57246542-96fe-1a63-e053-0824d011072a APPSTORE_API_BUNDLE_ID="${sim_app%%:*}"
+    # Offers are signed with a second In-App Purchase key (customer-api refuses to sign with the API key).
+    export APPSTORE_OFFER_KEY_FILE="$dir/sim/offer-key.p8" APPSTORE_OFFER_KEY_ID=SIMOFFER01
     # The sim serves Production's API at its root and Sandbox's under /sandbox; the key calls for the sim's app only.
     export APPSTORE_API_URL_PRODUCTION="http://127.0.0.1:$sim_port" APPSTORE_API_URL_SANDBOX="http://127.0.0.1:$sim_port/sandbox"
     export APPSTORE_API_APPS="${sim_app%%:*}"

@@ -96,11 +96,12 @@ admin_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label l
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
 echo "   the app of 25% of the customers without an appAccountToken posts its purchase to customer-api first (half instead of"
 echo "   the notification), and 10% of DID_RENEW/EXPIRED notifications are lost for good (the renewal-time sweep makes up for them);"
-echo "   20% of the purchases have a refund request open now (CONSUMPTION_REQUEST), 70% of those customers consented through customer-api"
+echo "   20% of the purchases have a refund request open now (CONSUMPTION_REQUEST), 70% of those customers consented through customer-api;"
+echo "   half of the app's lapsed subscribers come back with a promotional offer customer-api signs (StoreKit checks it)"
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
     --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" \
     --app-post-share 0.25 --lost-share 0.1 --customer-api-url "$customer_api" --customer-api-key "$api_key" \
-    --open-refund-requests 0.2 --consent-share 0.7 \
+    --open-refund-requests 0.2 --consent-share 0.7 --offer-purchase-share 0.5 \
     --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
 sim_follow "$work/appstore-sim.log" "${pids[-1]}"

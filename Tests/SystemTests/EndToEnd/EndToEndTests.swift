@@ -61,6 +61,7 @@ import Testing
                         if appSide {
                             $0.appPostShare = 0.3
                             $0.lostShare = 0.15
+                            $0.offerPurchaseShare = 0.5
                         }
                     }
                 ) { sim in
@@ -145,6 +146,19 @@ import Testing
             "the scenario has app posts and lost notifications")
         let statuses = await sim.simulator.postAppPurchases(http: sim.http, to: await fleet.customerAPIURL, key: key)
         #expect(statuses == [200: posts.count], "every app post committed: \(statuses)")
+        // Lapsed subscribers come back with a promotional offer customer-api signs from their stored history.
+        let offers = sim.simulator.scenario.offerPurchases
+        await sim.simulator.store.setNotificationURL(await fleet.ingestURL)
+        let report = await sim.simulator.buyWithOffers(
+            http: sim.http, customerAPI: await fleet.customerAPIURL, key: key,
+            storeURL: sim.baseURL.absoluteString + "/sim/storekit/purchases")
+        #expect(offers.count >= 4, "the scenario has offer purchases")
+        #expect(report.failures.isEmpty, "\(report.failures.prefix(3))")
+        #expect(report.bought == offers.count && report.forgedRefused == 1)
+        #expect(report.signed["V1", default: 0] > 0 && report.signed["V2", default: 0] > 0)
+        print(
+            "end-to-end offers: \(report.bought) purchases with signed offers (\(report.signed)), 1 altered signature refused"
+        )
         return key
     }
 
@@ -298,7 +312,8 @@ import Testing
         // Zero lost: every notification of the scenario is in the log; the only others are status snapshots.
         // Notifications that change no entitlement (a failed renewal extension, say) may still be on their way
         // once the state is right, so the log is read until it holds them all or two minutes have passed.
-        let scenario = Set(sim.simulator.scenario.notifications.map(\.uuid))
+        let scenario = Set(sim.simulator.scenario.notifications.map(\.uuid)).union(
+            sim.simulator.scenario.offerPurchases.map(\.notificationUUID))
         let (stored, deadLetters) = try await DatabaseClient.with(
             try DatabaseSettings(url: databaseURL), logger: logger
         ) { client in

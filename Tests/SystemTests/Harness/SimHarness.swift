@@ -18,10 +18,13 @@ struct SimHarness: Sendable {
     let simulator: Simulator
     let pki: TestPKI
     let apiKey: P256.Signing.PrivateKey
+    /// The In-App Purchase key the team signs offers with (the sim knows its public key, as App Store Connect does).
+    let offerKey: P256.Signing.PrivateKey
     let baseURL: URL
     let http: HTTPClient
     static let keyID = "SIMKEY0001"
     static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    static let offerKeyID = "SIMOFFER01"
 
     static var logger: Logger {
         var logger = Logger(label: "sim-test")
@@ -37,7 +40,9 @@ struct SimHarness: Sendable {
     ) async throws -> T {
         let pki = try TestPKI()
         let port = try LocalComponents.freePortBelowEphemeralRange()
+        let offerKey = P256.Signing.PrivateKey()
         var configuration = SimConfiguration(apiPublicKey: apiKey.publicKey)
+        configuration.offerPublicKeys = [Self.offerKeyID: offerKey.publicKey]
         configuration.customers = customers
         configuration.seed = seed
         configuration.environments = [environment]
@@ -46,7 +51,8 @@ struct SimHarness: Sendable {
         let simulator = try Simulator(configuration: configuration, pki: pki)
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let harness = SimHarness(
-            simulator: simulator, pki: pki, apiKey: apiKey, baseURL: URL(string: "http://127.0.0.1:\(port)")!,
+            simulator: simulator, pki: pki, apiKey: apiKey, offerKey: offerKey,
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!,
             http: http)
         let group = ServiceGroup(
             configuration: .init(
@@ -128,12 +134,15 @@ struct SimHarness: Sendable {
     func environment(directory: URL, bootstrap: String) throws -> [String: String] {
         let keyFile = directory.appendingPathComponent("api-key.p8")
         try Data(self.apiKey.pemRepresentation.utf8).write(to: keyFile)
+        let offerKeyFile = directory.appendingPathComponent("offer-key.p8")
+        try Data(self.offerKey.pemRepresentation.utf8).write(to: offerKeyFile)
         let root = directory.appendingPathComponent("root.der")
         try Data(self.pki.rootDER).write(to: root)
         return [
             "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
             "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID,
             "APPSTORE_API_ISSUER_ID": Self.issuerID,
+            "APPSTORE_OFFER_KEY_FILE": offerKeyFile.path, "APPSTORE_OFFER_KEY_ID": Self.offerKeyID,
             "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString,
             "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
             "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
