@@ -163,6 +163,12 @@ let modules: [Module] = [
             "ServiceRuntime", "Storage",
         ]),
     Module(
+        name: "RetentionMessaging", kind: .executable("retention-messaging"), path: "Services/RetentionMessaging",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline",
+            "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceRuntime", "Storage",
+        ]),
+    Module(
         name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
         imports: [
             "AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification",
@@ -287,6 +293,9 @@ let modules: [Module] = [
             "NotificationPipeline",
             "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport",
         ]),
+    Module(
+        name: "RetentionMessagingTests", kind: .tests, path: "Tests/RetentionMessagingTests",
+        imports: ["AppStoreModels", "Crypto", "RetentionMessaging", "ServiceRuntime", "Storage"]),
     Module(
         name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests",
         imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "Storage", "TestSupport"]),

@@ -89,3 +89,23 @@ struct SimSigner: Sendable {
         return app
     }
 }
+
+// MARK: - Retention Messaging
+
+extension SimSigner {
+    /// A real-time request as the App Store signs it when a customer opens the subscription's cancel screen.
+    func signRealtimeRequest(
+        originalTransactionId: String, productId: String, userLocale: String, environment: Environment,
+        requestIdentifier: String = UUID().uuidString.lowercased(), now: Date = Date()
+    ) throws -> String {
+        var request = DecodedRealtimeRequestBody()
+        request.originalTransactionId = originalTransactionId
+        request.appAppleId = self.appAppleId
+        request.productId = productId
+        request.userLocale = userLocale
+        request.requestIdentifier = requestIdentifier
+        request.signedDate = Timestamp(now)
+        request.environment = environment
+        return try self.signer.sign(request)
+    }
+}

@@ -51,6 +51,12 @@ struct SimConfiguration: Sendable {
     var offerPurchaseShare = 0.0
     /// The In-App Purchase keys offers may be signed with (App Store Connect's view of the team's keys), by key id.
     var offerPublicKeys: [String: P256.Signing.PublicKey] = [:]
+    /// How long an uploaded retention message or image stays PENDING before App Review decides.
+    var messageReviewDelay: Duration = .seconds(1)
+    /// The performance test Apple runs against the real-time URL.
+    var performanceTest = PerformanceTestConfig(
+        maxConcurrentRequests: 10, totalRequests: 500, totalDuration: 5000, responseTimeThreshold: 700,
+        successRateThreshold: 95)
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
@@ -58,6 +64,8 @@ struct Simulator: Sendable {
     let configuration: SimConfiguration
     let scenario: Scenario
     let store: SimStore
+    /// Retention Messaging's side of App Store Connect.
+    let messaging: SimMessagingStore
     let signer: SimSigner
     /// Every notification signed, in signing order.
     let signed: [SimDelivery.Item]
@@ -67,6 +75,7 @@ struct Simulator: Sendable {
         self.configuration = configuration
         self.scenario = Self.scenario(configuration, epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000)
         self.store = SimStore(scenario: self.scenario, pageSize: configuration.apiPageSize)
+        self.messaging = SimMessagingStore(reviewDelay: configuration.messageReviewDelay)
         self.signer = SimSigner(
             signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         let signer = self.signer
@@ -183,6 +192,13 @@ struct Simulator: Sendable {
                     .post(item)
             })
         api.addRoutes(to: router)
+        SimMessaging(
+            store: self.messaging, simStore: self.store, signer: self.signer,
+            tokens: APITokenValidator(
+                keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey],
+                issuerID: self.configuration.issuerID),
+            http: http, testConfig: self.configuration.performanceTest
+        ).addRoutes(to: router)
         SimStoreKit(
             store: self.store, signer: self.signer, offerKeys: self.configuration.offerPublicKeys,
             issuerID: self.configuration.issuerID, deliverNow: api.deliverNow

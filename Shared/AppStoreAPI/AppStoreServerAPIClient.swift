@@ -297,12 +297,13 @@ public struct AppStoreServerAPIClient: Sendable {
     /// Sends one request with retries as the policy allows; returns the body of a 2xx answer.
     func send(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: [UInt8]? = nil,
-        environment: Environment
+        contentType: String = "application/json", environment: Environment
     ) async throws(AppStoreAPIError) -> [UInt8] {
         var attempt = 1
         while true {
             do {
-                return try await self.sendOnce(method, path, query: query, body: body, environment: environment)
+                return try await self.sendOnce(
+                    method, path, query: query, body: body, contentType: contentType, environment: environment)
             } catch {
                 guard
                     let delay = self.configuration.retry.delay(
@@ -320,7 +321,7 @@ public struct AppStoreServerAPIClient: Sendable {
 
     /// One HTTP exchange.
     private func sendOnce(
-        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: [UInt8]?,
+        _ method: HTTPMethod, _ path: String, query: [(String, String)], body: [UInt8]?, contentType: String,
         environment: Environment
     ) async throws(AppStoreAPIError) -> [UInt8] {
         var components = URLComponents(
@@ -340,7 +341,7 @@ public struct AppStoreServerAPIClient: Sendable {
         request.headers.add(name: "User-Agent", value: "appstore-notifications/1")
         request.headers.add(name: "Accept", value: "application/json")
         if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
         let status: Int

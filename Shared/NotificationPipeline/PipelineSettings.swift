@@ -48,7 +48,8 @@ public struct APIScope: Hashable, Sendable, CustomStringConvertible {
 
 extension PipelineTopics {
     /// The default names, each overridable: `TOPIC_RAW`, `TOPIC_VERIFIED`, `TOPIC_REJECTED`,
-    /// `TOPIC_STATUS_REQUESTS`, `TOPIC_STATUS_RETRY`, `TOPIC_ENTITLEMENT_CHANGES`, `TOPIC_ENTITLEMENT_FAMILY`, `TOPIC_ENTITLEMENT_REVOCATIONS`.
+    /// `TOPIC_STATUS_REQUESTS`, `TOPIC_STATUS_RETRY`, `TOPIC_ENTITLEMENT_CHANGES`, `TOPIC_ENTITLEMENT_FAMILY`, `TOPIC_ENTITLEMENT_REVOCATIONS`,
+    /// `TOPIC_RETENTION_OFFERED`.
     public init(_ settings: EnvironmentSettings) {
         self.init()
         self.raw = settings.string("TOPIC_RAW", default: self.raw)
@@ -60,5 +61,6 @@ extension PipelineTopics {
         self.entitlementFamily = settings.string("TOPIC_ENTITLEMENT_FAMILY", default: self.entitlementFamily)
         self.entitlementRevocations = settings.string(
             "TOPIC_ENTITLEMENT_REVOCATIONS", default: self.entitlementRevocations)
+        self.retentionOffered = settings.string("TOPIC_RETENTION_OFFERED", default: self.retentionOffered)
     }
 }

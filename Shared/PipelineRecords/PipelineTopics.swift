@@ -16,6 +16,8 @@ public struct PipelineTopics: Sendable, Hashable {
     public var entitlementFamily = "entitlements.family"
     /// Refunds and revocations. Key: customer.
     public var entitlementRevocations = "entitlements.revocations"
+    /// Every answer retention-messaging gave Apple's real-time requests, for analytics. Key: originalTransactionId.
+    public var retentionOffered = "retention.offered"
 
     /// The default names.
     public init() {}
@@ -25,7 +27,7 @@ public struct PipelineTopics: Sendable, Hashable {
         [
             self.raw, self.verified, self.rejected, self.statusRequests, self.statusRetry, self.entitlementChanges,
             self.entitlementFamily,
-            self.entitlementRevocations,
+            self.entitlementRevocations, self.retentionOffered,
         ]
     }
 }

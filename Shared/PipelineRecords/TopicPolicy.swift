@@ -70,6 +70,10 @@ extension PipelineTopics {
             self.entitlementRevocations: TopicPolicy(
                 retentionDays: 30,
                 reason: "refunds and revocations: finance and fraud teams read late (monthly close)"),
+            self.retentionOffered: TopicPolicy(
+                retentionDays: 30,
+                reason: "what customers about to cancel were shown: analytics joins it with the next month's "
+                    + "renewals and cancellations"),
         ]
     }
 }

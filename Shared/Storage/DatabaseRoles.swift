@@ -4,7 +4,8 @@ public import PostgresNIO
 
 /// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
 /// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
-/// token declarations and DLQ replay marks; the event-publisher reads the outbox and marks rows published. Ingest,
+/// token declarations and DLQ replay marks; the event-publisher reads the outbox and marks rows published;
+/// retention-messaging reads transactions and subscriptions. Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
 /// a new table is granted by the release that adds it. Each role may read `schema_migrations`, so a pod can wait for
@@ -15,6 +16,7 @@ public enum DatabaseRoles {
         case entitlementUpdater = "entitlement-updater"
         case customerAPI = "customer-api"
         case eventPublisher = "event-publisher"
+        case retentionMessaging = "retention-messaging"
 
         /// The role's name (`iap_entitlement_updater`, …).
         public var role: String { "iap_" + self.rawValue.replacingOccurrences(of: "-", with: "_") }
@@ -25,6 +27,7 @@ public enum DatabaseRoles {
             case .entitlementUpdater: "ROLE_PASSWORD_ENTITLEMENT_UPDATER"
             case .customerAPI: "ROLE_PASSWORD_CUSTOMER_API"
             case .eventPublisher: "ROLE_PASSWORD_EVENT_PUBLISHER"
+            case .retentionMessaging: "ROLE_PASSWORD_RETENTION_MESSAGING"
             }
         }
 
@@ -50,6 +53,8 @@ public enum DatabaseRoles {
                     ]
             case .eventPublisher:
                 [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox"), ("SELECT", "schema_migrations")]
+            case .retentionMessaging:
+                [("SELECT", "transactions"), ("SELECT", "subscriptions"), ("SELECT", "schema_migrations")]
             }
         }
 

@@ -10,6 +10,7 @@ import Testing
     static let passwords = [
         "ROLE_PASSWORD_ENTITLEMENT_UPDATER": "updater-password-1", "ROLE_PASSWORD_CUSTOMER_API": "customer-password-1",
         "ROLE_PASSWORD_EVENT_PUBLISHER": "publisher-password-1",
+        "ROLE_PASSWORD_RETENTION_MESSAGING": "retention-password-1",
     ]
 
     @Test func anEmptyDatabaseIsBehindAMigratedOnePassesWithAServiceRole() async throws {

@@ -28,7 +28,7 @@ stack_start() {
     export DATABASE_URL
     # The schema's owner migrates and grants each service that uses PostgreSQL a role of its own (least privilege).
     local service role password passwords=()
-    for service in entitlement-updater customer-api event-publisher; do
+    for service in entitlement-updater customer-api event-publisher retention-messaging; do
         role="iap_${service//-/_}" password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
         passwords+=("ROLE_PASSWORD_$(tr a-z A-Z <<<"${role#iap_}")=$password")
         service_database_url[$service]=$(echo "$DATABASE_URL" | sed "s#^postgres://[^@]*@#postgres://$role:$password@#")

@@ -1,4 +1,4 @@
-"""Validates entitlement events against the published schemas (used by the tests).
+"""Validates entitlement and retention.offered events against the published schemas (used by the tests).
 
 Usage: validate_events.py SCHEMA_DIR EVENTS.json  -- EVENTS.json holds a list of events; each is checked
 against the schema of its `stream`. Exit 0 when all are valid; otherwise each error is printed, exit 1.
@@ -17,6 +17,11 @@ def main():
             schema = json.load(f)
         Draft202012Validator.check_schema(schema)
         validators[stream] = Draft202012Validator(schema, format_checker=FormatChecker())
+    # retention-messaging's stream has a schema of its own (it is no entitlement event).
+    with open(f"{schema_dir}/retention.offered.schema.json") as f:
+        schema = json.load(f)
+    Draft202012Validator.check_schema(schema)
+    validators["retention"] = Draft202012Validator(schema, format_checker=FormatChecker())
     with open(events_path) as f:
         events = json.load(f)
     failures = 0

@@ -2,13 +2,15 @@ import AsyncHTTPClient
 import Foundation
 import TestSupport
 
-/// The six services as separate processes of their built binaries, each on its own loopback port, so a
+/// The six services (and retention-messaging) as separate processes of their built binaries, each on its own loopback port, so a
 /// test can SIGKILL one mid-way and start it again as an orchestrator would.
 actor ServiceFleet {
-    static let names = [
+    static let pipeline = [
         "ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api",
     ]
 
+    /// The pipeline's services, and retention-messaging when the environment names its rules.
+    let names: [String]
     let environment: [String: String]
     let directory: URL
     let ports: [String: Int]
@@ -23,8 +25,9 @@ actor ServiceFleet {
     init(environment: [String: String], directory: URL, ports chosen: [String: Int] = [:]) throws {
         self.environment = environment
         self.directory = directory
+        self.names = Self.pipeline + (environment["RETENTION_RULES_FILE"] == nil ? [] : ["retention-messaging"])
         var ports = chosen
-        for name in Self.names where ports[name] == nil {
+        for name in self.names where ports[name] == nil {
             ports[name] = try LocalComponents.freePortBelowEphemeralRange()
         }
         self.ports = ports
@@ -32,6 +35,7 @@ actor ServiceFleet {
 
     var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
     var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
+    var retentionURL: String { "http://127.0.0.1:\(self.ports["retention-messaging"] ?? 0)/retention-message" }
 
     /// Starts a service (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {
@@ -88,7 +92,7 @@ actor ServiceFleet {
 
     /// Starts every service.
     func startAll(http: HTTPClient) async throws {
-        for name in Self.names { try await self.start(name, http: http) }
+        for name in self.names { try await self.start(name, http: http) }
     }
 
     /// SIGKILLs a service (no shutdown of any kind) and waits until it is gone.

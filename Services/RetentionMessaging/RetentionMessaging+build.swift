@@ -1,0 +1,54 @@
+import Hummingbird
+import Logging
+import NotificationPipeline
+import PipelineRecords
+import PostgresNIO
+import Prometheus
+import RdKafka
+import ServiceRuntime
+import Storage
+
+/// Builds retention-messaging: Apple's real-time route, `/health`, `/ready`, `/metrics` (unless the operations port
+/// serves them), the PostgreSQL client and the producer of `retention.offered`. Tests call this too.
+func buildApplication(
+    settings: RetentionSettings, registry: PrometheusCollectorRegistry, logger: Logger
+) throws -> some ApplicationProtocol {
+    let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
+    let readiness = Readiness()
+    readiness.set(true)
+    let outcomes = LabelledCounter(
+        registry: registry, namespace: "retention_messaging", name: "requests", label: "outcome",
+        help: "real-time requests by answer (message, alternateProduct, promotionalOffer, default, none) or refusal")
+    let events = LabelledCounter(
+        registry: registry, namespace: "retention_messaging", name: "events", label: "outcome",
+        help: "retention.offered events by delivery outcome")
+    let router = Router()
+    router.add(middleware: TracingMiddleware())
+    router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "retention_messaging"))
+    router.add(
+        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
+            outcomes.increment("overloaded")
+        })
+    OperationsRoutes.add(
+        to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
+    RetentionRoute(
+        verifiers: try settings.trust.makeVerifiers(for: settings.accepted),
+        facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
+        offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
+        maximumBodyBytes: settings.maximumBodyBytes, outcomes: outcomes, events: events, logger: logger
+    ).add(to: router)
+    let checks: [DependencyProbe.Check] = [
+        .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) },
+        .broker(producer),
+    ]
+    return Application(
+        router: router,
+        server: settings.http.server,
+        configuration: ApplicationConfiguration(
+            address: .hostname(settings.http.host, port: settings.http.port), serverName: "retention-messaging"),
+        services: [database, producer, DependencyProbe(checks: checks, readiness: readiness, logger: logger)]
+            + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
+        logger: logger)
+}

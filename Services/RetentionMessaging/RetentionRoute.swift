@@ -1,0 +1,128 @@
+import AppStoreAPI
+import AppStoreModels
+import Foundation
+import Hummingbird
+import JWSVerification
+import Logging
+import PipelineRecords
+import RdKafka
+import ServiceRuntime
+import Storage
+
+/// `POST /retention-message`: Apple's Get Retention Message call. Verifies the signed real-time request (chain to a
+/// trusted root with Apple's OIDs, ES256, a configured app's appAppleId, its environment), reads the subscription,
+/// lets the app's rules choose, answers Apple's `RealtimeResponseBody`, and publishes `retention.offered`. A request
+/// Apple did not sign gets 401 and nothing else; when the database cannot answer, the app's default message is given
+/// (Apple shows its own default on any failure anyway).
+struct RetentionRoute: Sendable {
+    let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
+    let facts: RetentionFacts
+    let rules: RetentionRules
+    let offerKey: OfferSigningKey?
+    let producer: KafkaProducer
+    let topic: String
+    let maximumBodyBytes: Int
+    let outcomes: LabelledCounter
+    let events: LabelledCounter
+    let logger: Logger
+
+    /// The path Apple's real-time URL names (`iapctl retention url set https://…/retention-message`).
+    static let path = "retention-message"
+
+    func add(to router: Router<BasicRequestContext>) {
+        router.post(RouterPath(Self.path)) { request, _ in
+            await self.answer(request)
+        }
+    }
+
+    /// Verifies, chooses, answers, publishes.
+    func answer(_ request: Request) async -> Response {
+        guard let bytes = try? await request.body.collect(upTo: self.maximumBodyBytes) else {
+            return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(self.maximumBodyBytes) bytes")
+        }
+        guard let body = try? JSONDecoder().decode(RealtimeRequestBody.self, from: Data(bytes.readableBytesView)),
+            let signed = body.signedPayload
+        else {
+            return self.refuse(.badRequest, "bad-body", #"expected {"signedPayload": "<JWS>"}"#)
+        }
+        let claimed = (try? UnverifiedJWS.decodePayload(of: signed, as: DecodedRealtimeRequestBody.self))?.environment
+        guard let claimed, let verifier = self.verifiers[claimed] else {
+            return self.refuse(.unauthorized, "invalid-signature", "not a real-time request of an accepted environment")
+        }
+        let verified: (request: DecodedRealtimeRequestBody, app: AppIdentity)
+        do throws(VerificationError) {
+            verified = try await verifier.verifyRealtimeRequest(signed)
+        } catch {
+            if error.isRetryable { return self.refuse(.serviceUnavailable, "unavailable", error.description) }
+            return self.refuse(.unauthorized, "invalid-signature", error.description)
+        }
+        let (realtime, app) = verified
+        let subject: RetentionSubject
+        var degraded = false
+        do {
+            subject = try await self.facts.subject(
+                environment: claimed.rawValue, bundleId: app.bundleId,
+                originalTransactionId: realtime.originalTransactionId ?? "")
+        } catch {
+            self.logger.warning("cannot read the subscription", metadata: ["error": "\(error)"])
+            subject = RetentionSubject(known: false)
+            degraded = true
+        }
+        let now = Date()
+        let appRules = self.rules.apps[app.bundleId]
+        let rule =
+            degraded ? nil : self.rules.choose(bundleId: app.bundleId, request: realtime, subject: subject, now: now)
+        let answer: RetentionAnswer
+        do {
+            answer = try RetentionAnswer.make(
+                rule: rule, app: appRules, request: realtime, subject: subject, bundleId: app.bundleId,
+                key: self.offerKey, now: now)
+        } catch {
+            self.logger.error("cannot sign the offer", metadata: ["error": "\(error)"])
+            answer =
+                (try? RetentionAnswer.make(
+                    rule: nil, app: appRules, request: realtime, subject: subject, bundleId: app.bundleId, key: nil))
+                ?? RetentionAnswer(kind: "none", body: .init())
+        }
+        self.outcomes.increment(degraded ? "degraded" : answer.kind)
+        await self.publish(RetentionOfferedEvent(request: realtime, app: app, answer: answer, answeredAt: now))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(answer.body)) ?? Data("{}".utf8))))
+    }
+
+    /// Hands the event to the producer without waiting for the broker: Apple's ~700 ms budget is the customer's
+    /// cancel screen; librdkafka retries delivery (idempotent, acks=all) and the outcome is counted.
+    private func publish(_ event: RetentionOfferedEvent) async {
+        let value = (try? JSONEncoder().encode(event)).map(Array.init) ?? []
+        let record = ProducerRecord(
+            topic: self.topic, key: Array(event.originalTransactionId.utf8), value: value,
+            headers: [KafkaHeader(name: "event-id", value: Array(event.eventId.utf8))])
+        do {
+            let pending = try await self.producer.enqueue(record)
+            let events = self.events
+            Task {
+                do {
+                    _ = try await pending.report
+                    events.increment("published")
+                } catch {
+                    events.increment("failed")
+                }
+            }
+        } catch {
+            self.events.increment("failed")
+            self.logger.error("cannot publish retention.offered", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A refusal: Apple shows its default message; nothing is published.
+    private func refuse(_ status: HTTPResponse.Status, _ code: String, _ message: String) -> Response {
+        self.outcomes.increment(code)
+        let body = #"{"error":"# + JSONText.quoted(code) + #","message":"# + JSONText.quoted(message) + "}"
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+}

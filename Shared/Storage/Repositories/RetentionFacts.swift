@@ -1,0 +1,103 @@
+import Foundation
+public import Logging
+public import PostgresNIO
+
+/// What the retention rules may ask about the subscription a customer is about to cancel: its product and status as
+/// last stored, since when they subscribe (tenure), the promotional offers they have redeemed, their newest
+/// transaction (to bind an offer's signature) and app account token. Read-only.
+public struct RetentionSubject: Codable, Hashable, Sendable {
+    /// Whether anything is stored about the subscription.
+    public var known: Bool
+    public var productId: String?
+    /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked (as Apple last reported it).
+    public var status: Int32?
+    /// The first purchase of the subscription (epoch ms).
+    public var firstPurchaseDate: Int64?
+    /// Promotional offers (offerType 2) the subscription has redeemed, by identifier (sorted).
+    public var redeemedPromotionalOffers: [String]
+    public var newestTransactionId: String?
+    public var appAccountToken: String?
+
+    public init(
+        known: Bool, productId: String? = nil, status: Int32? = nil, firstPurchaseDate: Int64? = nil,
+        redeemedPromotionalOffers: [String] = [], newestTransactionId: String? = nil, appAccountToken: String? = nil
+    ) {
+        self.known = known
+        self.productId = productId
+        self.status = status
+        self.firstPurchaseDate = firstPurchaseDate
+        self.redeemedPromotionalOffers = redeemedPromotionalOffers
+        self.newestTransactionId = newestTransactionId
+        self.appAccountToken = appAccountToken
+    }
+}
+
+/// Reads ``RetentionSubject`` by (environment, app, originalTransactionId) in one statement, through the
+/// subscriptions' primary key and `transactions_original`.
+public struct RetentionFacts: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// The subject of a real-time request.
+    public func subject(environment: String, bundleId: String, originalTransactionId: String) async throws
+        -> RetentionSubject
+    {
+        let statement = RetentionSubjectStatement(
+            environment: environment, bundleId: bundleId, originalTransactionId: originalTransactionId)
+        var subject = RetentionSubject(known: false)
+        for try await row in try await self.client.execute(statement, logger: self.logger) { subject = row }
+        return subject
+    }
+}
+
+/// The subject as a prepared statement (planned once per connection: the endpoint answers Apple within its budget).
+struct RetentionSubjectStatement: PostgresPreparedStatement {
+    typealias Row = RetentionSubject
+
+    static let sql = """
+        WITH t AS (
+            SELECT transaction_id, product_id, purchase_date, original_purchase_date, offer_type, offer_identifier,
+                   app_account_token
+            FROM transactions WHERE environment = $1 AND bundle_id = $2 AND original_transaction_id = $3
+        ), s AS (
+            SELECT product_id, status FROM subscriptions
+            WHERE environment = $1 AND bundle_id = $2 AND original_transaction_id = $3
+        )
+        SELECT
+            EXISTS (SELECT 1 FROM s) OR EXISTS (SELECT 1 FROM t),
+            COALESCE((SELECT product_id FROM s),
+                     (SELECT product_id FROM t ORDER BY purchase_date DESC NULLS LAST LIMIT 1)),
+            (SELECT status FROM s),
+            (SELECT min(COALESCE(original_purchase_date, purchase_date)) FROM t),
+            COALESCE((SELECT json_agg(DISTINCT offer_identifier ORDER BY offer_identifier) FROM t
+                      WHERE offer_type = 2 AND offer_identifier IS NOT NULL), '[]')::text,
+            (SELECT transaction_id FROM t ORDER BY purchase_date DESC NULLS LAST, transaction_id DESC LIMIT 1),
+            (SELECT app_account_token FROM t WHERE app_account_token IS NOT NULL LIMIT 1)
+        """
+
+    var environment: String
+    var bundleId: String
+    var originalTransactionId: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(self.environment)
+        bindings.append(self.bundleId)
+        bindings.append(self.originalTransactionId)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> RetentionSubject {
+        let (known, product, status, first, offers, newest, token) = try row.decode(
+            (Bool, String?, Int32?, Int64?, String, String?, String?).self)
+        return RetentionSubject(
+            known: known, productId: product, status: status, firstPurchaseDate: first,
+            redeemedPromotionalOffers: (try? JSONDecoder().decode([String].self, from: Data(offers.utf8))) ?? [],
+            newestTransactionId: newest, appAccountToken: token)
+    }
+}
