@@ -50,9 +50,11 @@ struct RetentionSettings: Sendable {
         self.trust = try TrustSettings(settings)
         self.kafka = try KafkaClientSettings(settings, clientID: "retention-messaging")
         self.topics = PipelineTopics(settings)
+        // The API key is not this service's; when one is mounted beside it, the offer key must still differ from it.
+        let apiKeyFile = settings.string("APPSTORE_API_KEY_FILE", default: "")
         let apiKey: APICredentials? =
-            settings.string("APPSTORE_API_KEY_FILE", default: "").isEmpty
-            ? nil : try AppStoreAPISettings(settings, accepted: self.accepted).credentials
+            FileManager.default.isReadableFile(atPath: apiKeyFile)
+            ? try AppStoreAPISettings(settings, accepted: self.accepted).credentials : nil
         self.offers = try OfferSigningSettings(settings, apiKey: apiKey)
         do {
             self.rules = try RetentionRules.load(

@@ -8,7 +8,7 @@
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
 #   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
 # The caller keeps `pids` (an array) of what it started.
-pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api)
+pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging)
 # The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
 sim_app="com.example.subscriptions:1234567890"
 real_app="com.loki-project.loki-messenger:1470168868"
@@ -54,6 +54,8 @@ pipeline_start() {
     export APPSTORE_API_ISSUER_ID=57246542-96fe-1a63-e053-0824d011072a APPSTORE_API_BUNDLE_ID="${sim_app%%:*}"
     # Offers are signed with a second In-App Purchase key (customer-api refuses to sign with the API key).
     export APPSTORE_OFFER_KEY_FILE="$dir/sim/offer-key.p8" APPSTORE_OFFER_KEY_ID=SIMOFFER01
+    # retention-messaging answers the App Store's real-time requests with the example rules (docs/retention.md).
+    export RETENTION_RULES_FILE="$PWD/deploy/examples/retention-rules.json"
     # The sim serves Production's API at its root and Sandbox's under /sandbox; the key calls for the sim's app only.
     export APPSTORE_API_URL_PRODUCTION="http://127.0.0.1:$sim_port" APPSTORE_API_URL_SANDBOX="http://127.0.0.1:$sim_port/sandbox"
     export APPSTORE_API_APPS="${sim_app%%:*}"
@@ -63,7 +65,7 @@ pipeline_start() {
         service_port[$service]=$(deploy/local/free-port.sh)
         operations_port[$service]=${service_port[$service]}
         # The two services with a public port serve /health, /ready and /metrics on an operations port of their own.
-        case $service in ingest|customer-api) operations_port[$service]=$(deploy/local/free-port.sh) ;; esac
+        case $service in ingest|customer-api|retention-messaging) operations_port[$service]=$(deploy/local/free-port.sh) ;; esac
         # Each service connects with its own role; the updater leaves migrations to the owner (done above).
         OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
             DATABASE_URL=${service_database_url[$service]:-$DATABASE_URL} MIGRATE_ON_START=false \

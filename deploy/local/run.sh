@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole pipeline on this machine, on loopback: installs what is missing, builds, starts a
-# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the six services
+# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the seven services
 # (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher, customer-api) and `appstore-sim`, which
 # delivers a scenario of a few hundred customers (shuffled, with duplicates) and answers the refund
 # resolver's App Store Server API calls; the app of some customers posts their purchases to customer-api, and some
@@ -24,7 +24,7 @@ done
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
-products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api appstore-sim)
+products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging appstore-sim)
 echo "== building (debug): ${products[*]} (a first build takes about 10 minutes on 2 cores)"
 for product in "${products[@]}"; do
     swift build --product "$product" 2>&1 | grep -E "error:|Build of|Build complete" | tail -n 1 | sed 's/^/  /'
@@ -58,7 +58,7 @@ python3 deploy/local/trace-collector.py serve "$trace_port" "$work/spans.jsonl" 
 pids+=($!)
 export OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=http/json OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$trace_port" \
     OTEL_BSP_SCHEDULE_DELAY=500
-echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the six services"
+echo "== starting the broker, PostgreSQL, topics, appstore-sim's keys and the seven services"
 stack_start "$work" "$bin"
 sim_port=$(deploy/local/free-port.sh)
 # The renewal-time sweep looks every 2 s for subscriptions past their end (production default: every 60 s, 1 h after).
@@ -68,7 +68,7 @@ export RENEWAL_SWEEP_INTERVAL_MS=2000 RENEWAL_SWEEP_MARGIN_MS=0
 export CONSUMPTION_POLICY="refundPreference=DECLINE,sampleContentProvided=false" CONSUMPTION_WATCH_INTERVAL_MS=5000
 pipeline_start "$bin" "$work" "$sim_port"
 ingest="http://127.0.0.1:${service_port[ingest]}/notifications"
-echo "  all six services ready; ingest at $ingest, customer-api at http://127.0.0.1:${service_port[customer-api]}, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
+echo "  all seven services ready; ingest at $ingest, customer-api at http://127.0.0.1:${service_port[customer-api]}, the App Store Server API (appstore-sim) at http://127.0.0.1:$sim_port"
 
 # MARK: bad input next to the real notification
 echo "== posting the real notification, a tampered copy and a malformed body to ingest"
@@ -115,6 +115,43 @@ status=0
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)
 wait $! || status=$?
+echo "== Retention Messaging: Apple's side set up with iapctl retention, Apple's performance test, then real-time requests"
+retention_url="http://127.0.0.1:${service_port[retention-messaging]}/retention-message"
+retention() { "$bin/iapctl" retention "$@" --app "${sim_app%%:*}" 2>&1 | sed 's/^/  /'; }
+for n in 1 2 3 4; do
+    for environment in Sandbox Production; do
+        retention messages upload --environment $environment --id "6f1d9c1e-0d0e-4e55-8a55-0b6a1c2d3e0$n" \
+            --header "Before you go" --body "Message $n of the example rules" > /dev/null
+    done
+done
+sleep 1.5   # the sim's App Review: PENDING for a second, then APPROVED
+retention messages list --environment Sandbox
+for environment in Sandbox Production; do
+    retention default --environment $environment --product com.example.pro.weekly --locale en-US --set 6f1d9c1e-0d0e-4e55-8a55-0b6a1c2d3e01
+done
+retention url --environment Sandbox --set "$retention_url"
+sandbox_subscription=$("$APPSTORE_TOOLS_PYTHON" -c 'import json,sys; print(next(e["originalTransactionId"] for e in json.load(open(sys.argv[1])) if e["environment"] == "Sandbox" and e["productId"] == "com.example.pro.weekly"))' "$work/expected.json")
+retention performance-test --environment Sandbox --original-transaction-id "$sandbox_subscription" --timeout 120 || status=1
+retention url --environment Production --set "$retention_url"
+"$APPSTORE_TOOLS_PYTHON" - "http://127.0.0.1:$sim_port/sim/retention/requests" "$work/expected.json" <<'PY' || status=1
+import collections, json, sys, urllib.request
+url, expected = sys.argv[1], json.load(open(sys.argv[2]))
+subscriptions = sorted({e["originalTransactionId"] for e in expected
+                        if e["environment"] == "Production" and e["productId"] == "com.example.pro.weekly"})[:60]
+kinds, slowest = collections.Counter(), 0.0
+for n, original in enumerate(subscriptions):
+    body = {"environment": "Production", "originalTransactionId": original, "productId": "com.example.pro.weekly",
+            "userLocale": ["en-US", "fr-FR", "de-DE"][n % 3]}
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    outcome = json.load(urllib.request.urlopen(request))
+    answer = outcome.get("answer") or {}
+    kinds[next((k for k in ("promotionalOffer", "alternateProduct", "message") if k in answer), "none")] += 1
+    slowest = max(slowest, outcome["milliseconds"])
+    if outcome["result"] != "SUCCESS" or not outcome.get("messageApproved"):
+        print(f"  {original}: {outcome}"); sys.exit(1)
+print(f"  {len(subscriptions)} real-time requests answered by rule: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+      + f" (slowest {slowest:.1f} ms)")
+PY
 echo "== one notification's trace (W3C traceparent through Kafka headers and the outbox; spans exported over OTLP)"
 sleep 1
 python3 deploy/local/trace-collector.py show "$work/spans.jsonl" | sed 's/^/  /'

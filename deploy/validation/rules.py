@@ -12,7 +12,7 @@
 - a Deployment that a ScaledObject scales sets no spec.replicas (KEDA owns the count);
 - no Deployment migrates the schema itself (MIGRATE_ON_START false where set); those using PostgreSQL wait for the
   schema in an init container (`iapctl migrate --check`);
-- NetworkPolicies deny by default and open ingress from anywhere only to ingest and customer-api;
+- NetworkPolicies deny by default and open ingress from anywhere only to ingest, customer-api and retention-messaging;
 - every ScaledObject targets an existing Deployment; a Kafka scaler names the service's consumer group and
   a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS);
 - with --production: the namespace enforces the restricted standard, and no Secret is rendered with a placeholder
@@ -27,8 +27,8 @@ SHUTDOWN_BUDGET_SECONDS = 50
 CONSUMER_GROUPS = {"chain-verifier": "appstore.notifications.raw",
                    "entitlement-updater": "appstore.notifications.verified",
                    "refund-resolver": "appstore.status.requests"}
-DATABASE_SERVICES = {"entitlement-updater", "customer-api", "event-publisher"}
-PUBLIC_SERVICES = {"ingest", "customer-api"}
+DATABASE_SERVICES = {"entitlement-updater", "customer-api", "event-publisher", "retention-messaging"}
+PUBLIC_SERVICES = {"ingest", "customer-api", "retention-messaging"}
 SECRET_MANAGER_OWNS = {"pipeline-secrets", "appstore-api-key"}
 
 
