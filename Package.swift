@@ -208,6 +208,13 @@ let modules: [Module] = [
             "TestSupport",
         ]),
 
+    Module(
+        name: "RetentionBenchmark", kind: .executable("retention-benchmark"), path: "Benchmarks/RetentionBenchmark",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Histogram", "Logging",
+            "NIOCore", "PipelineRecords", "Storage", "TestSupport",
+        ]),
+
     // MARK: Tests
     Module(
         name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",

@@ -638,6 +638,13 @@ CREATE INDEX transactions_original ON public.transactions USING btree (environme
 
 
 --
+-- Name: transactions_product; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX transactions_product ON public.transactions USING btree (environment, bundle_id, product_id);
+
+
+--
 -- PostgreSQL database dump complete
 --
 

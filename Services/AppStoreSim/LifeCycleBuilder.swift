@@ -300,6 +300,9 @@ struct SubscriptionState {
     let customer: String
     let token: String?
     let family: Bool
+    /// Assigned to the customer by an organization (API 1.22: `ASSIGNED`): one subscription in sixteen that is not
+    /// family-shared, chosen by a hash of its id so the seeded random stream stays as it was.
+    let assigned: Bool
     let start: Int64
     let generator: ScenarioGenerator
     var transactions: [JWSTransactionDecodedPayload] = []
@@ -310,6 +313,9 @@ struct SubscriptionState {
         self.customer = customer
         self.token = token
         self.family = family
+        var hash = StableHash()
+        hash.add("assigned-" + original)
+        self.assigned = !family && hash.value % 16 == 0
         self.start = start
         self.generator = generator
         var renewal = JWSRenewalInfoDecodedPayload()
@@ -339,7 +345,7 @@ struct SubscriptionState {
         t.quantity = 1
         t.type = .autoRenewableSubscription
         t.appAccountToken = self.token
-        t.inAppOwnershipType = self.family ? .familyShared : .purchased
+        t.inAppOwnershipType = self.family ? .familyShared : self.assigned ? .assigned : .purchased
         t.environment = self.generator.environment
         t.transactionReason = number == 0 ? .purchase : .renewal
         t.storefront = "USA"

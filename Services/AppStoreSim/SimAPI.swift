@@ -34,6 +34,9 @@ struct SimAPI: Sendable {
             api.get("v1/transactions/:id") { _, context in
                 try await self.transactionInfo(context.parameters.require("id"), environment)
             }
+            api.get("v1/transactions/appTransactions/:id") { _, context in
+                try await self.appTransactionInfo(context.parameters.require("id"), environment)
+            }
             api.get("v2/history/:id") { request, context in
                 try await self.history(
                     context.parameters.require("id"), revision: request.uri.queryParameters.get("revision"), environment
@@ -112,6 +115,22 @@ struct SimAPI: Sendable {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
         return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
+    }
+
+    /// Get App Transaction Info: the customer's app transaction, found by any of their transaction ids or by its own
+    /// appTransactionId (the sim's: `7` and the original transaction id without its first digit); 404 4040019 else.
+    private func appTransactionInfo(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "appTransactions", isStatusCall: false) {
+            return Self.error(fault)
+        }
+        let byAppTransaction =
+            id.hasPrefix("7") ? await self.store.purchase(for: "2" + id.dropFirst(), in: environment) : nil
+        guard let purchase = await self.store.purchase(for: id, in: environment) ?? byAppTransaction else {
+            return Self.error(404, 4_040_019)
+        }
+        return Self.json(
+            AppTransactionInfoResponse(
+                signedAppTransactionInfo: try self.signer.signAppTransaction(for: purchase, environment: environment)))
     }
 
     private func history(_ id: String, revision: String?, _ environment: AppStoreModels.Environment) async throws
@@ -196,6 +215,9 @@ struct SimAPI: Sendable {
         guard let purchase = await self.store.purchase(for: id, in: environment) else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
+        if purchase.transactions.first?.inAppOwnershipType == .assigned {
+            return Self.error(400, APIErrorCode.assignedTransactionNotSupported)
+        }
         guard request.customerConsented else { return Self.error(400, 4_000_033) }
         let deliveryStatuses = [
             "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
@@ -229,8 +251,11 @@ struct SimAPI: Sendable {
         else {
             return Self.error(400, APIErrorCode.generalBadRequest)
         }
-        guard await self.store.purchase(for: id, in: environment) != nil else {
+        guard let purchase = await self.store.purchase(for: id, in: environment) else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
+        if purchase.transactions.first?.inAppOwnershipType == .assigned {
+            return Self.error(400, APIErrorCode.assignedTransactionNotSupported)
         }
         guard request.customerConsented else { return Self.error(400, 4_000_033) }
         let ranges: [(Int32, ClosedRange<Int32>, Int)] = [

@@ -109,3 +109,23 @@ extension SimSigner {
         return try self.signer.sign(request)
     }
 }
+
+// MARK: - App transactions
+
+extension SimSigner {
+    /// The app transaction of a purchase's customer, as Get App Transaction Info signs it now: the app bought or
+    /// downloaded a day before the first purchase; its appTransactionId is `7` and the original id without its first digit.
+    func signAppTransaction(for purchase: SimPurchase, environment: Environment, now: Date = Date()) throws -> String {
+        var app = AppTransaction()
+        app.receiptType = environment
+        app.appAppleId = self.appAppleId
+        app.bundleId = self.bundleId
+        app.applicationVersion = "1"
+        app.originalApplicationVersion = "1"
+        app.receiptCreationDate = Timestamp(now)
+        let first = purchase.transactions.first?.originalPurchaseDate?.millisecondsSince1970 ?? 0
+        app.originalPurchaseDate = Timestamp(millisecondsSince1970: first - ScenarioGenerator.day)
+        app.appTransactionId = "7" + purchase.originalTransactionId.dropFirst()
+        return try self.signer.sign(app)
+    }
+}

@@ -260,6 +260,9 @@ extension SimStore {
                 effectiveDate: earlier,
                 notification: nil)
         }
+        if purchase.transactions.first?.inAppOwnershipType == .assigned {
+            return .refused(403, APIErrorCode.assignedExtensionIneligible)
+        }
         let millis = Int64(now.timeIntervalSince1970 * 1000)
         guard purchase.productType == .autoRenewableSubscription, purchase.status == .active,
             var latest = purchase.transactions.last,
@@ -285,11 +288,13 @@ extension SimStore {
             notification: notification)
     }
 
-    /// The active subscriptions of a product in an environment (what a mass extension covers).
+    /// The active subscriptions of a product in an environment that Apple may extend (what a mass extension covers;
+    /// assigned ones are ineligible, 4030028).
     func activeSubscriptions(of productId: String, in environment: Environment, now: Date = Date()) -> [String] {
         let millis = Int64(now.timeIntervalSince1970 * 1000)
         return self.purchases.values.filter {
             $0.environment == environment && $0.productId == productId && $0.status == .active
+                && $0.transactions.first?.inAppOwnershipType != .assigned
                 && ($0.transactions.last?.expiresDate?.millisecondsSince1970 ?? 0) > millis
         }.map(\.originalTransactionId).sorted()
     }

@@ -742,6 +742,77 @@ enum OpenAPIDocument {
                 ]
               }
             },
+            "/v1/admin/apps/{bundleId}/app-transactions/{transactionId}": {
+              "get": {
+                "operationId": "appTransactionInfo",
+                "summary": "The customer's app transaction (Apple's Get App Transaction Info, API 1.17)",
+                "tags": [
+                  "support"
+                ],
+                "responses": {
+                  "200": {
+                    "description": "the app transaction, verified",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/AppTransactionAnswer"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "Apple refused the request (`app-store-refused`)",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "Apple knows no such id (4040019: no app transaction)",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "$ref": "#/components/responses/Forbidden"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/TooManyRequests"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/Unavailable"
+                  }
+                },
+                "parameters": [
+                  {
+                    "$ref": "#/components/parameters/bundleId"
+                  },
+                  {
+                    "name": "transactionId",
+                    "in": "path",
+                    "required": true,
+                    "description": "any transaction id of the customer, or their appTransactionId",
+                    "schema": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  {
+                    "$ref": "#/components/parameters/appleEnvironment"
+                  }
+                ]
+              }
+            },
             "/v1/admin/apps/{bundleId}/subscriptions/{originalTransactionId}/extend": {
               "post": {
                 "operationId": "extendSubscription",
@@ -1375,6 +1446,37 @@ enum OpenAPIDocument {
                       "string",
                       "null"
                     ]
+                  },
+                  "renewalPrice": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "the next renewal's price as an exact decimal (renewal info's renewalPrice)"
+                  },
+                  "currency": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "ISO 4217 currency of renewalPrice"
+                  },
+                  "offerDiscountType": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "the offer the next renewal is priced with: FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT, ONE_TIME"
+                  },
+                  "eligibleWinBackOfferIds": {
+                    "type": [
+                      "array",
+                      "null"
+                    ],
+                    "items": {
+                      "type": "string"
+                    },
+                    "description": "win-back offers Apple lists for this lapsed subscription"
                   }
                 }
               },
@@ -2098,6 +2200,22 @@ enum OpenAPIDocument {
                     "items": {
                       "type": "string"
                     }
+                  }
+                }
+              },
+              "AppTransactionAnswer": {
+                "type": "object",
+                "required": [
+                  "environment",
+                  "appTransaction"
+                ],
+                "properties": {
+                  "environment": {
+                    "type": "string"
+                  },
+                  "appTransaction": {
+                    "type": "object",
+                    "description": "Apple's AppTransaction, decoded: appTransactionId, originalPurchaseDate, originalApplicationVersion, receiptType, …"
                   }
                 }
               }

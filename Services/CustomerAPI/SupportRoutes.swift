@@ -59,6 +59,14 @@ struct SupportRoutes: Sendable {
                         environment: found.transaction.rawEnvironment ?? "", transactions: [found.transaction]))
             }
         }
+        // Get App Transaction Info (API 1.17): by any transaction id of the customer or their appTransactionId.
+        admin.get("app-transactions/:transactionId") { request, context in
+            try await self.asking(request, context) { client, _ in
+                let found = try await client.appTransactionInfo(try context.parameters.require("transactionId"))
+                return Self.json(
+                    AppTransactionAnswer(environment: found.environment.rawValue, appTransaction: found.appTransaction))
+            }
+        }
         admin.post("subscriptions/:originalTransactionId/extend") { request, context in
             let body = try await self.decode(ExtensionBody.self, request)
             return try await self.asking(request, context) { client, _ in
@@ -277,6 +285,12 @@ struct SupportRoutes: Sendable {
             return APIErrorResponse.response(.badGateway, "app-store-error", "\(error)")
         }
         if status == 404 { return APIErrorResponse.response(.notFound, "not-found", "Apple: \(error)") }
+        if code == APIErrorCode.assignedExtensionIneligible || code == APIErrorCode.assignedTransactionNotSupported {
+            return APIErrorResponse.response(
+                .conflict, "assigned-transaction",
+                "an assigned purchase (its organization owns it): Apple neither extends it nor takes consumption "
+                    + "information for it (errorCode \(code!))")
+        }
         return APIErrorResponse.response(
             HTTPResponse.Status(code: status == 401 ? 502 : status), "app-store-refused",
             "Apple errorCode \(code.map(String.init) ?? "none"): \(error)")
@@ -316,6 +330,12 @@ struct SupportRoutes: Sendable {
 struct TransactionsAnswer: Encodable {
     var environment: String
     var transactions: [JWSTransactionDecodedPayload]
+}
+
+/// `GET …/app-transactions/{transactionId}`: the customer's app transaction as Apple signed it, verified.
+struct AppTransactionAnswer: Encodable {
+    var environment: String
+    var appTransaction: AppTransaction
 }
 
 /// `POST …/subscriptions/{originalTransactionId}/extend`.

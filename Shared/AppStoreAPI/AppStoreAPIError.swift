@@ -73,6 +73,10 @@ public enum APIErrorCode {
     public static let invalidTestNotificationToken = 4_000_020
     public static let invalidAppAccountToken = 4_000_183
     public static let familyTransactionNotSupported = 4_000_185
+    /// API 1.22: consumption information cannot be sent for an assigned transaction.
+    public static let assignedTransactionNotSupported = 4_000_227
+    /// API 1.22: an assigned subscription's renewal date cannot be extended.
+    public static let assignedExtensionIneligible = 4_030_028
     public static let accountNotFound = 4_040_001
     public static let accountNotFoundRetryable = 4_040_002
     public static let appNotFoundRetryable = 4_040_004

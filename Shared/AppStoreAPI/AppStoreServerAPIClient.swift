@@ -128,6 +128,26 @@ public struct AppStoreServerAPIClient: Sendable {
             })
     }
 
+    /// Get App Transaction Info (API 1.17): the customer's app transaction (the app's own purchase or download),
+    /// verified, from any of their transaction ids or their appTransactionId; with the environment that answered.
+    public func appTransactionInfo(_ transactionId: String) async throws(AppStoreAPIError)
+        -> (environment: Environment, appTransaction: AppTransaction)
+    {
+        let (environment, bytes) = try await self.withSandboxFallback { (environment) throws(AppStoreAPIError) in
+            try await self.send(
+                .GET, "/inApps/v1/transactions/appTransactions/\(Self.escape(transactionId))", environment: environment)
+        }
+        let response: AppTransactionInfoResponse = try Self.decode(bytes)
+        guard let signed = response.signedAppTransactionInfo else {
+            throw AppStoreAPIError(.invalidResponse("no signedAppTransactionInfo"))
+        }
+        let verifier = try self.verifier(environment)
+        let appTransaction = try await Self.verified { () async throws(VerificationError) in
+            try await verifier.verifyAppTransaction(signed)
+        }
+        return (environment, appTransaction)
+    }
+
     /// Get Transaction History (v2), every page, oldest first.
     public func transactionHistory(_ transactionId: String) async throws(AppStoreAPIError) -> [VerifiedTransaction] {
         var revision: String?

@@ -40,6 +40,16 @@ public struct PurchaseFacts: Codable, Hashable, Sendable {
     /// `PURCHASED`, `FAMILY_SHARED`, `ASSIGNED`.
     public var ownershipType: String?
     public var subscriptionGroupIdentifier: String?
+    /// How the transaction is billed (`BILLED_UPFRONT`, `BILLED_MONTHLY`, … as Apple signs it).
+    public var billingPlanType: String?
+    /// How the next renewal is billed (renewal info's `renewalBillingPlanType`).
+    public var renewalBillingPlanType: String?
+    /// The next renewal's price as an exact decimal string (renewal info's `renewalPrice`).
+    public var renewalPrice: String?
+    /// `FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`, `ONE_TIME` (the transaction's offer).
+    public var offerDiscountType: String?
+    /// A plan with a commitment: this period's place in it and, from renewal info, how it renews.
+    public var commitmentInfo: CommitmentFacts?
     /// True when the notification arrived after a newer one for the same subscription: the fact is new, the
     /// state it describes is not the current one (the entitlement did not move backwards).
     public var outOfOrder = false
@@ -75,6 +85,9 @@ public struct PurchaseFacts: Codable, Hashable, Sendable {
         facts.quantity = transaction.quantity
         facts.ownershipType = transaction.rawInAppOwnershipType
         facts.subscriptionGroupIdentifier = transaction.subscriptionGroupIdentifier
+        facts.billingPlanType = transaction.rawBillingPlanType
+        facts.offerDiscountType = transaction.rawOfferDiscountType
+        facts.commitmentInfo = CommitmentFacts(transaction.commitmentInfo, renewal?.commitmentInfo)
         guard transaction.type == .autoRenewableSubscription else { return facts }
         facts.subscriptionStatus = payload.data?.rawStatus
         facts.periodType = Self.periodType(transaction)
@@ -84,6 +97,8 @@ public struct PurchaseFacts: Codable, Hashable, Sendable {
             facts.expirationIntent = renewal.rawExpirationIntent
             facts.isInBillingRetry = renewal.isInBillingRetryPeriod
             facts.gracePeriodExpiresDate = renewal.gracePeriodExpiresDate?.millisecondsSince1970
+            facts.renewalBillingPlanType = renewal.rawRenewalBillingPlanType
+            facts.renewalPrice = renewal.renewalPrice.map(Self.decimal(milliunits:))
         }
         if let status = payload.data?.status {
             facts.isInGracePeriod = status == .billingGracePeriod
@@ -112,5 +127,33 @@ public struct PurchaseFacts: Codable, Hashable, Sendable {
         fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
         while fraction.hasSuffix("0") { fraction.removeLast() }
         return sign + String(magnitude / 1000) + (fraction.isEmpty ? "" : "." + fraction)
+    }
+}
+
+/// The commitment of a plan billed in periods (Apple's `commitmentInfo` of the transaction and of the renewal info),
+/// flat, with milliunit prices as exact decimal strings.
+public struct CommitmentFacts: Codable, Hashable, Sendable {
+    public var billingPeriodNumber: Int32?
+    public var totalBillingPeriods: Int32?
+    public var commitmentExpiresDate: Int64?
+    public var commitmentPrice: String?
+    public var commitmentAutoRenewProductId: String?
+    public var commitmentAutoRenewStatus: Int32?
+    public var commitmentRenewalBillingPlanType: String?
+    public var commitmentRenewalDate: Int64?
+    public var commitmentRenewalPrice: String?
+
+    /// Both commitments merged; nil when Apple sent neither.
+    init?(_ transaction: TransactionCommitmentInfo?, _ renewal: RenewalCommitmentInfo?) {
+        guard transaction != nil || renewal != nil else { return nil }
+        self.billingPeriodNumber = transaction?.billingPeriodNumber
+        self.totalBillingPeriods = transaction?.totalBillingPeriods
+        self.commitmentExpiresDate = transaction?.commitmentExpiresDate?.millisecondsSince1970
+        self.commitmentPrice = transaction?.commitmentPrice.map(PurchaseFacts.decimal(milliunits:))
+        self.commitmentAutoRenewProductId = renewal?.commitmentAutoRenewProductId
+        self.commitmentAutoRenewStatus = renewal?.rawCommitmentAutoRenewStatus
+        self.commitmentRenewalBillingPlanType = renewal?.rawCommitmentRenewalBillingPlanType
+        self.commitmentRenewalDate = renewal?.commitmentRenewalDate?.millisecondsSince1970
+        self.commitmentRenewalPrice = renewal?.commitmentRenewalPrice.map(PurchaseFacts.decimal(milliunits:))
     }
 }

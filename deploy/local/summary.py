@@ -167,10 +167,12 @@ def print_support(database_url, customer_api, admin_key, expected):
     counts = {k: int(v) for k, v in counts.items()}
     in_time = int(sql(database_url, "SELECT count(*) FROM consumption_requests WHERE status = 'sent' AND answered_at <= deadline")[0][0])
     total = sum(counts.values())
-    answerable = total - counts.get("late", 0) - counts.get("not-consented", 0) - counts.get("no-policy", 0)
+    answerable = (total - counts.get("late", 0) - counts.get("not-consented", 0) - counts.get("no-policy", 0)
+                  - counts.get("not-supported", 0))
     print(f"  consumption requests answered in time: {in_time}/{total} "
           f"({in_time}/{answerable} of those Apple wants an answer to; {counts.get('late', 0)} arrived after their 12-hour window and are "
           f"reported late, {counts.get('not-consented', 0)} without the customer's consent are not answered, as Apple requires; "
+          f"{counts.get('not-supported', 0)} of assigned purchases take no answer (4000227); "
           f"missed {counts.get('missed', 0)}, failed {counts.get('failed', 0)}, still pending {counts.get('pending', 0)})")
     dead = sql(database_url, "SELECT count(*), count(replayed_at) FROM dead_letters")[0]
     print(f"  DLQ records kept for the console: {dead[0]} ({dead[1]} replayed)")

@@ -50,6 +50,12 @@ public struct TransactionInfoResponse: Codable, Hashable, Sendable {
     public init(signedTransactionInfo: String?) { self.signedTransactionInfo = signedTransactionInfo }
 }
 
+/// Get App Transaction Info (API 1.17): `GET /inApps/v1/transactions/appTransactions/{transactionId}`.
+public struct AppTransactionInfoResponse: Codable, Hashable, Sendable {
+    public var signedAppTransactionInfo: String?
+    public init(signedAppTransactionInfo: String?) { self.signedAppTransactionInfo = signedAppTransactionInfo }
+}
+
 /// One page of Get Transaction History v2: `GET /inApps/v2/history/{transactionId}?revision=…`.
 public struct HistoryResponse: Codable, Hashable, Sendable {
     public var revision: String?

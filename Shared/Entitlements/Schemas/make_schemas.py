@@ -129,6 +129,20 @@ V2_FIELDS = {
     "quantity": INTEGER,
     "ownershipType": STRING,
     "subscriptionGroupIdentifier": STRING,
+    "billingPlanType": {"type": "string", "description": "how the transaction is billed, as Apple signs it (API 1.22)"},
+    "renewalBillingPlanType": {"type": "string", "description": "how the next renewal is billed (renewal info)"},
+    "renewalPrice": {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,3})?$", "description": "the next renewal's price, exact decimal"},
+    "offerDiscountType": {"type": "string", "description": "FREE_TRIAL, PAY_AS_YOU_GO, PAY_UP_FRONT, ONE_TIME, or a value Apple adds later"},
+    "commitmentInfo": {
+        "type": "object",
+        "description": "a plan with a commitment: the transaction's commitmentInfo and the renewal info's, merged",
+        "additionalProperties": False,
+        "properties": {
+            "billingPeriodNumber": INTEGER, "totalBillingPeriods": INTEGER, "commitmentExpiresDate": MILLIS,
+            "commitmentPrice": STRING, "commitmentAutoRenewProductId": STRING, "commitmentAutoRenewStatus": INTEGER,
+            "commitmentRenewalBillingPlanType": STRING, "commitmentRenewalDate": MILLIS, "commitmentRenewalPrice": STRING,
+        },
+    },
     "outOfOrder": {"type": "boolean", "description": "the notification arrived after a newer one for its subscription: a new fact "
                                                      "about an older state (the entitlement did not move backwards)"},
     "previousProductId": {"type": "string", "description": "entitlement.product-changed: the product the subscription moved from"},

@@ -13,11 +13,15 @@ public import PostgresNIO
 public enum ConsumptionRequests {
     /// A request's state: `pending` (answer on its way), `sent`, `not-consented` (no consent recorded: Apple wants
     /// no answer), `no-policy` (the operator configured none), `late` (the window had closed before it could be
-    /// sent), `missed` (still pending when the window closed), `failed` (Apple refused it or retries ran out).
-    public static let statuses = ["pending", "sent", "not-consented", "no-policy", "late", "missed", "failed"]
+    /// sent), `missed` (still pending when the window closed), `failed` (Apple refused it or retries ran out),
+    /// `not-supported` (an assigned transaction: Apple takes no consumption information for it).
+    public static let statuses = [
+        "pending", "sent", "not-consented", "no-policy", "late", "missed", "failed", "not-supported",
+    ]
 
     /// Records a CONSUMPTION_REQUEST (within the apply transaction) and, when the policy, the consent and the
-    /// deadline allow, writes its answer to the outbox. `now` is epoch ms. Returns the status it was recorded
+    /// deadline allow, writes its answer to the outbox. An assigned transaction (API 1.22) gets none: Apple refuses
+    /// consumption information for it (4000227), so it is recorded `not-supported`. `now` is epoch ms. Returns the status it was recorded
     /// with, or nil for a repeat of a request already recorded.
     static func record(
         _ entry: EntitlementRepository.LogEntry, notification: VerifiedNotification, customer: String,
@@ -64,6 +68,8 @@ public enum ConsumptionRequests {
         var answer: ConsumptionAnswer?
         if now >= deadline {
             status = "late"
+        } else if transaction.inAppOwnershipType == .assigned {
+            status = "not-supported"
         } else if policy == nil {
             status = "no-policy"
         } else if !facts.consented {
@@ -88,6 +94,7 @@ public enum ConsumptionRequests {
             case "late": "arrived after its 12-hour window had closed"
             case "no-policy": "CONSUMPTION_POLICY is not set"
             case "not-consented": "no consent recorded in consumption_facts"
+            case "not-supported": "an assigned transaction: Apple takes no consumption information for it (4000227)"
             default: nil
             }
         try await connection.query(

@@ -33,6 +33,13 @@ public struct CustomerView: Codable, Hashable, Sendable {
         public var isInBillingRetry: Bool?
         public var autoRenewStatus: Int32?
         public var autoRenewProductId: String?
+        /// The next renewal's price as an exact decimal, and its currency (renewal info).
+        public var renewalPrice: String?
+        public var currency: String?
+        /// The discount of the offer the next renewal is priced with (renewal info).
+        public var offerDiscountType: String?
+        /// Win-back offers Apple lists for this subscription (renewal info's `eligibleWinBackOfferIds`).
+        public var eligibleWinBackOfferIds: [String]?
     }
 
     /// A purchase that is not an auto-renewable subscription (non-consumable, consumable, non-renewing).
@@ -137,12 +144,16 @@ struct CustomerViewStatement: PostgresPreparedStatement {
                 'originalTransactionId', original_transaction_id, 'ownershipType', ownership_type)
                 ORDER BY environment, entitlement_id, product_id) FROM e), '[]')::text,
             COALESCE((SELECT json_agg(json_build_object(
-                'environment', environment, 'originalTransactionId', original_transaction_id, 'productId', product_id, 'status', status,
-                'expiresDate', expires_date, 'gracePeriodExpiresDate', grace_period_expires_date, 'isInBillingRetry', is_in_billing_retry,
-                'autoRenewStatus', auto_renew_status, 'autoRenewProductId', auto_renew_product_id)
-                ORDER BY environment, original_transaction_id)
+                'environment', x.environment, 'originalTransactionId', x.original_transaction_id, 'productId', x.product_id,
+                'status', x.status, 'expiresDate', x.expires_date, 'gracePeriodExpiresDate', x.grace_period_expires_date,
+                'isInBillingRetry', x.is_in_billing_retry, 'autoRenewStatus', x.auto_renew_status, 'autoRenewProductId', x.auto_renew_product_id,
+                'renewalPrice', trim_scale(r.renewal_price::numeric / 1000)::text, 'currency', r.currency,
+                'offerDiscountType', r.offer_discount_type, 'eligibleWinBackOfferIds', r.eligible_win_back_offer_ids)
+                ORDER BY x.environment, x.original_transaction_id)
                 FROM subscriptions x
-                WHERE bundle_id = $1 AND ($3 OR environment = $4) AND original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
+                LEFT JOIN renewal_infos r ON r.environment = x.environment AND r.bundle_id = x.bundle_id
+                                         AND r.original_transaction_id = x.original_transaction_id
+                WHERE x.bundle_id = $1 AND ($3 OR x.environment = $4) AND x.original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
                   AND EXISTS (SELECT 1 FROM o WHERE o.original_transaction_id = x.original_transaction_id
                                                   AND (o.environment IS NULL OR o.environment = x.environment))), '[]')::text,
             COALESCE((SELECT json_agg(json_build_object(

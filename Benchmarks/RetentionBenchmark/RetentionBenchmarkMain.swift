@@ -1,0 +1,199 @@
+import AppStoreAPI
+import AppStoreModels
+import AppStoreSigning
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Histogram
+import Logging
+import NIOCore
+import PipelineRecords
+import Storage
+import TestSupport
+
+/// Two figures of issue 28, each against a baseline measured in the same run (`Benchmarks/run-retention.sh`):
+/// 1. retention-messaging's latency at a fixed offered rate of Apple-format signed real-time requests (every answer a
+///    promotional offer signed on the spot), next to a bare Hummingbird endpoint taking the same bodies;
+/// 2. offer signatures per second (V2 JWS, introductory eligibility, V1) against raw P-256 signing of a message of the
+///    same size on the same key.
+///
+/// Requests are open loop: request i is due at start + i / RATE and its latency counts from then.
+///
+/// Usage: `retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]`.
+@main
+enum RetentionBenchmarkMain {
+    static let appAppleId: Int64 = 1_234_567_890
+
+    static func main() async throws {
+        let arguments = CommandLine.arguments
+        guard arguments.count >= 5 else {
+            print(
+                "usage: retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]"
+            )
+            exit(2)
+        }
+        let rate = arguments.count > 5 ? Double(arguments[5]) ?? 1000 : 1000
+        let seconds = arguments.count > 6 ? Double(arguments[6]) ?? 10 : 10
+        let customers = arguments.count > 7 ? Int(arguments[7]) ?? 2000 : 2000
+        var logger = Logger(label: "retention-benchmark")
+        logger.logLevel = .error
+        let quiet = logger
+        try await DatabaseClient.with(try DatabaseSettings(url: arguments[1]), logger: quiet) { client in
+            try await MigrationRunner().migrate(client: client, logger: quiet)
+            let repository = EntitlementRepository(client: client, logger: quiet)
+            for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
+                _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+            }
+        }
+        // Apple's requests, signed ahead with the sim's PKI (the endpoint trusts its root): one per customer, reused.
+        let signer = AppStoreSigner(pki: try TestPKI.loadOrCreate(in: URL(fileURLWithPath: arguments[2])))
+        let bodies = try (0..<customers).map { index -> String in
+            var request = DecodedRealtimeRequestBody()
+            request.originalTransactionId = "s-\(index)"
+            request.appAppleId = Self.appAppleId
+            request.productId = "pro"
+            request.userLocale = "en-US"
+            request.requestIdentifier = UUID().uuidString.lowercased()
+            request.signedDate = Timestamp(Date())
+            request.environment = .sandbox
+            return #"{"signedPayload":""# + (try signer.sign(request)) + #""}"#
+        }
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let baseline = try await Self.offer(http: http, url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
+        let retention = try await Self.offer(
+            http: http, url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
+        try await http.shutdown()
+        print(
+            "Retention benchmark: \(Int(rate)) signed real-time requests/s offered for \(Int(seconds)) s, \(customers) "
+                + "subscriptions, every answer a promotional offer signed on the spot (2 cores, PostgreSQL and broker co-located)"
+        )
+        print(
+            "target                                        answered/s   errors    p50 ms    p90 ms    p99 ms    max ms")
+        print(baseline.line("bare Hummingbird POST (baseline)"))
+        print(retention.line("retention-messaging (verify, read, sign)"))
+        print(
+            String(
+                format: "retention-messaging p99 %.2f ms (goal < 5 ms); %.1fx the baseline's",
+                retention.milliseconds(99), retention.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
+        Self.signingFigures()
+    }
+
+    // MARK: Signing
+
+    /// Offer signatures per second against raw P-256 signatures of a message of the same length, same key.
+    static func signingFigures() {
+        let key = OfferSigningKey(keyID: "OFFERKEY01", issuerID: "issuer", privateKey: .init())
+        let count = 20_000
+        let sample =
+            (try? OfferJWS.promotionalOffer(
+                bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
+                transactionId: "2000000001",
+                key: key)) ?? ""
+        let message = Data(repeating: 0x61, count: sample.split(separator: ".").prefix(2).joined(separator: ".").count)
+        let raw = Self.perSecond(count) { _ = try? key.privateKey.signature(for: message) }
+        let v2 = Self.perSecond(count) {
+            _ = try? OfferJWS.promotionalOffer(
+                bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
+                transactionId: "2000000001",
+                key: key)
+        }
+        let intro = Self.perSecond(count) {
+            _ = try? OfferJWS.introductoryOfferEligibility(
+                bundleId: "com.example.app", productId: "pro", allowIntroductoryOffer: true,
+                transactionId: "2000000001",
+                key: key)
+        }
+        let v1 = Self.perSecond(count) {
+            _ = try? PromotionalOfferSignatureV1.sign(
+                bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50", appAccountToken: nil,
+                key: key)
+        }
+        print("Offer signing, one core, \(count) signatures each (same key):")
+        print(String(format: "  raw P-256 signature of %d bytes (baseline)  %8.0f /s", message.count, raw))
+        for (name, value) in [
+            ("promotional offer V2 (JWS)", v2), ("introductory eligibility (JWS)", intro), ("promotional offer V1", v1),
+        ] {
+            print(
+                String(
+                    format: "  %@%8.0f /s   %.2f of raw (goal >= 0.8)",
+                    name.padding(toLength: 41, withPad: " ", startingAt: 0), value, value / raw))
+        }
+    }
+
+    /// How many times a second `body` runs, over `count` runs after a warm-up.
+    static func perSecond(_ count: Int, _ body: () -> Void) -> Double {
+        for _ in 0..<(count / 10) { body() }
+        let start = ContinuousClock.now
+        for _ in 0..<count { body() }
+        let elapsed = ContinuousClock.now - start
+        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    // MARK: The load
+
+    /// What one target answered.
+    struct Result {
+        var answered = 0
+        var errors = 0
+        var elapsed = 0.0
+        var micros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+
+        func milliseconds(_ percentile: Double) -> Double { Double(self.micros.valueAtPercentile(percentile)) / 1000 }
+
+        func line(_ name: String) -> String {
+            name.padding(toLength: 44, withPad: " ", startingAt: 0)
+                + String(
+                    format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001),
+                    self.errors, self.milliseconds(50), self.milliseconds(90), self.milliseconds(99),
+                    self.milliseconds(100))
+        }
+    }
+
+    /// Offers `rate` requests a second for `seconds`, open loop, after an uncounted warm-up second.
+    static func offer(http: HTTPClient, url: String, bodies: [String], rate: Double, seconds: Double) async throws
+        -> Result
+    {
+        _ = await Self.run(http: http, url: url, bodies: bodies, rate: rate, count: Int(rate))
+        return await Self.run(http: http, url: url, bodies: bodies, rate: rate, count: Int(rate * seconds))
+    }
+
+    static func run(http: HTTPClient, url: String, bodies: [String], rate: Double, count: Int) async -> Result {
+        var result = Result()
+        let started = ContinuousClock.now
+        await withTaskGroup(of: (Bool, UInt64).self) { group in
+            for index in 0..<count {
+                let due = started + .nanoseconds(Int64(Double(index) / rate * 1e9))
+                if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
+                var request = HTTPClientRequest(url: url)
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(string: bodies[index % bodies.count]))
+                group.addTask {
+                    var ok = false
+                    if let response = try? await http.execute(request, timeout: .seconds(10)) {
+                        let body = try? await response.body.collect(upTo: 1 << 16)
+                        ok = response.status == .ok && (body?.readableBytes ?? 0) > 2
+                    }
+                    let latency = ContinuousClock.now - due
+                    return (
+                        ok,
+                        UInt64(
+                            max(
+                                0,
+                                Double(latency.components.seconds) * 1e6 + Double(latency.components.attoseconds) / 1e12
+                            ))
+                    )
+                }
+            }
+            for await (ok, micros) in group {
+                if ok { result.answered += 1 } else { result.errors += 1 }
+                result.micros.record(micros)
+            }
+        }
+        let elapsed = ContinuousClock.now - started
+        result.elapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
+    }
+}
