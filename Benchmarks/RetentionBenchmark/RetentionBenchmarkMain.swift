@@ -19,13 +19,18 @@ import TestSupport
 ///
 /// Requests are open loop: request i is due at start + i / RATE and its latency counts from then.
 ///
-/// Usage: `retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]`.
+/// Usage: `retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]`, or
+/// `retention-benchmark --signing` for the signing figures alone.
 @main
 enum RetentionBenchmarkMain {
     static let appAppleId: Int64 = 1_234_567_890
 
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.dropFirst().first == "--signing" {
+            Self.signingFigures()
+            return
+        }
         guard arguments.count >= 5 else {
             print(
                 "usage: retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]"
@@ -61,6 +66,8 @@ enum RetentionBenchmarkMain {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        // CPU-only figures first, while nothing else runs.
+        Self.signingFigures()
         let baseline = try await Self.offer(http: http, url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
         let retention = try await Self.offer(
             http: http, url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
@@ -77,49 +84,67 @@ enum RetentionBenchmarkMain {
             String(
                 format: "retention-messaging p99 %.2f ms (goal < 5 ms); %.1fx the baseline's",
                 retention.milliseconds(99), retention.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
-        Self.signingFigures()
     }
 
     // MARK: Signing
 
-    /// Offer signatures per second against raw P-256 signatures of a message of the same length, same key.
+    /// Offer signatures per second against raw P-256 signatures of a message of the same length, same key: three rounds,
+    /// each measuring all four in turn (so a noisy moment hits them alike), the best of each kept.
     static func signingFigures() {
         let key = OfferSigningKey(keyID: "OFFERKEY01", issuerID: "issuer", privateKey: .init())
-        let count = 20_000
+        let count = 10_000
         let sample =
             (try? OfferJWS.promotionalOffer(
                 bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
-                transactionId: "2000000001",
-                key: key)) ?? ""
+                transactionId: "2000000001", key: key)) ?? ""
         let message = Data(repeating: 0x61, count: sample.split(separator: ".").prefix(2).joined(separator: ".").count)
-        let raw = Self.perSecond(count) { _ = try? key.privateKey.signature(for: message) }
-        let v2 = Self.perSecond(count) {
-            _ = try? OfferJWS.promotionalOffer(
-                bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
-                transactionId: "2000000001",
-                key: key)
+        let bodies: [(String, () -> Void)] = [
+            ("raw", { _ = try? key.privateKey.signature(for: message) }),
+            (
+                "promotional offer V2 (JWS)",
+                {
+                    _ = try? OfferJWS.promotionalOffer(
+                        bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
+                        transactionId: "2000000001", key: key)
+                }
+            ),
+            (
+                "introductory eligibility (JWS)",
+                {
+                    _ = try? OfferJWS.introductoryOfferEligibility(
+                        bundleId: "com.example.app", productId: "pro", allowIntroductoryOffer: true,
+                        transactionId: "2000000001", key: key)
+                }
+            ),
+            (
+                "promotional offer V1",
+                {
+                    _ = try? PromotionalOfferSignatureV1.sign(
+                        bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50",
+                        appAccountToken: nil, key: key)
+                }
+            ),
+        ]
+        var best = [Double](repeating: 0, count: bodies.count)
+        for _ in 0..<3 {
+            for (index, body) in bodies.enumerated() { best[index] = max(best[index], Self.perSecond(count, body.1)) }
         }
-        let intro = Self.perSecond(count) {
-            _ = try? OfferJWS.introductoryOfferEligibility(
-                bundleId: "com.example.app", productId: "pro", allowIntroductoryOffer: true,
-                transactionId: "2000000001",
-                key: key)
-        }
-        let v1 = Self.perSecond(count) {
-            _ = try? PromotionalOfferSignatureV1.sign(
-                bundleId: "com.example.app", productId: "pro", offerIdentifier: "COMEBACK_50", appAccountToken: nil,
-                key: key)
-        }
-        print("Offer signing, one core, \(count) signatures each (same key):")
-        print(String(format: "  raw P-256 signature of %d bytes (baseline)  %8.0f /s", message.count, raw))
-        for (name, value) in [
-            ("promotional offer V2 (JWS)", v2), ("introductory eligibility (JWS)", intro), ("promotional offer V1", v1),
-        ] {
+        print("Offer signing, one core, best of 3 rounds of \(count) signatures each (same key, measured in turn):")
+        print(String(format: "  raw P-256 signature of %d bytes (baseline)  %8.0f /s", message.count, best[0]))
+        for index in 1..<bodies.count {
             print(
                 String(
                     format: "  %@%8.0f /s   %.2f of raw (goal >= 0.8)",
-                    name.padding(toLength: 41, withPad: " ", startingAt: 0), value, value / raw))
+                    bodies[index].0.padding(toLength: 41, withPad: " ", startingAt: 0), best[index],
+                    best[index] / best[0]))
         }
+        let uuid = Self.perSecond(count) { _ = UUID().uuidString.lowercased() }
+        let date = Self.perSecond(count) { _ = Date() }
+        print(
+            String(
+                format:
+                    "  (Foundation's UUID().uuidString.lowercased() would add %.1f µs per signature; the clock %.2f µs)",
+                1e6 / uuid, 1e6 / date))
     }
 
     /// How many times a second `body` runs, over `count` runs after a warm-up.

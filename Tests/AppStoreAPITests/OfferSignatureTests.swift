@@ -179,3 +179,32 @@ import Testing
         #expect(intro.allowIntroductoryOffer == true && intro.transactionId == transaction)
     }
 }
+
+/// The nonces signatures carry are fresh random version-4 UUIDs in lowercase (StoreKit and Apple's format).
+@Suite struct OfferNonceTests {
+    @Test func everyNonceIsAFreshLowercaseVersion4UUID() throws {
+        let key = OfferSigningKey(keyID: "K", issuerID: "I", privateKey: .init())
+        var seen = Set<String>()
+        for _ in 0..<2000 {
+            let signed = try PromotionalOfferSignatureV1.sign(
+                bundleId: "b", productId: "p", offerIdentifier: "o", appAccountToken: nil, key: key)
+            let nonce = signed.nonce
+            let uuid = try #require(UUID(uuidString: nonce), "\(nonce) is a UUID")
+            #expect(nonce == uuid.uuidString.lowercased() && nonce.count == 36)
+            #expect(Array(nonce)[14] == "4", "version 4")
+            #expect("89ab".contains(Array(nonce)[19]), "variant 10")
+            seen.insert(nonce)
+        }
+        #expect(seen.count == 2000, "no nonce repeats")
+    }
+
+    @Test func base64URLIsTheStandardEncodingWithoutPadding() {
+        for length in 0..<70 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == expected, "\(length) bytes")
+            #expect(Base64URL.decode(expected) == bytes)
+        }
+    }
+}

@@ -40,12 +40,12 @@ public enum OfferJWS {
     /// A promotional offer signature (V2) for `productId` and `offerIdentifier`, optionally bound to a transaction.
     public static func promotionalOffer(
         bundleId: String, productId: String, offerIdentifier: String, transactionId: String?, key: OfferSigningKey,
-        nonce: UUID = UUID(), now: Date = Date()
+        nonce: UUID? = nil, now: Date = Date()
     ) throws -> String {
         try self.sign(
             OfferJWSClaims(
                 bid: bundleId, iss: key.issuerID, aud: Audience.promotionalOffer.rawValue,
-                iat: Int64(now.timeIntervalSince1970), nonce: nonce.uuidString.lowercased(), productId: productId,
+                iat: Int64(now.timeIntervalSince1970), nonce: OfferNonce.text(nonce), productId: productId,
                 offerIdentifier: offerIdentifier, transactionId: transactionId),
             key: key)
     }
@@ -54,12 +54,12 @@ public enum OfferJWS {
     /// introductory offer of `productId`.
     public static func introductoryOfferEligibility(
         bundleId: String, productId: String, allowIntroductoryOffer: Bool, transactionId: String,
-        key: OfferSigningKey, nonce: UUID = UUID(), now: Date = Date()
+        key: OfferSigningKey, nonce: UUID? = nil, now: Date = Date()
     ) throws -> String {
         try self.sign(
             OfferJWSClaims(
                 bid: bundleId, iss: key.issuerID, aud: Audience.introductoryOfferEligibility.rawValue,
-                iat: Int64(now.timeIntervalSince1970), nonce: nonce.uuidString.lowercased(), productId: productId,
+                iat: Int64(now.timeIntervalSince1970), nonce: OfferNonce.text(nonce), productId: productId,
                 transactionId: transactionId, allowIntroductoryOffer: allowIntroductoryOffer),
             key: key)
     }

@@ -51,9 +51,9 @@ public struct PromotionalOfferSignatureV1: Codable, Hashable, Sendable {
     /// Signs an offer for `bundleId` with `key`, with a fresh nonce unless one is given.
     public static func sign(
         bundleId: String, productId: String, offerIdentifier: String, appAccountToken: String?,
-        key: OfferSigningKey, nonce: UUID = UUID(), now: Date = Date()
+        key: OfferSigningKey, nonce: UUID? = nil, now: Date = Date()
     ) throws -> Self {
-        let nonceText = nonce.uuidString.lowercased()
+        let nonceText = OfferNonce.text(nonce)
         let timestamp = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let text = Self.signedText(
             bundleId: bundleId, keyId: key.keyID, productId: productId, offerIdentifier: offerIdentifier,

@@ -2,18 +2,31 @@ public import Foundation
 
 /// base64url without padding, as JWS and JWT segments are written.
 public enum Base64URL {
-    /// Encodes bytes.
+    /// The 64 digits of base64url.
+    private static let digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Encodes bytes, straight into the text (no intermediate padded base64: JWS segments are on signing hot paths).
     public static func encode(_ bytes: some DataProtocol) -> String {
-        var encoded = Array(Data(bytes).base64EncodedData())
-        while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
-        for index in encoded.indices {
-            switch encoded[index] {
-            case UInt8(ascii: "+"): encoded[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): encoded[index] = UInt8(ascii: "_")
-            default: break
-            }
+        let input = Array(bytes)
+        var out = [UInt8]()
+        out.reserveCapacity((input.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= input.count {
+            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            out.append(Self.digits[Int(chunk >> 18 & 63)])
+            out.append(Self.digits[Int(chunk >> 12 & 63)])
+            out.append(Self.digits[Int(chunk >> 6 & 63)])
+            out.append(Self.digits[Int(chunk & 63)])
+            index += 3
         }
-        return String(decoding: encoded, as: UTF8.self)
+        let rest = input.count - index
+        if rest > 0 {
+            let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+            out.append(Self.digits[Int(chunk >> 18 & 63)])
+            out.append(Self.digits[Int(chunk >> 12 & 63)])
+            if rest == 2 { out.append(Self.digits[Int(chunk >> 6 & 63)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Decodes base64url (or base64), padding optional; nil when it is not.
