@@ -203,23 +203,23 @@ let modules: [Module] = [
     Module(
         name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
         imports: [
-            "AppStoreModels", "AsyncHTTPClient", "Histogram", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
-            "PipelineRecords", "Storage",
-            "TestSupport",
+            "AppStoreModels", "AsyncHTTPClient", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
+            "PipelineRecords", "Storage", "TestSupport",
         ]),
 
     Module(
         name: "RetentionBenchmark", kind: .executable("retention-benchmark"), path: "Benchmarks/RetentionBenchmark",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Histogram", "Logging",
-            "NIOCore", "PipelineRecords", "Storage", "TestSupport",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore",
+            "PipelineRecords", "Storage", "TestSupport",
         ]),
 
     // MARK: Tests
     Module(
         name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
         imports: [
-            "AppStoreModels", "AppStoreSigning", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+            "AppStoreModels", "AppStoreSigning", "Entitlements", "Histogram", "JWSVerification", "Logging",
+            "NotificationPipeline",
             "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509",
         ]),
     Module(
@@ -280,7 +280,7 @@ let modules: [Module] = [
         ]),
     Module(
         name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests",
-        imports: ["AppStoreAPI", "Crypto", "JWSVerification", "TestSupport"]),
+        imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "JWSVerification", "TestSupport"]),
     Module(
         name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
         imports: [

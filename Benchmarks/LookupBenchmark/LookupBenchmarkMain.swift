@@ -1,7 +1,6 @@
 import AppStoreModels
 import AsyncHTTPClient
 import Foundation
-import Histogram
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -64,27 +63,9 @@ enum LookupBenchmarkMain {
                 api.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
     }
 
-    /// What one target answered.
-    struct Result {
-        var answered = 0
-        var errors = 0
-        var elapsed = 0.0
-        var micros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-
-        func milliseconds(_ percentile: Double) -> Double { Double(self.micros.valueAtPercentile(percentile)) / 1000 }
-
-        func line(_ name: String) -> String {
-            name.padding(toLength: 44, withPad: " ", startingAt: 0)
-                + String(
-                    format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001),
-                    self.errors,
-                    self.milliseconds(50), self.milliseconds(90), self.milliseconds(99), self.milliseconds(100))
-        }
-    }
-
     /// Offers `rate` requests a second for `seconds`, open loop; a warm-up second first is not counted.
     static func offer(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, seconds: Double)
-        async throws -> Result
+        async throws -> OpenLoopLatencies
     {
         _ = try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate))
         return try await Self.run(
@@ -92,9 +73,9 @@ enum LookupBenchmarkMain {
     }
 
     static func run(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, count: Int)
-        async throws -> Result
+        async throws -> OpenLoopLatencies
     {
-        var result = Result()
+        var result = OpenLoopLatencies()
         let started = ContinuousClock.now
         await withTaskGroup(of: (Bool, UInt64).self) { group in
             for index in 0..<count {
@@ -114,13 +95,5 @@ enum LookupBenchmarkMain {
         }
         result.elapsed = (ContinuousClock.now - started).timeInterval
         return result
-    }
-}
-
-extension LookupBenchmarkMain.Result {
-    /// Counts one answer.
-    mutating func record(ok: Bool, micros: UInt64) {
-        if ok { self.answered += 1 } else { self.errors += 1 }
-        self.micros.record(micros)
     }
 }

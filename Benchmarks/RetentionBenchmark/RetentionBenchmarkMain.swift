@@ -4,7 +4,6 @@ import AppStoreSigning
 import AsyncHTTPClient
 import Crypto
 import Foundation
-import Histogram
 import Logging
 import NIOCore
 import PipelineRecords
@@ -158,34 +157,18 @@ enum RetentionBenchmarkMain {
 
     // MARK: The load
 
-    /// What one target answered.
-    struct Result {
-        var answered = 0
-        var errors = 0
-        var elapsed = 0.0
-        var micros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-
-        func milliseconds(_ percentile: Double) -> Double { Double(self.micros.valueAtPercentile(percentile)) / 1000 }
-
-        func line(_ name: String) -> String {
-            name.padding(toLength: 44, withPad: " ", startingAt: 0)
-                + String(
-                    format: "%11.0f %8d %9.2f %9.2f %9.2f %9.2f", Double(self.answered) / max(self.elapsed, 0.001),
-                    self.errors, self.milliseconds(50), self.milliseconds(90), self.milliseconds(99),
-                    self.milliseconds(100))
-        }
-    }
-
     /// Offers `rate` requests a second for `seconds`, open loop, after an uncounted warm-up second.
     static func offer(http: HTTPClient, url: String, bodies: [String], rate: Double, seconds: Double) async throws
-        -> Result
+        -> OpenLoopLatencies
     {
         _ = await Self.run(http: http, url: url, bodies: bodies, rate: rate, count: Int(rate))
         return await Self.run(http: http, url: url, bodies: bodies, rate: rate, count: Int(rate * seconds))
     }
 
-    static func run(http: HTTPClient, url: String, bodies: [String], rate: Double, count: Int) async -> Result {
-        var result = Result()
+    static func run(http: HTTPClient, url: String, bodies: [String], rate: Double, count: Int) async
+        -> OpenLoopLatencies
+    {
+        var result = OpenLoopLatencies()
         let started = ContinuousClock.now
         await withTaskGroup(of: (Bool, UInt64).self) { group in
             for index in 0..<count {
@@ -212,10 +195,7 @@ enum RetentionBenchmarkMain {
                     )
                 }
             }
-            for await (ok, micros) in group {
-                if ok { result.answered += 1 } else { result.errors += 1 }
-                result.micros.record(micros)
-            }
+            for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
         }
         let elapsed = ContinuousClock.now - started
         result.elapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

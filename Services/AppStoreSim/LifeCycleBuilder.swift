@@ -327,6 +327,10 @@ struct SubscriptionState {
         renewal.environment = generator.environment
         renewal.recentSubscriptionStartDate = Timestamp(millisecondsSince1970: start)
         renewal.appAccountToken = token
+        // What renewal info carries since API 1.22 (renewalPrice since 2024): the next renewal's price and plan.
+        renewal.renewalPrice = 4990
+        renewal.currency = "USD"
+        renewal.renewalBillingPlanType = .billedUpfront
         self.renewal = renewal
     }
 
@@ -352,6 +356,7 @@ struct SubscriptionState {
         t.storefrontId = "143441"
         t.currency = "USD"
         t.price = 4990
+        t.billingPlanType = .billedUpfront
         return t
     }
 }

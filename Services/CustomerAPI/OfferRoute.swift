@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AppStoreModels
 import Foundation
 import Hummingbird
 import NotificationPipeline

@@ -41,13 +41,9 @@ struct RetentionAnswer: Sendable {
         let version = offer.signatureVersion ?? "V2"
         var promotional = RealtimeResponseBody.PromotionalOffer(messageIdentifier: offer.messageIdentifier)
         if version == "V1" {
-            let signed = try PromotionalOfferSignatureV1.sign(
+            promotional.promotionalOfferSignatureV1 = try PromotionalOfferSignatureV1.sign(
                 bundleId: bundleId, productId: productId, offerIdentifier: offer.offerIdentifier,
                 appAccountToken: subject.appAccountToken, key: key, now: now)
-            promotional.promotionalOfferSignatureV1 = .init(
-                encodedSignature: signed.encodedSignature, productId: signed.productId, nonce: signed.nonce,
-                timestamp: signed.timestamp, keyId: signed.keyId, offerIdentifier: signed.offerIdentifier,
-                appAccountToken: signed.appAccountToken)
         } else {
             promotional.promotionalOfferSignatureV2 = try OfferJWS.promotionalOffer(
                 bundleId: bundleId, productId: productId, offerIdentifier: offer.offerIdentifier,

@@ -1,4 +1,5 @@
 import AppStoreAPI
+import AppStoreModels
 import Crypto
 import Foundation
 import JWSVerification

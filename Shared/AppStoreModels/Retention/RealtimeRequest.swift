@@ -64,36 +64,13 @@ public struct RealtimeResponseBody: Codable, Hashable, Sendable {
 
     /// A promotional offer to present, signed by the team's server (V2 JWS or V1 fields), with its message.
     public struct PromotionalOffer: Codable, Hashable, Sendable {
-        /// V1's fields (the same as StoreKit's original promotional offer signature).
-        public struct SignatureV1: Codable, Hashable, Sendable {
-            public var encodedSignature: String
-            public var productId: String
-            public var nonce: String
-            public var timestamp: Int64
-            public var keyId: String
-            public var offerIdentifier: String
-            public var appAccountToken: String?
-
-            public init(
-                encodedSignature: String, productId: String, nonce: String, timestamp: Int64, keyId: String,
-                offerIdentifier: String, appAccountToken: String?
-            ) {
-                self.encodedSignature = encodedSignature
-                self.productId = productId
-                self.nonce = nonce
-                self.timestamp = timestamp
-                self.keyId = keyId
-                self.offerIdentifier = offerIdentifier
-                self.appAccountToken = appAccountToken
-            }
-        }
         public var messageIdentifier: String?
         public var promotionalOfferSignatureV2: String?
-        public var promotionalOfferSignatureV1: SignatureV1?
+        public var promotionalOfferSignatureV1: PromotionalOfferSignatureV1?
 
         public init(
             messageIdentifier: String?, promotionalOfferSignatureV2: String? = nil,
-            promotionalOfferSignatureV1: SignatureV1? = nil
+            promotionalOfferSignatureV1: PromotionalOfferSignatureV1? = nil
         ) {
             self.messageIdentifier = messageIdentifier
             self.promotionalOfferSignatureV2 = promotionalOfferSignatureV2

@@ -1,3 +1,4 @@
+import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
 import AsyncHTTPClient
@@ -151,6 +152,9 @@ import Testing
                     var settings = CustomerAPISettings(database: database, purchases: purchases)
                     settings.http = HTTPSettings(host: "127.0.0.1", port: port)
                     settings.keyConcurrency = keyConcurrency
+                    settings.offers = OfferSigningSettings(
+                        key: OfferSigningKey(
+                            keyID: SimHarness.offerKeyID, issuerID: SimHarness.issuerID, privateKey: sim.offerKey))
                     var services: [any Service] = [
                         try CustomerAPI.buildApplication(
                             settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)

@@ -255,6 +255,7 @@ import Testing
             $0.customer.hasPrefix("app-user-") || lostSubjects.contains($0.originalTransactionId)
         }
         var wrong: [String] = []
+        var renewalPrices = 0
         let base = await fleet.customerAPIURL
         for expected in checked {
             // The sim names its app users `app-user-…`; every other customer is an appAccountToken or an originalTransactionId.
@@ -270,6 +271,9 @@ import Testing
             let response = try await sim.http.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 22)
             let view = try? JSONDecoder().decode(CustomerView.self, from: Data(body.readableBytesView))
+            if view?.subscriptions.contains(where: { $0.renewalPrice == "4.99" && $0.currency == "USD" }) == true {
+                renewalPrices += 1
+            }
             let entitlement = view?.entitlements.first { $0.productId == expected.productId }
             if entitlement?.active != expected.active || (entitlement?.revokedAt != nil) != expected.revoked {
                 wrong.append(
@@ -278,6 +282,7 @@ import Testing
             }
         }
         #expect(checked.count > 50)
+        #expect(renewalPrices > 0, "the view's subscriptions carry the next renewal's price")
         #expect(
             wrong.count == 0, "GET disagrees with the sim for \(wrong.count) of \(checked.count): \(wrong.prefix(5))")
         let logger = Self.logger
@@ -358,6 +363,12 @@ import Testing
         let causes = Set(published.map(\.cause.notificationUUID))
         #expect(causes.subtracting(stored.logged.keys).count == 0, "every event has a logged cause")
 
+        // API 1.22's fields reach consumers: the sim signs a billing plan and the next renewal's price.
+        #expect(
+            published.contains {
+                $0.facts.billingPlanType == "BILLED_UPFRONT" && $0.facts.renewalBillingPlanType == "BILLED_UPFRONT"
+                    && $0.facts.renewalPrice == "4.99"
+            }, "events carry billingPlanType, renewalBillingPlanType and renewalPrice")
         Self.checkEventsAgainstTheSim(sim, published: published)
         try await Self.checkCompleteness(sim, databaseURL: databaseURL)
     }

@@ -36,9 +36,11 @@ import Testing
                     configure: {
                         $0.environments = [.production, .sandbox]
                         $0.messageReviewDelay = .milliseconds(300)
+                        // The verdict's logic is under test here, not the machine's speed (the benchmark measures
+                        // that): a threshold no answer of a loaded 2-core machine misses. Apple's is about 700 ms.
                         $0.performanceTest = PerformanceTestConfig(
                             maxConcurrentRequests: 10, totalRequests: 300, totalDuration: 3000,
-                            responseTimeThreshold: 700, successRateThreshold: 95)
+                            responseTimeThreshold: 10_000, successRateThreshold: 95)
                     }
                 ) { sim in
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
@@ -97,29 +99,46 @@ import Testing
         await #expect(throws: AppStoreAPIError.self, "Production's URL needs a passed performance test") {
             try await production.configureRealtimeURL(retentionURL, environment: .production)
         }
-        try await sandbox.configureRealtimeURL(retentionURL, environment: .sandbox)
-
-        // Apple's performance test against the running endpoint.
         let subscription = try #require(
             sim.simulator.scenario.purchases.values.first { $0.environment == .sandbox && $0.status == .active })
-        let started = try await sandbox.initiatePerformanceTest(
-            originalTransactionId: subscription.originalTransactionId, environment: .sandbox)
-        var result = try await sandbox.performanceTestResult(started.requestId ?? "", environment: .sandbox)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while result.result == "PENDING" && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(250))
-            result = try await sandbox.performanceTestResult(started.requestId ?? "", environment: .sandbox)
+
+        // Apple's performance test against a URL nothing answers: FAIL, every request a NO_RESPONSE, and Production's
+        // URL still refused.
+        let nobody = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/retention-message"
+        try await sandbox.configureRealtimeURL(nobody, environment: .sandbox)
+        let failed = try await Self.performanceTest(sandbox, original: subscription.originalTransactionId)
+        #expect(failed.result == "FAIL" && failed.successRate == 0, "\(failed)")
+        #expect(failed.failures == ["NO_RESPONSE": 300], "\(failed.failures ?? [:])")
+        await #expect(throws: AppStoreAPIError.self, "a failed test does not open Production") {
+            try await production.configureRealtimeURL(retentionURL, environment: .production)
         }
-        #expect(result.result == "PASS" && result.successRate == 100, "\(result)")
+
+        // Against the running endpoint: PASS.
+        try await sandbox.configureRealtimeURL(retentionURL, environment: .sandbox)
+        let result = try await Self.performanceTest(sandbox, original: subscription.originalTransactionId)
+        #expect(result.result == "PASS" && result.successRate == 100 && result.failures == nil, "\(result)")
         let times = result.responseTimes
         print(
-            "retention performance test: \(result.result ?? "?"), \(result.successRate ?? 0)% of 300 within 700 ms; "
+            "retention performance test: \(result.result ?? "?"), \(result.successRate ?? 0)% of 300 answered; "
                 + "ms p50 \(times?.p50 ?? 0), p90 \(times?.p90 ?? 0), p95 \(times?.p95 ?? 0), p99 \(times?.p99 ?? 0)")
         try await production.configureRealtimeURL(retentionURL, environment: .production)
 
         let asked = try await Self.askByRule(sim)
         try await Self.refuseForgeries(sim, url: retentionURL)
         try await Self.checkEvents(asked, bootstrap: bootstrap, performanceTestRequests: 300)
+    }
+
+    /// Starts Apple's performance test in Sandbox and polls its result until it is no longer PENDING.
+    static func performanceTest(_ client: AppStoreServerAPIClient, original: String) async throws
+        -> PerformanceTestResultResponse
+    {
+        let started = try await client.initiatePerformanceTest(originalTransactionId: original, environment: .sandbox)
+        var result = try await client.performanceTestResult(started.requestId ?? "", environment: .sandbox)
+        while result.result == "PENDING" {
+            try await Task.sleep(for: .milliseconds(250))
+            result = try await client.performanceTestResult(started.requestId ?? "", environment: .sandbox)
+        }
+        return result
     }
 
     /// The rule the example file gives a subscription, computed here from the sim's own facts (an independent oracle).
