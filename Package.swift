@@ -203,15 +203,15 @@ let modules: [Module] = [
     Module(
         name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
         imports: [
-            "AppStoreModels", "AsyncHTTPClient", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
-            "PipelineRecords", "Storage", "TestSupport",
+            "AppStoreModels", "AsyncHTTPClient", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "Storage",
+            "TestSupport",
         ]),
 
     Module(
         name: "RetentionBenchmark", kind: .executable("retention-benchmark"), path: "Benchmarks/RetentionBenchmark",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore",
-            "PipelineRecords", "Storage", "TestSupport",
+            "Storage", "TestSupport",
         ]),
 
     // MARK: Tests

@@ -5,7 +5,6 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NotificationPipeline
-import PipelineRecords
 import Storage
 import TestSupport
 
@@ -32,11 +31,7 @@ enum LookupBenchmarkMain {
         logger.logLevel = .error
         let quiet = logger
         let token = try await DatabaseClient.with(try DatabaseSettings(url: arguments[1]), logger: quiet) { client in
-            try await MigrationRunner().migrate(client: client, logger: quiet)
-            let repository = EntitlementRepository(client: client, logger: quiet)
-            for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
-                _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
-            }
+            try await storeLifeCycles(customers, client: client, logger: quiet)
             return try await APIKeyStore(client: client, logger: quiet).create(
                 bundleId: "com.example.app", ratePerSecond: 1_000_000
             ).token

@@ -6,7 +6,6 @@ import Crypto
 import Foundation
 import Logging
 import NIOCore
-import PipelineRecords
 import Storage
 import TestSupport
 
@@ -43,11 +42,7 @@ enum RetentionBenchmarkMain {
         logger.logLevel = .error
         let quiet = logger
         try await DatabaseClient.with(try DatabaseSettings(url: arguments[1]), logger: quiet) { client in
-            try await MigrationRunner().migrate(client: client, logger: quiet)
-            let repository = EntitlementRepository(client: client, logger: quiet)
-            for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
-                _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
-            }
+            try await storeLifeCycles(customers, client: client, logger: quiet)
         }
         // Apple's requests, signed ahead with the sim's PKI (the endpoint trusts its root): one per customer, reused.
         let signer = AppStoreSigner(pki: try TestPKI.loadOrCreate(in: URL(fileURLWithPath: arguments[2])))

@@ -4,8 +4,9 @@ import Foundation
 /// The Retention Messaging side of App Store Connect, per environment: uploaded images and messages with their
 /// review state, default messages per product and locale, the real-time URL, and performance tests with results.
 ///
-/// Review, as the sim plays it: an upload is `PENDING` for `reviewDelay`, then `APPROVED`, unless its text holds a
-/// link (`http://`, `https://`), which App Review refuses here (`REJECTED`).
+/// Review, as the sim plays it: an upload is `PENDING` for `reviewDelay` (or until ``reviewAll(now:)`` decides every
+/// upload so far, as a test does), then `APPROVED`, unless its text holds a link (`http://`, `https://`), which App
+/// Review refuses here (`REJECTED`).
 actor SimMessagingStore {
     /// An uploaded message.
     struct Message: Sendable {
@@ -26,6 +27,8 @@ actor SimMessagingStore {
     }
 
     let reviewDelay: Duration
+    /// Uploads at or before this instant are decided, whatever the delay.
+    private var reviewedUpTo = Date.distantPast
     private var spaces: [Environment: Space] = [:]
     /// The most images and messages an app may have (Apple's limits are larger; small to reach in tests).
     static let maximumItems = 100
@@ -34,11 +37,16 @@ actor SimMessagingStore {
 
     // MARK: Review states
 
+    /// App Review decides every upload made so far (the review delay no longer applies to them).
+    func reviewAll(now: Date = Date()) { self.reviewedUpTo = now }
+
     /// A message's or image's state now.
     func state(uploadedAt: Date, text: String, now: Date = Date()) -> String {
         let seconds =
             Double(self.reviewDelay.components.seconds) + Double(self.reviewDelay.components.attoseconds) / 1e18
-        guard now.timeIntervalSince(uploadedAt) >= seconds else { return "PENDING" }
+        guard now.timeIntervalSince(uploadedAt) >= seconds || uploadedAt <= self.reviewedUpTo else {
+            return "PENDING"
+        }
         return text.contains("http://") || text.contains("https://") ? "REJECTED" : "APPROVED"
     }
 

@@ -1,4 +1,5 @@
 public import Logging
+import PipelineRecords
 public import PostgresNIO
 import Storage
 
@@ -21,5 +22,15 @@ public func withMigratedDatabase<T: Sendable>(
 public func migrateDatabase(_ settings: DatabaseSettings, logger: Logger = Logger(label: "test")) async throws {
     _ = try await DatabaseClient.with(settings, logger: logger) {
         try await MigrationRunner().migrate(client: $0, logger: logger)
+    }
+}
+
+/// Migrates the database `client` reaches and stores `customers` life cycles (``VerifiedRecords/lifeCycle(_:)``)
+/// through the updater's own repository: the data the benchmarks measure against.
+public func storeLifeCycles(_ customers: Int, client: PostgresClient, logger: Logger) async throws {
+    try await MigrationRunner().migrate(client: client, logger: logger)
+    let repository = EntitlementRepository(client: client, logger: logger)
+    for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
+        _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
     }
 }
