@@ -147,7 +147,7 @@ enum RetentionBenchmarkMain {
         let start = ContinuousClock.now
         for _ in 0..<count { body() }
         let elapsed = ContinuousClock.now - start
-        return Double(count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return Double(count) / elapsed.timeInterval
     }
 
     // MARK: The load
@@ -180,20 +180,13 @@ enum RetentionBenchmarkMain {
                         ok = response.status == .ok && (body?.readableBytes ?? 0) > 2
                     }
                     let latency = ContinuousClock.now - due
-                    return (
-                        ok,
-                        UInt64(
-                            max(
-                                0,
-                                Double(latency.components.seconds) * 1e6 + Double(latency.components.attoseconds) / 1e12
-                            ))
-                    )
+                    return (ok, UInt64(max(0, latency.timeInterval * 1_000_000)))
                 }
             }
             for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
         }
         let elapsed = ContinuousClock.now - started
-        result.elapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        result.elapsed = elapsed.timeInterval
         return result
     }
 }

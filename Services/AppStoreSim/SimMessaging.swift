@@ -173,10 +173,7 @@ struct SimMessaging: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: #"{"signedPayload":""# + signedPayload + #""}"#))
         let start = ContinuousClock.now
-        let elapsed = { () -> Double in
-            let duration = ContinuousClock.now - start
-            return Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        }
+        let elapsed = { (ContinuousClock.now - start).timeInterval * 1000 }
         do {
             let response = try await http.execute(request, timeout: .init(timeout))
             let body = try await response.body.collect(upTo: 1 << 20)

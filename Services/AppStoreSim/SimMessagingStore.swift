@@ -42,9 +42,8 @@ actor SimMessagingStore {
 
     /// A message's or image's state now.
     func state(uploadedAt: Date, text: String, now: Date = Date()) -> String {
-        let seconds =
-            Double(self.reviewDelay.components.seconds) + Double(self.reviewDelay.components.attoseconds) / 1e18
-        guard now.timeIntervalSince(uploadedAt) >= seconds || uploadedAt <= self.reviewedUpTo else {
+        guard now.timeIntervalSince(uploadedAt) >= self.reviewDelay.timeInterval || uploadedAt <= self.reviewedUpTo
+        else {
             return "PENDING"
         }
         return text.contains("http://") || text.contains("https://") ? "REJECTED" : "APPROVED"

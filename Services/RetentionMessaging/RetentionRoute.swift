@@ -26,6 +26,13 @@ struct RetentionRoute: Sendable {
     let events: LabelledCounter
     let logger: Logger
 
+    /// One encoder for every answer and event (keys sorted: the same answer is the same bytes), not one per request.
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
     /// The path Apple's real-time URL names (`iapctl retention url set https://…/retention-message`).
     static let path = "retention-message"
 
@@ -86,17 +93,15 @@ struct RetentionRoute: Sendable {
         }
         self.outcomes.increment(degraded ? "degraded" : answer.kind)
         await self.publish(RetentionOfferedEvent(request: realtime, app: app, answer: answer, answeredAt: now))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
         return Response(
             status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: (try? encoder.encode(answer.body)) ?? Data("{}".utf8))))
+            body: .init(byteBuffer: ByteBuffer(bytes: (try? Self.encoder.encode(answer.body)) ?? Data("{}".utf8))))
     }
 
     /// Hands the event to the producer without waiting for the broker: Apple's ~700 ms budget is the customer's
     /// cancel screen; librdkafka retries delivery (idempotent, acks=all) and the outcome is counted.
     private func publish(_ event: RetentionOfferedEvent) async {
-        let value = (try? JSONEncoder().encode(event)).map(Array.init) ?? []
+        let value = (try? Self.encoder.encode(event)).map(Array.init) ?? []
         let record = ProducerRecord(
             topic: self.topic, key: Array(event.originalTransactionId.utf8), value: value,
             headers: [KafkaHeader(name: "event-id", value: Array(event.eventId.utf8))])
