@@ -293,6 +293,22 @@ ALTER SEQUENCE public.status_requests_id_seq OWNED BY public.status_requests.id;
 
 
 --
+-- Name: subscription_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.subscription_migrations (
+    environment text NOT NULL,
+    bundle_id text NOT NULL,
+    previous_original_transaction_id text NOT NULL,
+    original_transaction_id text NOT NULL,
+    customer text,
+    notification_uuid text NOT NULL,
+    signed_date bigint NOT NULL,
+    migrated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
 -- Name: subscriptions; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -482,6 +498,14 @@ ALTER TABLE ONLY public.status_requests
 
 
 --
+-- Name: subscription_migrations subscription_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.subscription_migrations
+    ADD CONSTRAINT subscription_migrations_pkey PRIMARY KEY (environment, bundle_id, previous_original_transaction_id);
+
+
+--
 -- Name: subscriptions subscriptions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -593,6 +617,13 @@ CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (publish
 --
 
 CREATE INDEX status_requests_unpublished ON public.status_requests USING btree (id) WHERE (published_at IS NULL);
+
+
+--
+-- Name: subscription_migrations_target; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX subscription_migrations_target ON public.subscription_migrations USING btree (environment, bundle_id, original_transaction_id);
 
 
 --

@@ -29,6 +29,30 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         /// The period the revoked transaction paid for.
         public var periodStart: Int64?
         public var periodEnd: Int64?
+        /// Advanced Commerce purchases: the items refunded or revoked, each with every refund Apple lists for it.
+        public var items: [RefundedItem]?
+    }
+
+    /// An item of an Advanced Commerce purchase that the App Store refunded (in part or whole) or revoked.
+    public struct RefundedItem: Codable, Hashable, Sendable {
+        public var sku: String
+        public var revokedAt: Int64?
+        public var refunds: [ItemRefund]
+    }
+
+    /// One refund of an item, its amount an exact decimal of Apple's milliunits.
+    public struct ItemRefund: Codable, Hashable, Sendable {
+        public var amount: String?
+        public var refundedAt: Int64?
+        public var reason: String?
+        public var type: String?
+    }
+
+    /// The subscription a migrated one continues (`entitlement.migrated`): its id and its entitlement as the
+    /// migration ended it (consumers drop that product's access for the customer it names).
+    public struct Migration: Codable, Hashable, Sendable {
+        public var previousOriginalTransactionId: String
+        public var previousState: EntitlementState?
     }
 
     /// The counts of a finished mass renewal-date extension (RENEWAL_EXTENSION / SUMMARY).
@@ -71,6 +95,8 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     public var responseDeadline: Int64?
     public var consumptionRequestReason: String?
     public var massExtension: MassExtension?
+    /// `entitlement.migrated`: the subscription this one continues.
+    public var migration: Migration?
 
     /// Creates an event with its stable id.
     init(
@@ -117,7 +143,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state,
             revocation
-        case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension
+        case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension, migration
     }
 
     public init(from decoder: any Decoder) throws {
@@ -138,6 +164,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         self.responseDeadline = try c.decodeIfPresent(Int64.self, forKey: .responseDeadline)
         self.consumptionRequestReason = try c.decodeIfPresent(String.self, forKey: .consumptionRequestReason)
         self.massExtension = try c.decodeIfPresent(MassExtension.self, forKey: .massExtension)
+        self.migration = try c.decodeIfPresent(Migration.self, forKey: .migration)
         self.facts = try PurchaseFacts(from: decoder)
     }
 
@@ -159,6 +186,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         try c.encodeIfPresent(self.responseDeadline, forKey: .responseDeadline)
         try c.encodeIfPresent(self.consumptionRequestReason, forKey: .consumptionRequestReason)
         try c.encodeIfPresent(self.massExtension, forKey: .massExtension)
+        try c.encodeIfPresent(self.migration, forKey: .migration)
         try self.facts.encode(to: encoder)
     }
 }

@@ -40,7 +40,23 @@ struct Context {
             reason: self.transaction.rawRevocationReason, type: self.transaction.rawRevocationType,
             percentage: self.transaction.revocationPercentage,
             periodStart: self.transaction.purchaseDate?.millisecondsSince1970,
-            periodEnd: self.transaction.expiresDate?.millisecondsSince1970)
+            periodEnd: self.transaction.expiresDate?.millisecondsSince1970, items: self.refundedItems)
+    }
+
+    /// The Advanced Commerce items refunded or revoked inside the transaction (nil for other purchases).
+    var refundedItems: [EntitlementEvent.RefundedItem]? {
+        guard let items = self.transaction.advancedCommerceTransaction?.refundedItems, !items.isEmpty else {
+            return nil
+        }
+        return items.map { item in
+            EntitlementEvent.RefundedItem(
+                sku: item.sku ?? "", revokedAt: item.revocationDate?.millisecondsSince1970,
+                refunds: (item.refunds ?? []).map {
+                    EntitlementEvent.ItemRefund(
+                        amount: $0.refundAmount.map(PurchaseFacts.decimal(milliunits:)),
+                        refundedAt: $0.refundDate?.millisecondsSince1970, reason: $0.refundReason, type: $0.refundType)
+                })
+        }
     }
 
     /// An event of this notification about its customer and product (or another product of the same subscription).
@@ -186,11 +202,11 @@ struct Context {
         case .oneTimeCharge where consumable:
             return [self.event("consumable.purchased", .changes, state: nil)]
         case .refund:
-            return [
-                self.event(
-                    consumable ? "consumable.refunded" : "revocation.refunded", .revocations, state: state,
-                    revocation: self.revocation)
-            ]
+            // An Advanced Commerce purchase can be refunded item by item: the transaction itself stands.
+            let itemsOnly = !consumable && self.transaction.revocationDate == nil && self.refundedItems != nil
+            let type =
+                consumable ? "consumable.refunded" : itemsOnly ? "revocation.items-refunded" : "revocation.refunded"
+            return [self.event(type, .revocations, state: state, revocation: self.revocation)]
         case .refundReversed:
             return [
                 self.event(

@@ -23,7 +23,9 @@ public enum EntitlementRules {
     ) -> EntitlementUpdate {
         let payload = notification.payload
         let signedDate = payload.signedDate?.millisecondsSince1970 ?? 0
-        let stale = current.lastSignedDate.map { signedDate < $0 } ?? false
+        let late = current.lastSignedDate.map { signedDate < $0 } ?? false
+        // A subscription migrated to another moves nothing any more: the new one holds its customer's access.
+        let stale = late || current.migratedTo != nil
         guard let type = payload.notificationType else {
             return EntitlementUpdate(
                 outcome: stale ? .stale : .unknownType,
@@ -43,12 +45,17 @@ public enum EntitlementRules {
             original: original, transactionId: transactionId, productId: productId, customer: customer,
             current: rekeyed.entitlement,
             movedFrom: rekeyed.movedFrom, catalog: catalog,
-            facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: stale))
+            facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: late))
+        if let migration = current.migration {
+            return Self.migrated(context, from: migration, stale: stale)
+        }
         if stale {
+            let detail =
+                current.migratedTo.map { "migrated to \($0): the subscription moves nothing any more" }
+                ?? "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)"
             return EntitlementUpdate(
-                outcome: .stale,
-                detail: "signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
-                events: context.factEvents(state: current.entitlement), advancesSubject: false)
+                outcome: .stale, detail: detail, events: context.factEvents(state: current.entitlement),
+                advancesSubject: false)
         }
         switch transaction.type {
         case .consumable: return Self.consumable(context)
@@ -122,6 +129,36 @@ public enum EntitlementRules {
         return EntitlementUpdate(
             outcome: .applied, detail: events.first?.eventType ?? "\(c.typeName) of a consumable changes no access",
             events: events, advancesSubject: true)
+    }
+
+    /// The first notification applied of a subscription the App Store migrated from another
+    /// (`previousOriginalTransactionId`, a `MIGRATION` to the Advanced Commerce API, whatever notification of it
+    /// arrives first): the customer's access moves to the new subscription (its status, else its transaction; the
+    /// repository removed the previous one's entitlement row), reported by one `entitlement.migrated` event that
+    /// carries the new state and the previous one as the migration ended it. A late one (signed before the
+    /// subject's newest) leaves the new subscription's entitlement as it is.
+    private static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
+        let access = c.notification.payload.data?.status.map { Self.access(for: $0, c) } ?? c.currentOrDerived()
+        var update =
+            stale
+            ? EntitlementUpdate(outcome: .applied, detail: "", entitlement: nil, advancesSubject: false)
+            : c.settle(access: access, detail: "")
+        update.detail = "migrated from \(migration.previousOriginalTransactionId)"
+        let state = update.entitlement ?? c.current
+        var ended = migration.previousEntitlement
+        if let previous = ended {
+            ended?.active = false
+            ended?.validUntil = min(previous.validUntil ?? c.signedDate, c.signedDate)
+        }
+        update.superseded = nil
+        var event = c.event("entitlement.migrated", .changes, state: state)
+        event.migration = EntitlementEvent.Migration(
+            previousOriginalTransactionId: migration.previousOriginalTransactionId, previousState: ended)
+        if let previous = migration.previousEntitlement, previous.productId != c.productId {
+            event.previousProductId = previous.productId
+        }
+        update.events = [event] + c.factEvents(state: state)
+        return update
     }
 
     /// What a subscription status means for access.

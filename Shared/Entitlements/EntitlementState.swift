@@ -51,11 +51,21 @@ public struct SubjectState: Hashable, Sendable {
     /// The app user the subject is bound to (`customer_bindings`), which names its customer before any
     /// appAccountToken or originalTransactionId.
     public var boundCustomer: String?
+    /// The subscription this one was migrated to (`subscription_migrations`): its later notifications move nothing.
+    public var migratedTo: String?
+    /// The subscription migrated to this one, when this input is the first of it the updater applies (the
+    /// repository recorded the migration under both subjects' locks): its entitlement moves here.
+    public var migration: SubjectMigration?
 
-    public init(lastSignedDate: Int64? = nil, entitlement: EntitlementState? = nil, boundCustomer: String? = nil) {
+    public init(
+        lastSignedDate: Int64? = nil, entitlement: EntitlementState? = nil, boundCustomer: String? = nil,
+        migratedTo: String? = nil, migration: SubjectMigration? = nil
+    ) {
         self.lastSignedDate = lastSignedDate
         self.entitlement = entitlement
         self.boundCustomer = boundCustomer
+        self.migratedTo = migratedTo
+        self.migration = migration
     }
 
     /// The customer a purchase of this subject belongs to: the bound app user, else ``CustomerKey``.
@@ -74,5 +84,23 @@ public struct SubjectState: Hashable, Sendable {
         let previous = entitlement.customer
         entitlement.customer = customer
         return (entitlement, previous)
+    }
+}
+
+/// A subscription the App Store migrated to another (the new one's transactions name it
+/// `previousOriginalTransactionId`), as the repository found it when it recorded the migration.
+public struct SubjectMigration: Hashable, Sendable {
+    /// The previous subscription's originalTransactionId.
+    public var previousOriginalTransactionId: String
+    /// The customer the new subscription keeps: the previous one's bound app user, else its newest entitlement's
+    /// customer, else what the new one's transaction names.
+    public var customer: String?
+    /// The previous subscription's newest entitlement, as it was before the migration removed it (nil: none stored).
+    public var previousEntitlement: EntitlementState?
+
+    public init(previousOriginalTransactionId: String, customer: String?, previousEntitlement: EntitlementState?) {
+        self.previousOriginalTransactionId = previousOriginalTransactionId
+        self.customer = customer
+        self.previousEntitlement = previousEntitlement
     }
 }

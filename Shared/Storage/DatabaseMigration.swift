@@ -30,5 +30,6 @@ public enum Migrations {
         InitialSchema(), SubjectOrdering(), EnvironmentAndAppIdentity(), CustomerAPIKeys(),
         CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(), OutboxTraceContextMigration(),
         WinBackOffersMigration(),
+        SubscriptionMigrationsMigration(),
     ]
 }

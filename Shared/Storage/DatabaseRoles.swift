@@ -39,6 +39,7 @@ public enum DatabaseRoles {
                     "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox",
                     "status_requests",
                     "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters",
+                    "subscription_migrations",
                 ].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
                     + [("SELECT", "account_token_owners"), ("SELECT", "schema_migrations")]
             case .customerAPI:
@@ -46,6 +47,7 @@ public enum DatabaseRoles {
                     "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements",
                     "customer_bindings", "api_keys",
                     "consumption_requests", "consumption_facts", "dead_letters", "account_token_owners",
+                    "subscription_migrations",
                 ].map { ("SELECT", $0) }
                     + [
                         ("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters"),

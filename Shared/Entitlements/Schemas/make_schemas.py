@@ -13,12 +13,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 STREAMS = {
     "changes": {
-        "description": "A customer's access changed (granted, extended or updated, moved to another product of the same entitlement or "
-                       "to another customer, expired, revoked); a consumable was bought; a renewal setting teams act on changed; the app received a test "
+        "description": "A customer's access changed (granted, extended or updated, moved to another product of the same entitlement, "
+                       "to another customer or to the subscription the App Store migrated it to, expired, revoked); a consumable was bought; a renewal setting teams act on changed; the app received a test "
                        "notification, a mass extension finished or consent was rescinded.",
         "types": [
             "entitlement.granted", "entitlement.updated", "entitlement.product-changed", "entitlement.expired", "entitlement.revoked",
-            "entitlement.customer-changed",
+            "entitlement.customer-changed", "entitlement.migrated",
             "consumable.purchased",
             "subscription.auto-renew-disabled", "subscription.auto-renew-enabled", "subscription.billing-issue",
             "subscription.product-change-scheduled", "subscription.product-change-cancelled",
@@ -34,10 +34,11 @@ STREAMS = {
         "required": [],
     },
     "revocations": {
-        "description": "The App Store refunded or revoked a transaction, reversed a refund or declined one, or asks for consumption "
+        "description": "The App Store refunded or revoked a transaction (or items of an Advanced Commerce purchase), reversed a refund or declined one, or asks for consumption "
                        "information about a refund request (answer by responseDeadline); the transaction is in revocation.",
         "types": [
-            "revocation.refunded", "revocation.family-revoked", "revocation.refund-reversed", "revocation.refund-declined",
+            "revocation.refunded", "revocation.items-refunded", "revocation.family-revoked", "revocation.refund-reversed",
+            "revocation.refund-declined",
             "consumable.refunded", "consumable.refund-reversed", "consumption.requested",
         ],
         "required": ["revocation"],
@@ -82,6 +83,34 @@ REVOCATION = {
         "percentage": {"type": "integer", "description": "refunded share in milliunits (prorated refunds)"},
         "periodStart": INTEGER,
         "periodEnd": INTEGER,
+        "items": {
+            "type": "array",
+            "description": "Advanced Commerce purchases: the items refunded or revoked, each with every refund Apple lists for it so far "
+                           "(cumulative across notifications)",
+            "items": {
+                "type": "object",
+                "required": ["sku", "refunds"],
+                "additionalProperties": False,
+                "properties": {
+                    "sku": STRING,
+                    "revokedAt": MILLIS,
+                    "refunds": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "amount": {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,3})?$", "description": "exact decimal of Apple's milliunits"},
+                                "refundedAt": MILLIS,
+                                "reason": {"type": "string", "description": "UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, "
+                                                                            "OTHER, MODIFY_ITEMS_REFUND, SIMULATE_REFUND_DECLINE, or a value Apple adds later"},
+                                "type": {"type": "string", "description": "FULL, PRORATED, CUSTOM, or a value Apple adds later"},
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 
@@ -148,6 +177,14 @@ V2_FIELDS = {
     "previousProductId": {"type": "string", "description": "entitlement.product-changed: the product the subscription moved from"},
     "previousCustomer": {"type": "string", "description": "entitlement.customer-changed: the customer the purchase belonged to before "
                                                            "(drop its access to it); customer is the new owner"},
+    "migration": {
+        "type": "object",
+        "description": "entitlement.migrated: the subscription the App Store migrated to this one (previousOriginalTransactionId) and its "
+                       "entitlement as the migration ended it (drop that product's access; state is the new one's)",
+        "required": ["previousOriginalTransactionId"],
+        "additionalProperties": False,
+        "properties": {"previousOriginalTransactionId": STRING, "previousState": STATE},
+    },
     "responseDeadline": {"type": "integer", "description": "consumption.requested: answer Send Consumption Information before this "
                                                            "(occurredAt + 12 hours)"},
     "consumptionRequestReason": STRING,

@@ -74,7 +74,7 @@ public struct EntitlementRepository: Sendable {
     /// Applies several inputs, in order, in one transaction with one commit: every subject of the batch is
     /// locked first (in key order), then the inputs are applied in waves (``Waves``): each wave holds at most
     /// one input per subject, in a subject's order, and costs two statements whatever its size (log and states;
-    /// facts, entitlements and events) plus one per rare step (a binding, a move, a status request). Each input
+    /// facts, entitlements and events) plus one per rare step (a binding, a move, a migration, a status request). Each input
     /// ends exactly as applied alone: its log insert makes a repeat a duplicate, its state is read after the
     /// earlier inputs of its subject. Returns one result per input; throws, with nothing committed, if any fails.
     public func apply(_ inputs: [EntitlementInput], topics: PipelineTopics) async throws -> [ApplyResult] {
@@ -82,11 +82,17 @@ public struct EntitlementRepository: Sendable {
         let prepared = inputs.map { input in
             var prepared = self.prepare(input)
             prepared.traceParent = input.traceParent
+            if prepared.binding == nil, let previous = prepared.notification.transaction?.previousOriginalTransactionId,
+                !previous.isEmpty, previous != prepared.entry.subject
+            {
+                prepared.migratedFrom = previous
+            }
             return prepared
         }
         let logger = self.logger
         return try await self.client.withTransaction(logger: logger) { connection in
-            try await SubjectRows.lock(prepared.map(\.entry), on: connection, logger: logger)
+            let migrated = prepared.compactMap { input in input.migratedFrom.map { input.entry.scope + $0 } }
+            try await SubjectRows.lock(prepared.map(\.entry.lockKey) + migrated, on: connection, logger: logger)
             var results = [ApplyResult](repeating: .duplicate, count: prepared.count)
             for wave in Waves.split(prepared) {
                 let outcomes = try await self.apply(wave: wave.map { prepared[$0] }, topics: topics, on: connection)
@@ -135,6 +141,9 @@ public struct EntitlementRepository: Sendable {
         var notification: VerifiedNotification
         var binding: AppPurchaseRecord?
         var rules: @Sendable (SubjectState) -> EntitlementUpdate
+        /// The subscription the App Store migrated to this one (`previousOriginalTransactionId` of a transaction
+        /// Apple sent: a notification or a status snapshot, never an app's post), locked with the subject.
+        var migratedFrom: String?
         /// The trace its events continue.
         var traceParent: String?
     }
@@ -206,6 +215,14 @@ public struct EntitlementRepository: Sendable {
                 }
                 current.boundCustomer = appUserId
             }
+            if let previous = input.migratedFrom, current.migratedTo == nil,
+                let migration = try await SubscriptionMigrations.record(
+                    from: previous, to: entry, fallback: Self.migrationFallback(input.notification, previous: previous),
+                    on: connection, logger: logger)
+            {
+                current.migration = migration
+                if current.boundCustomer == nil { current.boundCustomer = migration.customer }
+            }
             let update = input.rules(current)
             let customer =
                 update.entitlement?.customer
@@ -233,6 +250,15 @@ public struct EntitlementRepository: Sendable {
                 topics: topics, on: connection)
         }
         return results
+    }
+
+    /// The customer a migrated subscription keeps when nothing of the previous one is stored yet: the
+    /// appAccountToken the new one carries, else the previous one's originalTransactionId (its customer, had its
+    /// notifications come first).
+    private static func migrationFallback(_ notification: VerifiedNotification, previous: String) -> String {
+        guard let transaction = notification.transaction else { return previous }
+        let key = CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo)
+        return key == transaction.originalTransactionId ? previous : key
     }
 
     /// What one input needs beyond its facts: its consumption request, the move of its rows to a new customer,

@@ -9,13 +9,10 @@ import PostgresNIO
 enum SubjectRows {
     // MARK: Locks
 
-    /// Takes the transaction-scoped lock of every subject of a batch, in one statement and in ascending key
+    /// Takes the transaction-scoped lock of every subject of a batch (``EntitlementRepository/LogEntry/lockKey``), in one statement and in ascending key
     /// order, so two transactions locking overlapping subjects wait for each other instead of deadlocking.
     /// (PostgreSQL evaluates a volatile function of the target list after ORDER BY.)
-    static func lock(_ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        let keys = entries.map(\.lockKey)
+    static func lock(_ keys: [String], on connection: PostgresConnection, logger: Logger) async throws {
         let locks = try await connection.query(
             """
             SELECT pg_advisory_xact_lock(k)
@@ -43,7 +40,7 @@ enum SubjectRows {
         for try await row in rows {
             // A repeat only counts (the console shows how often Apple delivered it).
             guard row.1, let index = indexOfID[row.0] else { continue }
-            var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3)
+            var loaded = SubjectState(lastSignedDate: row.2, boundCustomer: row.3, migratedTo: row.16)
             if let customer = row.4, let productId = row.5, let active = row.6, let original = row.7,
                 let source = row.8, let ownership = row.9
             {
@@ -61,12 +58,12 @@ enum SubjectRows {
 
     /// The wave's log and state statement, prepared once per connection (parsed once, its plan kept).
     struct LogAndStatesStatement: PostgresPreparedStatement {
-        /// An entry's log id, whether it is new, the subject's newest applied signing time, its bound app user, and
-        /// its newest entitlement row's columns (all nil without one).
+        /// An entry's log id, whether it is new, the subject's newest applied signing time, its bound app user, its
+        /// newest entitlement row's columns (all nil without one), and the subscription it was migrated to.
         typealias Row = (
             String, Bool, Int64?, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?,
             Int32?,
-            String?, String?
+            String?, String?, String?
         )
         /// The entries as a JSON array of ``EntitlementRepository/LogEntry``.
         var entries: String
@@ -98,7 +95,10 @@ enum SubjectRows {
                    (SELECT app_user_id FROM customer_bindings
                     WHERE environment = input.environment AND bundle_id = input.bundle_id AND original_transaction_id = input.subject),
                    e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
-                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
+                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id,
+                   (SELECT original_transaction_id FROM subscription_migrations
+                    WHERE environment = input.environment AND bundle_id = input.bundle_id
+                      AND previous_original_transaction_id = input.subject)
             FROM input JOIN logged ON logged.notification_uuid = input.id
             LEFT JOIN LATERAL (
                 SELECT * FROM entitlements

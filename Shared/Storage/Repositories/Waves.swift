@@ -24,6 +24,8 @@ enum Waves {
     private static func rowKeys(of input: EntitlementRepository.PreparedInput) -> [String] {
         let scope = input.entry.scope
         var keys = ["s:" + scope + input.entry.subject, "l:" + input.entry.id]
+        // A migration ends the previous subscription's entitlement: its own inputs go to another wave.
+        if let previous = input.migratedFrom { keys.append("s:" + scope + previous) }
         if let transaction = input.notification.transaction {
             if let id = transaction.transactionId { keys.append("t:" + scope + id) }
             if let original = transaction.originalTransactionId { keys.append("o:" + scope + original) }
