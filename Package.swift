@@ -113,7 +113,7 @@ let modules: [Module] = [
         name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AsyncHTTPClient", "Crypto", "Entitlements", "JWSVerification", "Logging",
-            "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509",
+            "NIOCore", "NIOHTTP1", "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509",
         ]),
 
     // MARK: Executables

@@ -1,14 +1,15 @@
 import AppStoreModels
 import Foundation
 
-/// Builds one customer's life cycle: its notifications, the purchase's final state and the expected entitlement.
+/// Builds one customer's life cycle: its notifications, the purchases' final state and the expected entitlement
+/// (two purchases for a subscription migrated to the Advanced Commerce API, one otherwise).
 struct LifeCycleBuilder {
     let generator: ScenarioGenerator
     let index: Int
     var random: SimRandom
 
     private(set) var notifications: [SimNotification] = []
-    private(set) var purchase: SimPurchase?
+    private(set) var purchases: [SimPurchase] = []
     private(set) var expected: ExpectedEntitlement?
 
     private var day: Int64 { ScenarioGenerator.day }
@@ -26,7 +27,8 @@ struct LifeCycleBuilder {
     mutating func build() -> String {
         let roll = Int.random(in: 0..<100, using: &self.random)
         switch roll {
-        case 0..<65: return self.autoRenewable(family: false)
+        case 0..<60: return self.autoRenewable(family: false)
+        case 60..<65: return self.migratedToAdvancedCommerce()
         case 65..<75: return self.autoRenewable(family: true)
         case 75..<90: return self.nonConsumable()
         default: return self.consumable()
@@ -157,14 +159,98 @@ struct LifeCycleBuilder {
             status = .revoked
             self.send(&subscription, "REVOKE", nil, at: lastStart + 3 * self.hour, status: status, transaction: latest)
         }
-        self.purchase = SimPurchase(
+        self.purchases.append(SimPurchase(
             originalTransactionId: original, customer: customer, productId: ScenarioGenerator.subscriptionProduct,
             productType: .autoRenewableSubscription, transactions: subscription.transactions,
-            renewal: subscription.renewal, status: status)
+            renewal: subscription.renewal, status: status))
         self.expected = ExpectedEntitlement(
             customer: customer, productId: ScenarioGenerator.subscriptionProduct, originalTransactionId: original,
             active: status == .active || status == .billingGracePeriod, revoked: status == .revoked)
         return (family ? "family " : "") + ending.rawValue
+    }
+
+    /// A subscription the developer migrated to the Advanced Commerce API during its last period: the App Store
+    /// ends it (nothing more is sent about it) and starts a new subscription of the Advanced Commerce product, its own
+    /// originalTransactionId, the SKUs sold in `advancedCommerceInfo` and `previousOriginalTransactionId` naming the
+    /// old one, announced by MIGRATION. In one case of two the customer is then refunded the add-on item alone: a
+    /// REFUND whose transaction stands (`data.status` active), the item's refund and revocation inside it.
+    private mutating func migratedToAdvancedCommerce() -> String {
+        let renewals = Int64.random(in: 1...3, using: &self.random)
+        let original = String(2_000_000_000_000 + self.generator.idOffset + Int64(self.index) * 100)
+        let token: String? = Bool.random(using: &self.random) ? ScenarioGenerator.uuid("account", self.index) : nil
+        let customer = token ?? original
+        let start = self.epoch - renewals * self.period - Int64.random(in: 2 * day...5 * day, using: &self.random)
+        var old = SubscriptionState(
+            original: original, customer: customer, token: token, family: false, start: start,
+            generator: self.generator)
+        old.transactions.append(old.transaction(number: 0, from: start, until: start + self.period))
+        self.send(&old, "SUBSCRIBED", "INITIAL_BUY", at: start + 60_000, status: .active)
+        for n in 1...renewals {
+            let from = start + n * self.period
+            old.transactions.append(old.transaction(number: n, from: from, until: from + self.period))
+            self.send(&old, "DID_RENEW", nil, at: from + 60_000, status: .active)
+        }
+        // Migrated a day into the last period (at least a day before now): the old subscription ends there.
+        let migratedAt = start + renewals * self.period + self.day
+        old.renewal.rawAutoRenewStatus = 0
+        self.purchases.append(
+            SimPurchase(
+                originalTransactionId: original, customer: customer, productId: ScenarioGenerator.subscriptionProduct,
+                productType: .autoRenewableSubscription, transactions: old.transactions, renewal: old.renewal,
+                status: .expired, migratedTo: String(Int64(original)! + 50)))
+
+        var new = SubscriptionState(
+            original: String(Int64(original)! + 50), customer: customer, token: token, family: false,
+            start: migratedAt, generator: self.generator, productId: ScenarioGenerator.advancedCommerceProduct)
+        var transaction = new.transaction(number: 0, from: migratedAt, until: migratedAt + self.period)
+        transaction.previousOriginalTransactionId = original
+        var info = Self.advancedCommerceInfo()
+        transaction.price = (info.items ?? []).compactMap(\.price).reduce(0, +)
+        transaction.advancedCommerceInfo = try? JSONValue(encoding: info)
+        new.transactions.append(transaction)
+        self.send(&new, "MIGRATION", nil, at: migratedAt + 60_000, status: .active)
+        let refunded = Bool.random(using: &self.random)
+        if refunded {
+            let at = migratedAt + 3 * self.hour
+            var refund = AdvancedCommerceRefund()
+            refund.refundAmount = info.items?[1].price
+            refund.refundDate = Timestamp(millisecondsSince1970: at)
+            refund.refundReason = "UNSATISFIED_WITH_PURCHASE"
+            refund.refundType = "FULL"
+            info.items?[1].refunds = [refund]
+            info.items?[1].revocationDate = refund.refundDate
+            new.transactions[0].advancedCommerceInfo = try? JSONValue(encoding: info)
+            self.send(&new, "REFUND", nil, at: at, status: .active)
+        }
+        self.purchases.append(
+            SimPurchase(
+                originalTransactionId: new.original, customer: customer,
+                productId: ScenarioGenerator.advancedCommerceProduct, productType: .autoRenewableSubscription,
+                transactions: new.transactions, renewal: new.renewal, status: .active))
+        self.expected = ExpectedEntitlement(
+            customer: customer, productId: ScenarioGenerator.advancedCommerceProduct,
+            originalTransactionId: new.original, active: true, revoked: false)
+        return refunded ? "migrated, item refunded" : "migrated"
+    }
+
+    /// The SKUs an Advanced Commerce subscription sells: the plan and an add-on.
+    static func advancedCommerceInfo() -> AdvancedCommerceTransactionInfo {
+        var plan = AdvancedCommerceTransactionItem()
+        plan.sku = "pro-weekly-plan"
+        plan.displayName = "Pro"
+        plan.description = "Pro features, billed weekly"
+        plan.price = 4_990
+        var addOn = AdvancedCommerceTransactionItem()
+        addOn.sku = "extra-storage"
+        addOn.displayName = "Extra storage"
+        addOn.description = "100 GB more"
+        addOn.price = 990
+        var info = AdvancedCommerceTransactionInfo()
+        info.items = [plan, addOn]
+        info.period = "P1W"
+        info.taxCode = "C003-00-2"
+        info.requestReferenceId = "migrate-" + String(plan.price ?? 0)
+        return info
     }
 
     /// Notifications that change no access, early in the last period.
@@ -173,7 +259,7 @@ struct LifeCycleBuilder {
         let choices: [(String, String?)] = [
             ("PRICE_INCREASE", "PENDING"), ("PRICE_INCREASE", "ACCEPTED"), ("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE"),
             ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED"), ("OFFER_REDEEMED", nil), ("CONSUMPTION_REQUEST", nil),
-            ("REFUND_DECLINED", nil), ("METADATA_UPDATE", nil), ("MIGRATION", nil), ("PRICE_CHANGE", nil),
+            ("REFUND_DECLINED", nil), ("METADATA_UPDATE", nil), ("PRICE_CHANGE", nil),
             ("RENEWAL_EXTENSION", "FAILURE"),
         ]
         for (type, subtype) in choices where Int.random(in: 0..<100, using: &self.random) < 12 {
@@ -231,9 +317,9 @@ struct LifeCycleBuilder {
             transaction.rawRevocationType = nil
             self.notifyOneTime("REFUND_REVERSED", transaction, at: at + 2 * self.day)
         }
-        self.purchase = SimPurchase(
+        self.purchases.append(SimPurchase(
             originalTransactionId: original, customer: original, productId: ScenarioGenerator.lifetimeProduct,
-            productType: .nonConsumable, transactions: [transaction])
+            productType: .nonConsumable, transactions: [transaction]))
         self.expected = ExpectedEntitlement(
             customer: original, productId: ScenarioGenerator.lifetimeProduct, originalTransactionId: original,
             active: outcome != "refunded", revoked: outcome == "refunded")
@@ -253,9 +339,9 @@ struct LifeCycleBuilder {
             transaction.rawRevocationReason = 0
             self.notifyOneTime("REFUND", transaction, at: at + self.day)
         }
-        self.purchase = SimPurchase(
+        self.purchases.append(SimPurchase(
             originalTransactionId: original, customer: original, productId: ScenarioGenerator.consumableProduct,
-            productType: .consumable, transactions: [transaction])
+            productType: .consumable, transactions: [transaction]))
         return refunded ? "consumable refunded" : "consumable"
     }
 
@@ -305,10 +391,15 @@ struct SubscriptionState {
     let assigned: Bool
     let start: Int64
     let generator: ScenarioGenerator
+    /// The product subscribed to (an Advanced Commerce subscription has a product of its own).
+    let productId: String
     var transactions: [JWSTransactionDecodedPayload] = []
     var renewal: JWSRenewalInfoDecodedPayload
 
-    init(original: String, customer: String, token: String?, family: Bool, start: Int64, generator: ScenarioGenerator) {
+    init(
+        original: String, customer: String, token: String?, family: Bool, start: Int64, generator: ScenarioGenerator,
+        productId: String = ScenarioGenerator.subscriptionProduct
+    ) {
         self.original = original
         self.customer = customer
         self.token = token
@@ -318,10 +409,11 @@ struct SubscriptionState {
         self.assigned = !family && hash.value % 16 == 0
         self.start = start
         self.generator = generator
+        self.productId = productId
         var renewal = JWSRenewalInfoDecodedPayload()
         renewal.originalTransactionId = original
-        renewal.productId = ScenarioGenerator.subscriptionProduct
-        renewal.autoRenewProductId = ScenarioGenerator.subscriptionProduct
+        renewal.productId = productId
+        renewal.autoRenewProductId = productId
         renewal.rawAutoRenewStatus = 1
         renewal.isInBillingRetryPeriod = false
         renewal.environment = generator.environment
@@ -341,7 +433,7 @@ struct SubscriptionState {
         t.transactionId = number == 0 ? self.original : String(Int64(self.original)! + number)
         t.webOrderLineItemId = String(Int64(self.original)! * 10 + number)
         t.bundleId = self.generator.bundleId
-        t.productId = ScenarioGenerator.subscriptionProduct
+        t.productId = self.productId
         t.subscriptionGroupIdentifier = "21000001"
         t.purchaseDate = Timestamp(millisecondsSince1970: from)
         t.originalPurchaseDate = Timestamp(millisecondsSince1970: self.start)

@@ -16,7 +16,7 @@ extension Scenario {
         var random = SimRandom(seed: seed ^ 0xA995_EED0)
         var lost: Set<String> = []
         for original in self.purchases.keys.sorted() {
-            guard var purchase = self.purchases[original], purchase.customer == original,
+            guard var purchase = self.purchases[original], purchase.customer == original, purchase.migratedTo == nil,
                 purchase.productType != .consumable,
                 let first = purchase.transactions.first, first.inAppOwnershipType != .familyShared,
                 first.appAccountToken == nil,

@@ -8,7 +8,8 @@ import Foundation
 /// Auto-renewables end active, expired voluntarily, expired after billing retry, in grace now, out of grace,
 /// recovered from grace, with an old period refunded, with the latest period refunded, refunded and
 /// reversed, or (family members) revoked; side events (price increase, downgrade, offer, consumption request,
-/// refund declined, Advanced Commerce updates) change no access. One-time purchases are kept, refunded, or
+/// refund declined, Advanced Commerce updates) change no access. One in twenty is migrated to the Advanced Commerce
+/// API (a new subscription continues it; half of them then have an item refunded). One-time purchases are kept, refunded, or
 /// refunded and reversed; consumables grant nothing lasting. App-level notifications (TEST, RENEWAL_EXTENSION
 /// SUMMARY, EXTERNAL_PURCHASE_TOKEN, RESCIND_CONSENT) complete every type of §1.1.
 struct ScenarioGenerator {
@@ -18,6 +19,8 @@ struct ScenarioGenerator {
     static let subscriptionProduct = "com.example.pro.weekly"
     static let lifetimeProduct = "com.example.lifetime"
     static let consumableProduct = "com.example.coins"
+    /// The product of subscriptions migrated to the Advanced Commerce API (its SKUs are the developer's own).
+    static let advancedCommerceProduct = "com.example.pro.advanced"
 
     var bundleId: String
     var appAppleId: Int64
@@ -40,7 +43,7 @@ struct ScenarioGenerator {
             let name = builder.build()
             scenario.lifeCycles[name, default: 0] += 1
             scenario.notifications += builder.notifications
-            if var purchase = builder.purchase {
+            for var purchase in builder.purchases {
                 purchase.environment = self.environment
                 scenario.purchases[purchase.originalTransactionId] = purchase
             }

@@ -13,8 +13,9 @@ extension Scenario {
         var random = SimRandom(seed: seed ^ 0xC0_45_0E_57)
         for original in self.purchases.keys.sorted() {
             let purchase = self.purchases[original]!
+            // A subscription migrated to another is the new one's customer's too: one open request per customer.
             guard Double.random(in: 0..<1, using: &random) < share, var transaction = purchase.transactions.last,
-                transaction.revocationDate == nil
+                transaction.revocationDate == nil, purchase.migratedTo == nil
             else { continue }
             let at = epoch - Int64.random(in: 1...50, using: &random) * 60_000
             transaction.signedDate = Timestamp(millisecondsSince1970: at)

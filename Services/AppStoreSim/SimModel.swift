@@ -38,6 +38,8 @@ struct SimPurchase: Sendable {
     var renewal: JWSRenewalInfoDecodedPayload?
     /// Auto-renewables only: the current status.
     var status: Status?
+    /// The subscription the App Store migrated this one to (Advanced Commerce API), if any.
+    var migratedTo: String?
 }
 
 /// The final entitlement a customer must have for a product after the run (Apple's truth).

@@ -67,6 +67,8 @@ struct Simulator: Sendable {
     /// Retention Messaging's side of App Store Connect.
     let messaging: SimMessagingStore
     let signer: SimSigner
+    /// The OCSP responder of the sim's PKI.
+    let ocsp: SimOCSP
     /// Every notification signed, in signing order.
     let signed: [SimDelivery.Item]
 
@@ -78,6 +80,7 @@ struct Simulator: Sendable {
         self.messaging = SimMessagingStore(reviewDelay: configuration.messageReviewDelay)
         self.signer = SimSigner(
             signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
+        self.ocsp = SimOCSP(pki: pki)
         let signer = self.signer
         self.signed = try self.scenario.notifications.map {
             SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0))
@@ -203,6 +206,7 @@ struct Simulator: Sendable {
             store: self.store, signer: self.signer, offerKeys: self.configuration.offerPublicKeys,
             issuerID: self.configuration.issuerID, deliverNow: api.deliverNow
         ).addRoutes(to: router)
+        self.ocsp.addRoutes(to: router)
         return Application(
             router: router,
             configuration: ApplicationConfiguration(

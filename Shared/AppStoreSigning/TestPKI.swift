@@ -23,6 +23,9 @@ public struct TestPKI: Sendable {
         public var leafMarker: ASN1ObjectIdentifier? = [1, 2, 840, 113635, 100, 6, 11, 1]
         /// The marker OID put on the intermediate; nil leaves it out. Default: Apple's 1.2.840.113635.100.6.2.1.
         public var intermediateMarker: ASN1ObjectIdentifier? = [1, 2, 840, 113635, 100, 6, 2, 1]
+        /// The OCSP responder the leaf and the intermediate name (authority information access), as Apple's do;
+        /// nil leaves it out (online checks then have nothing to ask).
+        public var ocspURL: String?
 
         /// Options for a valid, long-lived hierarchy.
         public init() {}
@@ -61,11 +64,12 @@ public struct TestPKI: Sendable {
             marker: nil, from: options.notValidBefore, until: options.notValidAfter)
         self.intermediate = try Self.issue(
             subject: intermediateName, key: intermediateKey.publicKey, issuer: rootName, issuerKey: rootKey, isCA: true,
-            marker: options.intermediateMarker, from: options.notValidBefore, until: options.notValidAfter)
+            marker: options.intermediateMarker, ocspURL: options.ocspURL, from: options.notValidBefore,
+            until: options.notValidAfter)
         self.leaf = try Self.issue(
             subject: leafName, key: leafKey.publicKey, issuer: intermediateName, issuerKey: intermediateKey,
             isCA: false,
-            marker: options.leafMarker, from: options.notValidBefore,
+            marker: options.leafMarker, ocspURL: options.ocspURL, from: options.notValidBefore,
             until: options.leafNotValidAfter ?? options.notValidAfter)
         self.rootKey = rootKey
         self.intermediateKey = intermediateKey
@@ -98,12 +102,13 @@ public struct TestPKI: Sendable {
     // MARK: Issuing
 
     /// Issues one certificate shaped like Apple's: basic constraints (the intermediate may sign leaves only, as
-    /// Apple's `pathlen:0`), key usage, a subject key identifier on every certificate and an authority key
-    /// identifier naming the issuer's on all but the root. OpenSSL's strict chain building, which Apple's own
+    /// Apple's `pathlen:0`), key usage, a subject key identifier on every certificate, an authority key
+    /// identifier naming the issuer's on all but the root, and the OCSP responder when one is given. OpenSSL's strict chain building, which Apple's own
     /// libraries use, refuses a chain without the authority key identifiers.
     private static func issue(
         subject: DistinguishedName, key: P256.Signing.PublicKey, issuer: DistinguishedName,
-        issuerKey: P256.Signing.PrivateKey, isCA: Bool, marker: ASN1ObjectIdentifier?, from: Date, until: Date
+        issuerKey: P256.Signing.PrivateKey, isCA: Bool, marker: ASN1ObjectIdentifier?, ocspURL: String? = nil,
+        from: Date, until: Date
     ) throws -> Certificate {
         let selfSigned = subject == issuer
         var extensions = Certificate.Extensions()
@@ -124,6 +129,12 @@ public struct TestPKI: Sendable {
         try extensions.append(
             Certificate.Extension(
                 isCA ? KeyUsage(keyCertSign: true, cRLSign: true) : KeyUsage(digitalSignature: true), critical: true))
+        if let ocspURL {
+            try extensions.append(
+                Certificate.Extension(
+                    AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))]),
+                    critical: false))
+        }
         if let marker {
             // Apple's marker extensions hold an ASN.1 NULL.
             try extensions.append(Certificate.Extension(oid: marker, critical: false, value: [0x05, 0x00]))

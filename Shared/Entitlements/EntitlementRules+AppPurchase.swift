@@ -37,7 +37,12 @@ extension EntitlementRules {
         let newer = current.lastSignedDate.map { record.signedDate < $0 } ?? false
         let olderPeriod =
             (context.current?.validFrom).map { $0 > (transaction.purchaseDate?.millisecondsSince1970 ?? 0) } ?? false
-        if transaction.type == .consumable {
+        if let target = current.migratedTo {
+            // The App Store migrated this subscription: the new one holds the access; the post is kept as a fact.
+            update = EntitlementUpdate(
+                outcome: .stale, detail: "migrated to \(target): the subscription moves nothing any more",
+                advancesSubject: false)
+        } else if transaction.type == .consumable {
             update = EntitlementUpdate(
                 outcome: .applied, detail: "consumable posted by the app: stored, grants nothing lasting",
                 advancesSubject: false, movedFrom: rekeyed.movedFrom)

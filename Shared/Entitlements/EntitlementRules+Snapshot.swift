@@ -14,9 +14,16 @@ extension EntitlementRules {
         snapshot: StatusSnapshot, current: SubjectState, catalog: EntitlementCatalog = EntitlementCatalog()
     ) -> EntitlementUpdate {
         let signedDate = snapshot.signedDate
-        if let last = current.lastSignedDate, signedDate < last {
+        if let target = current.migratedTo {
             return EntitlementUpdate(
-                outcome: .stale, detail: "snapshot signed \(signedDate), the subject already reflects \(last)",
+                outcome: .stale, detail: "migrated to \(target): the subscription moves nothing any more",
+                advancesSubject: false)
+        }
+        let late = current.lastSignedDate.map { signedDate < $0 } ?? false
+        if late && current.migration == nil {
+            return EntitlementUpdate(
+                outcome: .stale,
+                detail: "snapshot signed \(signedDate), the subject already reflects \(current.lastSignedDate ?? 0)",
                 advancesSubject: false)
         }
         let transaction = snapshot.transaction
@@ -40,6 +47,9 @@ extension EntitlementRules {
             productId: productId, customer: customer, current: rekeyed.entitlement, movedFrom: rekeyed.movedFrom,
             catalog: catalog,
             facts: PurchaseFacts.of(notification, catalog: catalog, outOfOrder: false))
+        if let migration = current.migration {
+            return Self.migrated(context, from: migration, stale: late)
+        }
         return context.settle(
             access: Self.access(for: status, context),
             detail: "status snapshot \(status.rawValue) for request \(snapshot.requestId)")

@@ -137,7 +137,7 @@ public enum EntitlementRules {
     /// repository removed the previous one's entitlement row), reported by one `entitlement.migrated` event that
     /// carries the new state and the previous one as the migration ended it. A late one (signed before the
     /// subject's newest) leaves the new subscription's entitlement as it is.
-    private static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
+    static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
         let access = c.notification.payload.data?.status.map { Self.access(for: $0, c) } ?? c.currentOrDerived()
         var update =
             stale

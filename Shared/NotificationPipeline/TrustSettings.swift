@@ -1,16 +1,25 @@
 public import AppStoreModels
+import AsyncHTTPClient
 import Foundation
 public import JWSVerification
 public import ServiceRuntime
 public import X509
 
 /// The roots and StoreKit certificates signed data must chain to: `APPSTORE_ROOT_CERTIFICATES` (DER or PEM
-/// files, comma-separated; default Apple Root CA G3) and `APPSTORE_STOREKIT_CERTIFICATES`.
+/// files, comma-separated; default Apple Root CA G3) and `APPSTORE_STOREKIT_CERTIFICATES`; and the online
+/// revocation checks: `APPSTORE_ONLINE_CHECKS` (`false`), `APPSTORE_OCSP_CACHE_SECONDS` (900),
+/// `APPSTORE_OCSP_TIMEOUT_MS` (5000).
 public struct TrustSettings: Sendable {
     /// Roots for Production and Sandbox chains.
     public var trustedRoots: [Certificate] = [AppleRootCertificates.rootCAG3]
     /// StoreKit test certificates for Xcode and LocalTesting.
     public var storeKitTestCertificates: [Certificate] = []
+    /// Whether every chain is also checked with the OCSP responders its certificates name.
+    public var onlineChecks = false
+    /// How long a chain cleared by OCSP is trusted before it is checked again.
+    public var ocspCacheLifetime: Duration = .seconds(900)
+    /// How long one OCSP answer may take (below swift-certificates' own 10-second limit per chain).
+    public var ocspTimeout: Duration = .seconds(5)
 
     /// Apple's root only.
     public init() {}
@@ -20,6 +29,23 @@ public struct TrustSettings: Sendable {
         let roots = try settings.list("APPSTORE_ROOT_CERTIFICATES").map(Self.loadCertificate)
         if !roots.isEmpty { self.trustedRoots = roots }
         self.storeKitTestCertificates = try settings.list("APPSTORE_STOREKIT_CERTIFICATES").map(Self.loadCertificate)
+        self.onlineChecks = try settings.bool("APPSTORE_ONLINE_CHECKS", default: false)
+        let cacheSeconds = try settings.int("APPSTORE_OCSP_CACHE_SECONDS", default: 900)
+        guard (1...86_400).contains(cacheSeconds) else {
+            throw SettingsError("APPSTORE_OCSP_CACHE_SECONDS must be 1 to 86400, not \(cacheSeconds)")
+        }
+        self.ocspCacheLifetime = .seconds(cacheSeconds)
+        self.ocspTimeout = try settings.milliseconds("APPSTORE_OCSP_TIMEOUT_MS", default: .seconds(5))
+        guard self.ocspTimeout >= .milliseconds(100), self.ocspTimeout <= .seconds(9) else {
+            throw SettingsError("APPSTORE_OCSP_TIMEOUT_MS must be 100 to 9000 (one chain's checks end after 10 s)")
+        }
+    }
+
+    /// The online checks the verifiers run, nil when they are off.
+    var onlineChecksConfiguration: OnlineChecks? {
+        guard self.onlineChecks else { return nil }
+        return OnlineChecks(
+            fetcher: HTTPOCSPFetcher(client: .shared, timeout: self.ocspTimeout), cacheLifetime: self.ocspCacheLifetime)
     }
 
     /// One verifier per environment, all sharing the apps and these certificates.
@@ -29,7 +55,8 @@ public struct TrustSettings: Sendable {
             verifiers[environment] = SignedDataVerifier(
                 configuration: try VerifierConfiguration(
                     environment: environment, apps: accepted.apps, trustedRoots: self.trustedRoots,
-                    storeKitTestCertificates: self.storeKitTestCertificates))
+                    storeKitTestCertificates: self.storeKitTestCertificates,
+                    onlineChecks: self.onlineChecksConfiguration))
         }
         return verifiers
     }

@@ -27,7 +27,8 @@ public struct SignedFixtures: Sendable {
     public func verifier(
         environment: Environment = .sandbox,
         validationTime: ValidationTime = .signedDate,
-        chainCacheCapacity: Int = 32
+        chainCacheCapacity: Int = 32,
+        onlineChecks: OnlineChecks? = nil
     ) throws -> SignedDataVerifier {
         SignedDataVerifier(
             configuration: try VerifierConfiguration(
@@ -35,7 +36,7 @@ public struct SignedFixtures: Sendable {
                 apps: [AppIdentity(bundleId: Self.bundleId, appAppleId: Self.appAppleId)],
                 trustedRoots: [self.pki.root],
                 validationTime: validationTime,
-                chainCacheCapacity: chainCacheCapacity))
+                chainCacheCapacity: chainCacheCapacity, onlineChecks: onlineChecks))
     }
 
     // MARK: Payloads

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Crypto
 import Foundation
 import SwiftASN1
@@ -12,12 +13,14 @@ struct ChainValidator: Sendable {
     private let roots: CertificateStore
     private let storeKitTestCertificates: [Certificate]
     private let storeKitTesting: Bool
+    private let onlineChecks: OnlineChecks?
 
     /// Creates a validator for a configuration.
     init(configuration: VerifierConfiguration) {
         self.roots = CertificateStore(configuration.trustedRoots)
         self.storeKitTestCertificates = configuration.storeKitTestCertificates
         self.storeKitTesting = configuration.isStoreKitTesting
+        self.onlineChecks = configuration.onlineChecks
     }
 
     // MARK: Header → certificates
@@ -49,6 +52,7 @@ struct ChainValidator: Sendable {
 
     /// Validates the chain at `time` and returns the leaf's signing key with the chain's validity window.
     func validate(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> VerifiedChain {
+        let checkedAt = Date()
         let path =
             self.storeKitTesting
             ? try self.storeKitPath(certificates[0], at: time)
@@ -56,25 +60,38 @@ struct ChainValidator: Sendable {
         guard let signingKey = P256.Signing.PublicKey(certificates[0].publicKey) else {
             throw VerificationError(.certificate, "the leaf certificate's key is not a P-256 key")
         }
-        return VerifiedChain(
+        var chain = VerifiedChain(
             signingKey: signingKey,
             validFrom: path.map(\.notValidBefore).max()!,
             validUntil: path.map(\.notValidAfter).min()!)
+        if let online = self.onlineChecks, !self.storeKitTesting {
+            chain.revocationCheckedUntil = checkedAt.addingTimeInterval(online.cacheLifetime.timeInterval)
+        }
+        return chain
     }
 
     /// Validates leaf → `x5c[1]` → configured root with RFC 5280 and the Apple marker policy.
     private func appStorePath(_ certificates: [Certificate], at time: Date) async throws(VerificationError)
         -> [Certificate]
     {
+        // Online: every certificate naming an OCSP responder must be reported good now (hard failure).
+        let requester = self.onlineChecks.map { TrackingOCSPRequester(fetcher: $0.fetcher) }
         var verifier = Verifier(rootCertificates: self.roots) {
             RFC5280Policy(fixedExpiryValidationTime: time)
             AppleMarkerOIDPolicy()
+            if let requester {
+                OCSPVerifierPolicy(failureMode: .hard, requester: requester)
+            }
         }
         let result = await verifier.validate(leaf: certificates[0], intermediates: CertificateStore([certificates[1]]))
         switch result {
         case .validCertificate(let chain):
             return Array(chain)
         case .couldNotValidate(let failures):
+            if let troubles = requester?.responderTroubles, !troubles.isEmpty {
+                throw VerificationError(
+                    .retryable, "the OCSP responder could not be asked: " + troubles.joined(separator: "; "))
+            }
             let reasons = Set(failures.map { String(describing: $0.policyFailureReason) }).sorted()
             let detail =
                 reasons.isEmpty

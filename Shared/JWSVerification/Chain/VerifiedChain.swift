@@ -10,9 +10,16 @@ struct VerifiedChain: Sendable {
     let validFrom: Date
     /// The earliest `notAfter` of the certificates on the validated path.
     let validUntil: Date
+    /// With online checks: until when the OCSP answers that cleared the chain are trusted (nil: offline, for ever).
+    var revocationCheckedUntil: Date? = nil
 
     /// Whether every certificate of the path is valid at `time`, so the chain needs no new validation.
     func isValid(at time: Date) -> Bool {
         self.validFrom <= time && time <= self.validUntil
+    }
+
+    /// Whether the chain's revocation status is still trusted now (always, when it was verified offline).
+    func isFresh(now: Date) -> Bool {
+        self.revocationCheckedUntil.map { now < $0 } ?? true
     }
 }

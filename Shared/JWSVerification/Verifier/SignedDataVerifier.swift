@@ -228,7 +228,7 @@ public final class SignedDataVerifier: Sendable {
     ) async throws(VerificationError) {
         let time = self.validationTime(for: payload)
         let chain: VerifiedChain
-        if let cached, cached.isValid(at: time) {
+        if let cached, cached.isValid(at: time), cached.isFresh(now: Date()) {
             chain = cached
         } else {
             let parsed: [X509.Certificate]

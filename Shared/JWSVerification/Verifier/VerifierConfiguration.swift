@@ -52,6 +52,9 @@ public struct VerifierConfiguration: Sendable {
     public var validationTime: ValidationTime
     /// How many verified chains to remember. Default: 32.
     public var chainCacheCapacity: Int
+    /// Online revocation checks (OCSP) of every chain; nil (the default): offline, as the App Store's own
+    /// libraries default to.
+    public var onlineChecks: OnlineChecks?
 
     /// Creates a configuration, refusing one that could never accept anything or that Apple's rules forbid.
     ///
@@ -63,7 +66,8 @@ public struct VerifierConfiguration: Sendable {
         trustedRoots: [Certificate] = [AppleRootCertificates.rootCAG3],
         storeKitTestCertificates: [Certificate] = [],
         validationTime: ValidationTime = .signedDate,
-        chainCacheCapacity: Int = 32
+        chainCacheCapacity: Int = 32,
+        onlineChecks: OnlineChecks? = nil
     ) throws(ConfigurationError) {
         guard !apps.isEmpty else { throw ConfigurationError("at least one app (bundle identifier) is required") }
         if environment == .production, let app = apps.first(where: { $0.appAppleId == nil }) {
@@ -79,6 +83,7 @@ public struct VerifierConfiguration: Sendable {
         self.storeKitTestCertificates = storeKitTestCertificates
         self.validationTime = validationTime
         self.chainCacheCapacity = chainCacheCapacity
+        self.onlineChecks = onlineChecks
     }
 
     /// Whether this configuration serves the StoreKit-testing environments (Xcode, LocalTesting).

@@ -111,6 +111,7 @@ import Testing
             let ended = try #require(
                 sim.simulator.scenario.purchases.values.first {
                     $0.productType == .autoRenewableSubscription && $0.status == .expired
+                        && $0.transactions.first?.inAppOwnershipType != .assigned
                 })
             #expect(
                 await code(

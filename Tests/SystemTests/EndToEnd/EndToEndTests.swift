@@ -232,7 +232,37 @@ import Testing
                     && $0.facts.renewalPrice == "4.99"
             }, "events carry billingPlanType, renewalBillingPlanType and renewalPrice")
         Self.checkEventsAgainstTheSim(sim, published: published)
+        Self.checkMigrationsAndItemRefunds(sim, published: published)
         try await Self.checkCompleteness(sim, databaseURL: databaseURL)
+    }
+
+    /// Every subscription the sim migrated to the Advanced Commerce API has exactly one `entitlement.migrated`
+    /// event naming the subscription it continues, and every item refund exactly one `revocation.items-refunded`
+    /// naming the refunded SKU alone.
+    static func checkMigrationsAndItemRefunds(_ sim: SimHarness, published: [EntitlementEvent]) {
+        let scenario = sim.simulator.scenario
+        let migrations = Dictionary(
+            scenario.purchases.values.compactMap { purchase in
+                purchase.migratedTo.map { ("\(purchase.environment.rawValue) \($0)", purchase.originalTransactionId) }
+            }, uniquingKeysWith: { a, _ in a })
+        #expect(!migrations.isEmpty, "the scenario migrates subscriptions")
+        var migrated: [String: [String]] = [:]
+        for event in published where event.eventType == "entitlement.migrated" {
+            migrated["\(event.facts.environment) \(event.subject)", default: []].append(
+                event.migration?.previousOriginalTransactionId ?? "")
+        }
+        #expect(
+            migrated == migrations.mapValues { [$0] },
+            "one entitlement.migrated per migrated subscription: \(migrated.count) for \(migrations.count)")
+        let itemRefunds = scenario.notifications.filter {
+            $0.type == "REFUND" && $0.transaction?.advancedCommerceInfo != nil
+        }
+        #expect(!itemRefunds.isEmpty, "the scenario refunds Advanced Commerce items")
+        let events = Dictionary(
+            published.filter { $0.eventType == "revocation.items-refunded" }.map { ($0.cause.notificationUUID, $0) },
+            uniquingKeysWith: { a, _ in a })
+        let wrong = itemRefunds.filter { events[$0.uuid]?.revocation?.items?.map(\.sku) != ["extra-storage"] }
+        #expect(wrong.isEmpty, "item refunds without their one event: \(wrong.count) of \(itemRefunds.count)")
     }
 
     /// Nothing verified is thrown away: every transaction a scenario notification carried is a row (per
@@ -289,6 +319,10 @@ import Testing
             let key = "\(event.facts.environment) \(event.customer) \(event.productId)"
             if let previous = event.previousCustomer {
                 movedAway.insert("\(event.facts.environment) \(previous) \(event.productId)")
+            }
+            // A migration ends the previous subscription's entitlement inside the one event that grants the new one.
+            if let ended = event.migration?.previousState {
+                movedAway.insert("\(event.facts.environment) \(ended.customer) \(ended.productId)")
             }
             switch event.stream {
             case .changes where event.eventType.hasPrefix("entitlement."): lastChange[key] = event
