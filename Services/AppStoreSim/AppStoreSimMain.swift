@@ -31,10 +31,14 @@ struct Initialize: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init", abstract: "Create the sim's PKI and API key in a directory.")
     @Option(help: "Directory for root.der, the keys and api-key.p8.") var dir: String
+    @Option(help: "The OCSP responder the certificates name (the sim serves one at /sim/ocsp), as Apple's do.")
+    var ocspUrl: String?
 
     func run() throws {
         let directory = URL(fileURLWithPath: self.dir)
-        _ = try TestPKI.loadOrCreate(in: directory)
+        var options = TestPKI.Options()
+        options.ocspURL = self.ocspUrl
+        _ = try TestPKI.loadOrCreate(in: directory, options: options)
         let keyFile = directory.appendingPathComponent(apiKeyFileName)
         let offerKeyFile = directory.appendingPathComponent(offerKeyFileName)
         for file in [keyFile, offerKeyFile] where !FileManager.default.fileExists(atPath: file.path) {

@@ -159,10 +159,11 @@ struct LifeCycleBuilder {
             status = .revoked
             self.send(&subscription, "REVOKE", nil, at: lastStart + 3 * self.hour, status: status, transaction: latest)
         }
-        self.purchases.append(SimPurchase(
-            originalTransactionId: original, customer: customer, productId: ScenarioGenerator.subscriptionProduct,
-            productType: .autoRenewableSubscription, transactions: subscription.transactions,
-            renewal: subscription.renewal, status: status))
+        self.purchases.append(
+            SimPurchase(
+                originalTransactionId: original, customer: customer, productId: ScenarioGenerator.subscriptionProduct,
+                productType: .autoRenewableSubscription, transactions: subscription.transactions,
+                renewal: subscription.renewal, status: status))
         self.expected = ExpectedEntitlement(
             customer: customer, productId: ScenarioGenerator.subscriptionProduct, originalTransactionId: original,
             active: status == .active || status == .billingGracePeriod, revoked: status == .revoked)
@@ -317,9 +318,10 @@ struct LifeCycleBuilder {
             transaction.rawRevocationType = nil
             self.notifyOneTime("REFUND_REVERSED", transaction, at: at + 2 * self.day)
         }
-        self.purchases.append(SimPurchase(
-            originalTransactionId: original, customer: original, productId: ScenarioGenerator.lifetimeProduct,
-            productType: .nonConsumable, transactions: [transaction]))
+        self.purchases.append(
+            SimPurchase(
+                originalTransactionId: original, customer: original, productId: ScenarioGenerator.lifetimeProduct,
+                productType: .nonConsumable, transactions: [transaction]))
         self.expected = ExpectedEntitlement(
             customer: original, productId: ScenarioGenerator.lifetimeProduct, originalTransactionId: original,
             active: outcome != "refunded", revoked: outcome == "refunded")
@@ -339,9 +341,10 @@ struct LifeCycleBuilder {
             transaction.rawRevocationReason = 0
             self.notifyOneTime("REFUND", transaction, at: at + self.day)
         }
-        self.purchases.append(SimPurchase(
-            originalTransactionId: original, customer: original, productId: ScenarioGenerator.consumableProduct,
-            productType: .consumable, transactions: [transaction]))
+        self.purchases.append(
+            SimPurchase(
+                originalTransactionId: original, customer: original, productId: ScenarioGenerator.consumableProduct,
+                productType: .consumable, transactions: [transaction]))
         return refunded ? "consumable refunded" : "consumable"
     }
 

@@ -14,6 +14,15 @@ final class SimOCSP: Sendable {
         var mode: String = "answering"
         /// Which of `leaf` and `intermediate` are revoked.
         var revoked: [String] = []
+
+        init() {}
+
+        /// Either field may be left out (its default).
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            self.mode = try c.decodeIfPresent(String.self, forKey: .mode) ?? "answering"
+            self.revoked = try c.decodeIfPresent([String].self, forKey: .revoked) ?? []
+        }
     }
 
     let responder: TestOCSPResponder
@@ -42,7 +51,8 @@ final class SimOCSP: Sendable {
                 answer = .statuses(
                     revoked: Set(
                         state.revoked.compactMap {
-                            $0 == "leaf" ? pki.leaf.serialNumber : $0 == "intermediate" ? pki.intermediate.serialNumber : nil
+                            $0 == "leaf"
+                                ? pki.leaf.serialNumber : $0 == "intermediate" ? pki.intermediate.serialNumber : nil
                         }))
             }
             let der = try self.responder.respond(to: Array(body.readableBytesView), answer: answer)
@@ -55,7 +65,10 @@ final class SimOCSP: Sendable {
             let state = try JSONDecoder().decode(State.self, from: Data(body.readableBytesView))
             guard ["answering", "tryLater", "unavailable"].contains(state.mode),
                 state.revoked.allSatisfy({ ["leaf", "intermediate"].contains($0) })
-            else { return SimAPI.json(["error": "mode: answering|tryLater|unavailable; revoked: leaf|intermediate"], status: .badRequest) }
+            else {
+                return SimAPI.json(
+                    ["error": "mode: answering|tryLater|unavailable; revoked: leaf|intermediate"], status: .badRequest)
+            }
             self.state.withLock { $0 = state }
             return SimAPI.json(state)
         }

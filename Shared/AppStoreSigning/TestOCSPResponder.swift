@@ -51,15 +51,19 @@ public struct TestOCSPResponder: Sendable {
                         if self.issuer(matching: certID.issuerKeyHash)?.certificate != issuer.certificate
                             || !known.contains(where: { Self.sameSerial($0, certID.serial) })
                         {
-                            single.appendPrimitiveNode(identifier: .init(tagWithNumber: 2, tagClass: .contextSpecific)) {
+                            single.appendPrimitiveNode(identifier: .init(tagWithNumber: 2, tagClass: .contextSpecific))
+                            {
                                 _ in
                             }
                         } else if revoked.contains(where: { Self.sameSerial($0, certID.serial) }) {
-                            try single.appendConstructedNode(identifier: .init(tagWithNumber: 1, tagClass: .contextSpecific)) {
+                            try single.appendConstructedNode(
+                                identifier: .init(tagWithNumber: 1, tagClass: .contextSpecific)
+                            ) {
                                 try $0.serialize(try Self.time(now.addingTimeInterval(-60)))
                             }
                         } else {
-                            single.appendPrimitiveNode(identifier: .init(tagWithNumber: 0, tagClass: .contextSpecific)) {
+                            single.appendPrimitiveNode(identifier: .init(tagWithNumber: 0, tagClass: .contextSpecific))
+                            {
                                 _ in
                             }
                         }
@@ -133,7 +137,9 @@ public struct TestOCSPResponder: Sendable {
     /// The certificate (with its key) whose public key hashes (SHA-1 or SHA-256, as requests may use either) to
     /// `hash`: the intermediate issues the leaf, the root the intermediate.
     private func issuer(matching hash: [UInt8]) -> (certificate: Certificate, key: P256.Signing.PrivateKey)? {
-        for (certificate, key) in [(self.pki.intermediate, self.pki.intermediateKey), (self.pki.root, self.pki.rootKey)] {
+        for (certificate, key) in [
+            (self.pki.intermediate, self.pki.intermediateKey), (self.pki.root, self.pki.rootKey),
+        ] {
             let bits = key.publicKey.x963Representation
             if Array(Insecure.SHA1.hash(data: bits)) == hash || Array(SHA256.hash(data: bits)) == hash {
                 return (certificate, key)

@@ -59,11 +59,11 @@ extension TestPKI {
     }
 
     /// The hierarchy stored in `directory`, created there first when there is none.
-    public static func loadOrCreate(in directory: URL) throws -> TestPKI {
+    public static func loadOrCreate(in directory: URL, options: Options = Options()) throws -> TestPKI {
         if FileManager.default.fileExists(atPath: directory.appendingPathComponent(FileName.leafKey).path) {
             return try TestPKI(contentsOf: directory)
         }
-        let pki = try TestPKI()
+        let pki = try TestPKI(options)
         try pki.write(to: directory)
         return pki
     }

@@ -132,7 +132,9 @@ public struct TestPKI: Sendable {
         if let ocspURL {
             try extensions.append(
                 Certificate.Extension(
-                    AuthorityInformationAccess([.init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))]),
+                    AuthorityInformationAccess([
+                        .init(method: .ocspServer, location: .uniformResourceIdentifier(ocspURL))
+                    ]),
                     critical: false))
         }
         if let marker {

@@ -17,7 +17,8 @@ struct HTTPOCSPFetcher: OCSPFetcher {
         http.headers.add(name: "Content-Type", value: "application/ocsp-request")
         http.headers.add(name: "Accept", value: "application/ocsp-response")
         http.body = .bytes(request)
-        let response = try await self.client.execute(http, timeout: .nanoseconds(Int64(self.timeout.timeInterval * 1e9)))
+        let response = try await self.client.execute(
+            http, timeout: .nanoseconds(Int64(self.timeout.timeInterval * 1e9)))
         guard response.status == .ok else { throw OCSPFetchError(uri: uri, status: Int(response.status.code)) }
         return Array(buffer: try await response.body.collect(upTo: 64 * 1024))
     }

@@ -42,14 +42,16 @@ import X509
         let (fixtures, responder) = try Self.fixtures()
         let verifier = try fixtures.verifier(onlineChecks: OnlineChecks(fetcher: responder))
         for _ in 0..<3 { _ = try await verifier.verifyNotification(fixtures.signedNotification()) }
-        #expect(responder.requests.withLock { $0 } == [Self.responderURL, Self.responderURL], "leaf and intermediate, once")
+        #expect(
+            responder.requests.withLock { $0 } == [Self.responderURL, Self.responderURL], "leaf and intermediate, once")
     }
 
     @Test func aZeroLifetimeAsksForEveryChainValidation() async throws {
         let (fixtures, responder) = try Self.fixtures()
         let verifier = try fixtures.verifier(onlineChecks: OnlineChecks(fetcher: responder, cacheLifetime: .zero))
         for _ in 0..<3 { _ = try await verifier.verifyNotification(fixtures.signedNotification()) }
-        #expect(responder.requests.withLock { $0.count } == 18, "3 notifications × 3 JWS (the nested two) × 2 certificates")
+        #expect(
+            responder.requests.withLock { $0.count } == 18, "3 notifications × 3 JWS (the nested two) × 2 certificates")
     }
 
     @Test(arguments: ["leaf", "intermediate"])

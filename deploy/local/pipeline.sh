@@ -44,7 +44,8 @@ stack_stop() {
 
 pipeline_start() {
     local bin=$1 dir=$2 sim_port=$3
-    "$bin/appstore-sim" init --dir "$dir/sim" > /dev/null
+    # The sim's certificates name its OCSP responder (APPSTORE_ONLINE_CHECKS=true asks it; off by default).
+    "$bin/appstore-sim" init --dir "$dir/sim" --ocsp-url "http://127.0.0.1:$sim_port/sim/ocsp" > /dev/null
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
     # The verified topic's records are signed (the updater applies nothing else): a fresh key for this run.
     export RECORD_SIGNING_KEYS="${RECORD_SIGNING_KEYS:-local:$(head -c 32 /dev/urandom | base64 -w0)}"

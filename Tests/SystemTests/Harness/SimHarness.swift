@@ -38,8 +38,11 @@ struct SimHarness: Sendable {
         apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
     ) async throws -> T {
-        let pki = try TestPKI()
         let port = try LocalComponents.freePortBelowEphemeralRange()
+        // As Apple's, the sim's certificates name their OCSP responder: the sim itself.
+        var options = TestPKI.Options()
+        options.ocspURL = "http://127.0.0.1:\(port)/sim/ocsp"
+        let pki = try TestPKI(options)
         let offerKey = P256.Signing.PrivateKey()
         var configuration = SimConfiguration(apiPublicKey: apiKey.publicKey)
         configuration.offerPublicKeys = [Self.offerKeyID: offerKey.publicKey]
