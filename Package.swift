@@ -181,6 +181,7 @@ let modules: [Module] = [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto",
             "HTTPTypes", "Histogram",
             "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals",
+            "X509",
         ]),
 
     // MARK: Benchmarks
