@@ -35,6 +35,7 @@ func buildApplication(
         to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     RetentionRoute(
         verifiers: try settings.trust.makeVerifiers(for: settings.accepted),
+        newChains: NewChainBudget(perSecond: settings.newChainsPerSecond),
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
         maximumBodyBytes: settings.maximumBodyBytes, outcomes: outcomes, events: events, logger: logger

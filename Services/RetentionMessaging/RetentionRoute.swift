@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import JWSVerification
 import Logging
+import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import ServiceRuntime
@@ -16,6 +17,8 @@ import Storage
 /// (Apple shows its own default on any failure anyway).
 struct RetentionRoute: Sendable {
     let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
+    /// Chains not seen before validated per second (beyond: 503, and Apple shows its default message).
+    let newChains: NewChainBudget
     let facts: RetentionFacts
     let rules: RetentionRules
     let offerKey: OfferSigningKey?
@@ -55,6 +58,11 @@ struct RetentionRoute: Sendable {
         let claimed = (try? UnverifiedJWS.decodePayload(of: signed, as: DecodedRealtimeRequestBody.self))?.environment
         guard let claimed, let verifier = self.verifiers[claimed] else {
             return self.refuse(.unauthorized, "invalid-signature", "not a real-time request of an accepted environment")
+        }
+        if let wait = self.newChains.admit(known: verifier.knowsChain(ofJWS: signed)) {
+            return self.refuse(
+                .serviceUnavailable, "verification-busy",
+                "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
         }
         let verified: (request: DecodedRealtimeRequestBody, app: AppIdentity)
         do throws(VerificationError) {

@@ -21,6 +21,8 @@ struct RetentionSettings: Sendable {
     var topics = PipelineTopics()
     /// The largest body taken (Apple's request is a JWS of about 4 KB).
     var maximumBodyBytes = 64 * 1024
+    /// Certificate chains not seen before validated per second (`RETENTION_NEW_CHAINS_PER_SECOND`); more answer 503.
+    var newChainsPerSecond = 20
 
     /// Settings for tests and tools.
     init(
@@ -64,5 +66,9 @@ struct RetentionSettings: Sendable {
             throw SettingsError(error.description)
         }
         self.maximumBodyBytes = max(1024, try settings.int("RETENTION_MAX_BODY_BYTES", default: self.maximumBodyBytes))
+        self.newChainsPerSecond = try settings.int("RETENTION_NEW_CHAINS_PER_SECOND", default: self.newChainsPerSecond)
+        guard self.newChainsPerSecond >= 1 else {
+            throw SettingsError("RETENTION_NEW_CHAINS_PER_SECOND must be at least 1, not \(self.newChainsPerSecond)")
+        }
     }
 }

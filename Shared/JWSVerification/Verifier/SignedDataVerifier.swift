@@ -93,6 +93,13 @@ public final class SignedDataVerifier: Sendable {
         self.cache.value(forHeader: notification.jws.header) != nil
     }
 
+    /// Whether the chain of a compact JWS (a real-time request, say) was verified before and is cached; false for
+    /// text that is no compact JWS.
+    public func knowsChain(ofJWS signed: String) -> Bool {
+        guard let jws = try? CompactJWS(signed.utf8) else { return false }
+        return self.cache.value(forHeader: jws.header) != nil
+    }
+
     /// The outer JWS of a notification, verified, with its JSON and its configured app.
     private func verifyEnvelope(_ signedPayload: String) async throws(VerificationError)
         -> (payload: ResponseBodyV2DecodedPayload, json: [UInt8], app: AppIdentity)

@@ -246,8 +246,10 @@ import Testing
                 purchase.migratedTo.map { ("\(purchase.environment.rawValue) \($0)", purchase.originalTransactionId) }
             }, uniquingKeysWith: { a, _ in a })
         #expect(!migrations.isEmpty, "the scenario migrates subscriptions")
+        // Delivery is at least once (an outage may repeat an event): one event id counts once.
         var migrated: [String: [String]] = [:]
-        for event in published where event.eventType == "entitlement.migrated" {
+        var seen = Set<String>()
+        for event in published where event.eventType == "entitlement.migrated" && seen.insert(event.eventId).inserted {
             migrated["\(event.facts.environment) \(event.subject)", default: []].append(
                 event.migration?.previousOriginalTransactionId ?? "")
         }
