@@ -76,21 +76,12 @@ public struct APITokenValidator: Sendable {
 
     /// The claims of a valid token; throws ``APITokenError`` saying what is wrong otherwise.
     public func validate(_ token: String, now: Date = Date()) throws(APITokenError) -> APITokenClaims {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
-            let claimBytes = Base64URL.decode(parts[1]),
-            let signatureBytes = Base64URL.decode(parts[2])
-        else { throw APITokenError("not a compact JWT") }
-        guard let header = try? JSONDecoder().decode([String: String].self, from: Data(headerBytes)) else {
-            throw APITokenError("the header is not JSON")
+        let claimBytes: [UInt8]
+        do throws(ES256JWS.Failure) {
+            claimBytes = try ES256JWS.verifiedClaims(token, keys: self.keys, kind: "JWT")
+        } catch {
+            throw APITokenError(error.reason)
         }
-        guard header["alg"] == "ES256" else { throw APITokenError("alg must be ES256") }
-        guard let keyID = header["kid"], let key = self.keys[keyID] else {
-            throw APITokenError("unknown kid \(header["kid"] ?? "(none)")")
-        }
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
-        else { throw APITokenError("the signature does not verify with key \(keyID)") }
         guard let claims = try? JSONDecoder().decode(APITokenClaims.self, from: Data(claimBytes)) else {
             throw APITokenError("the claims are missing iss, exp, aud or bid")
         }

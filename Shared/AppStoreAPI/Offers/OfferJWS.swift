@@ -90,18 +90,12 @@ public enum OfferJWS {
         _ jws: String, audience: Audience, bundleId: String, issuerID: String,
         keys: [String: P256.Signing.PublicKey], now: Date = Date()
     ) throws(OfferSignatureError) -> OfferJWSClaims {
-        let parts = jws.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
-            let claimBytes = Base64URL.decode(parts[1]), let signatureBytes = Base64URL.decode(parts[2]),
-            let header = try? JSONDecoder().decode([String: String].self, from: Data(headerBytes))
-        else { throw OfferSignatureError("not a compact JWS") }
-        guard header["alg"] == "ES256" else { throw OfferSignatureError("alg must be ES256") }
-        guard let keyID = header["kid"], let key = keys[keyID] else {
-            throw OfferSignatureError("unknown key \(header["kid"] ?? "(none)")")
+        let claimBytes: [UInt8]
+        do throws(ES256JWS.Failure) {
+            claimBytes = try ES256JWS.verifiedClaims(jws, keys: keys)
+        } catch {
+            throw OfferSignatureError(error.reason)
         }
-        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
-            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8))
-        else { throw OfferSignatureError("the signature does not verify with key \(keyID)") }
         guard let claims = try? JSONDecoder().decode(OfferJWSClaims.self, from: Data(claimBytes)) else {
             throw OfferSignatureError("the claims lack bid, iss, aud, iat, nonce or productId")
         }
