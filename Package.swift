@@ -113,7 +113,8 @@ let modules: [Module] = [
         name: "NotificationPipeline", kind: .library(), path: "Shared/NotificationPipeline",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AsyncHTTPClient", "Crypto", "Entitlements", "JWSVerification", "Logging",
-            "NIOCore", "NIOHTTP1", "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "X509",
+            "NIOCore", "NIOHTTP1", "PipelineRecords", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+            "X509",
         ]),
 
     // MARK: Executables
@@ -258,7 +259,7 @@ let modules: [Module] = [
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
         imports: [
             "AppStoreAPI", "AppStoreModels", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka",
-            "ServiceRuntime",
+            "ServiceRuntime", "Storage",
             "TestSupport", "X509",
         ]),
     Module(

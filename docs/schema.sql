@@ -557,6 +557,13 @@ CREATE INDEX customer_bindings_user ON public.customer_bindings USING btree (bun
 
 
 --
+-- Name: dead_letters_recorded; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX dead_letters_recorded ON public.dead_letters USING btree (recorded_at);
+
+
+--
 -- Name: dead_letters_subject; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -592,6 +599,13 @@ CREATE INDEX entitlements_original ON public.entitlements USING btree (environme
 
 
 --
+-- Name: notification_log_applied; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX notification_log_applied ON public.notification_log USING btree (applied_at);
+
+
+--
 -- Name: notification_log_subject; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -606,10 +620,24 @@ CREATE INDEX notification_log_subject_advancing ON public.notification_log USING
 
 
 --
+-- Name: outbox_published; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX outbox_published ON public.outbox USING btree (published_at) WHERE (published_at IS NOT NULL);
+
+
+--
 -- Name: outbox_unpublished; Type: INDEX; Schema: public; Owner: -
 --
 
 CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
+
+
+--
+-- Name: status_requests_published; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX status_requests_published ON public.status_requests USING btree (published_at) WHERE (published_at IS NOT NULL);
 
 
 --

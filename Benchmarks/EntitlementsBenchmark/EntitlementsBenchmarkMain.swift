@@ -14,11 +14,21 @@ import TestSupport
 /// works now), next to bare single-row transactions with as many workers; and outbox events published per
 /// second next to producing the same payloads directly.
 ///
-/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES] [TRANSACTION_SIZE]`.
+/// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES] [TRANSACTION_SIZE]`, or
+/// `entitlements-benchmark soak DATABASE_URL [CUSTOMERS] [DAYS] [SECONDS_PER_DAY]` (``RetentionSoak``).
 @main
 enum EntitlementsBenchmarkMain {
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.count >= 3 && arguments[1] == "soak" {
+            var logger = Logger(label: "retention-soak")
+            logger.logLevel = .error
+            try await RetentionSoak.run(
+                databaseURL: arguments[2], customers: arguments.count > 3 ? Int(arguments[3]) ?? 5_000 : 5_000,
+                days: arguments.count > 4 ? Int(arguments[4]) ?? 30 : 30,
+                secondsPerDay: arguments.count > 5 ? Double(arguments[5]) ?? 4 : 4, logger: logger)
+            return
+        }
         guard arguments.count >= 3 else {
             print("usage: entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS]")
             exit(2)

@@ -75,6 +75,15 @@ func buildApplication(
                     help: "Status requests written by the renewal-time sweep"),
                 logger: logger))
     }
+    if settings.prune.isScheduled {
+        services.append(
+            PruneService(
+                pruning: Pruning(client: database, logger: logger), settings: settings.prune,
+                removed: LabelledCounter(
+                    registry: registry, namespace: "entitlement_updater", name: "pruned_rows", label: "table",
+                    help: "Rows pruned past their retention window, by table (failed: passes that failed)"),
+                logger: logger))
+    }
     return OperationsServer.build(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
         services: services, logger: logger)

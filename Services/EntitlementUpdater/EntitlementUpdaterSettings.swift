@@ -28,6 +28,8 @@ struct EntitlementUpdaterSettings: Sendable {
     var sweepInterval: Duration? = .seconds(60)
     var sweepMargin: Duration = .seconds(3600)
     var sweepBatch = 100
+    /// Pruning: how often, in what batches, with which windows (`PRUNE_*`, `RETAIN_*`).
+    var prune = PruneSettings()
     /// How consumption requests are answered (`CONSUMPTION_POLICY`; nil: recorded and published, not answered),
     /// and how often requests past their deadline are reported (`CONSUMPTION_WATCH_INTERVAL_MS`).
     var consumptionPolicy: ConsumptionPolicy?
@@ -66,6 +68,7 @@ struct EntitlementUpdaterSettings: Sendable {
         self.sweepInterval = interval > .zero ? interval : nil
         self.sweepMargin = try settings.milliseconds("RENEWAL_SWEEP_MARGIN_MS", default: self.sweepMargin)
         self.sweepBatch = max(1, try settings.int("RENEWAL_SWEEP_BATCH", default: self.sweepBatch))
+        self.prune = try PruneSettings(settings)
         do {
             self.consumptionPolicy = try ConsumptionPolicy(parsing: settings.string("CONSUMPTION_POLICY", default: ""))
         } catch {

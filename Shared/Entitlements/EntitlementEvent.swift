@@ -29,8 +29,6 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         /// The period the revoked transaction paid for.
         public var periodStart: Int64?
         public var periodEnd: Int64?
-        /// Advanced Commerce purchases: the items refunded or revoked, each with every refund Apple lists for it.
-        public var items: [RefundedItem]?
     }
 
     /// An item of an Advanced Commerce purchase that the App Store refunded (in part or whole) or revoked.
@@ -97,6 +95,9 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     public var massExtension: MassExtension?
     /// `entitlement.migrated`: the subscription this one continues.
     public var migration: Migration?
+    /// Refunds of an Advanced Commerce purchase: the items refunded or revoked, each with every refund Apple lists
+    /// for it (a field of its own: version 1's `revocation` keeps its shape).
+    public var refundedItems: [RefundedItem]?
 
     /// Creates an event with its stable id.
     init(
@@ -143,7 +144,8 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
     private enum CodingKeys: String, CodingKey {
         case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state,
             revocation
-        case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension, migration
+        case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension, migration,
+            refundedItems
     }
 
     public init(from decoder: any Decoder) throws {
@@ -165,6 +167,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         self.consumptionRequestReason = try c.decodeIfPresent(String.self, forKey: .consumptionRequestReason)
         self.massExtension = try c.decodeIfPresent(MassExtension.self, forKey: .massExtension)
         self.migration = try c.decodeIfPresent(Migration.self, forKey: .migration)
+        self.refundedItems = try c.decodeIfPresent([RefundedItem].self, forKey: .refundedItems)
         self.facts = try PurchaseFacts(from: decoder)
     }
 
@@ -187,6 +190,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         try c.encodeIfPresent(self.consumptionRequestReason, forKey: .consumptionRequestReason)
         try c.encodeIfPresent(self.massExtension, forKey: .massExtension)
         try c.encodeIfPresent(self.migration, forKey: .migration)
+        try c.encodeIfPresent(self.refundedItems, forKey: .refundedItems)
         try self.facts.encode(to: encoder)
     }
 }

@@ -40,7 +40,7 @@ struct Context {
             reason: self.transaction.rawRevocationReason, type: self.transaction.rawRevocationType,
             percentage: self.transaction.revocationPercentage,
             periodStart: self.transaction.purchaseDate?.millisecondsSince1970,
-            periodEnd: self.transaction.expiresDate?.millisecondsSince1970, items: self.refundedItems)
+            periodEnd: self.transaction.expiresDate?.millisecondsSince1970)
     }
 
     /// The Advanced Commerce items refunded or revoked inside the transaction (nil for other purchases).
@@ -206,7 +206,9 @@ struct Context {
             let itemsOnly = !consumable && self.transaction.revocationDate == nil && self.refundedItems != nil
             let type =
                 consumable ? "consumable.refunded" : itemsOnly ? "revocation.items-refunded" : "revocation.refunded"
-            return [self.event(type, .revocations, state: state, revocation: self.revocation)]
+            var event = self.event(type, .revocations, state: state, revocation: self.revocation)
+            event.refundedItems = self.refundedItems
+            return [event]
         case .refundReversed:
             return [
                 self.event(

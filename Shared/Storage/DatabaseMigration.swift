@@ -31,5 +31,6 @@ public enum Migrations {
         CustomerBindingsMigration(), SupportMigration(), PurchaseOwnershipMigration(), OutboxTraceContextMigration(),
         WinBackOffersMigration(),
         SubscriptionMigrationsMigration(),
+        PruningIndexesMigration(),
     ]
 }

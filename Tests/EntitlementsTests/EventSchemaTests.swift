@@ -51,7 +51,34 @@ import Testing
             NotificationTypeTable.notification("DID_RENEW", nil), subject: "sub-1",
             current: SubjectState(entitlement: NotificationTypeTable.activeState, boundCustomer: "app-user-1")
         ).events
-        return try (inOrder + late + changed + moved).map {
+        // A subscription migrated from another (the repository found the previous one's entitlement).
+        var migratedNotification = NotificationTypeTable.notification("MIGRATION", nil, status: .active)
+        migratedNotification.transaction?.previousOriginalTransactionId = "sub-0"
+        let migrated = EntitlementRules.apply(
+            migratedNotification, subject: "sub-1",
+            current: SubjectState(
+                migration: SubjectMigration(
+                    previousOriginalTransactionId: "sub-0", customer: "sub-0",
+                    previousEntitlement: NotificationTypeTable.activeState))
+        ).events
+        // An Advanced Commerce item refunded while the purchase stands.
+        var refund = NotificationTypeTable.notification("REFUND", nil, status: .active)
+        var item = AdvancedCommerceTransactionItem()
+        item.sku = "extra-storage"
+        item.price = 990
+        var itemRefund = AdvancedCommerceRefund()
+        itemRefund.refundAmount = 990
+        itemRefund.refundDate = Timestamp(millisecondsSince1970: NotificationTypeTable.signed)
+        itemRefund.refundReason = "OTHER"
+        itemRefund.refundType = "FULL"
+        item.refunds = [itemRefund]
+        var info = AdvancedCommerceTransactionInfo()
+        info.items = [item]
+        refund.transaction?.advancedCommerceInfo = try JSONValue(encoding: info)
+        let itemsRefunded = EntitlementRules.apply(
+            refund, subject: "sub-1", current: SubjectState(entitlement: NotificationTypeTable.activeState)
+        ).events
+        return try (inOrder + late + changed + moved + migrated + itemsRefunded).map {
             try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any]
         }
     }

@@ -83,34 +83,6 @@ REVOCATION = {
         "percentage": {"type": "integer", "description": "refunded share in milliunits (prorated refunds)"},
         "periodStart": INTEGER,
         "periodEnd": INTEGER,
-        "items": {
-            "type": "array",
-            "description": "Advanced Commerce purchases: the items refunded or revoked, each with every refund Apple lists for it so far "
-                           "(cumulative across notifications)",
-            "items": {
-                "type": "object",
-                "required": ["sku", "refunds"],
-                "additionalProperties": False,
-                "properties": {
-                    "sku": STRING,
-                    "revokedAt": MILLIS,
-                    "refunds": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "additionalProperties": False,
-                            "properties": {
-                                "amount": {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,3})?$", "description": "exact decimal of Apple's milliunits"},
-                                "refundedAt": MILLIS,
-                                "reason": {"type": "string", "description": "UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, "
-                                                                            "OTHER, MODIFY_ITEMS_REFUND, SIMULATE_REFUND_DECLINE, or a value Apple adds later"},
-                                "type": {"type": "string", "description": "FULL, PRORATED, CUSTOM, or a value Apple adds later"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
     },
 }
 
@@ -177,6 +149,34 @@ V2_FIELDS = {
     "previousProductId": {"type": "string", "description": "entitlement.product-changed: the product the subscription moved from"},
     "previousCustomer": {"type": "string", "description": "entitlement.customer-changed: the customer the purchase belonged to before "
                                                            "(drop its access to it); customer is the new owner"},
+    "refundedItems": {
+        "type": "array",
+        "description": "revocation.refunded / .items-refunded of an Advanced Commerce purchase: the items refunded or revoked, each with every refund Apple lists for it so far "
+                       "(cumulative across notifications)",
+        "items": {
+            "type": "object",
+            "required": ["sku", "refunds"],
+            "additionalProperties": False,
+            "properties": {
+                "sku": STRING,
+                "revokedAt": MILLIS,
+                "refunds": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "amount": {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,3})?$", "description": "exact decimal of Apple's milliunits"},
+                            "refundedAt": MILLIS,
+                            "reason": {"type": "string", "description": "UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, "
+                                                                        "OTHER, MODIFY_ITEMS_REFUND, SIMULATE_REFUND_DECLINE, or a value Apple adds later"},
+                            "type": {"type": "string", "description": "FULL, PRORATED, CUSTOM, or a value Apple adds later"},
+                        },
+                    },
+                },
+            },
+        },
+    },
     "migration": {
         "type": "object",
         "description": "entitlement.migrated: the subscription the App Store migrated to this one (previousOriginalTransactionId) and its "

@@ -43,6 +43,16 @@ public struct EnvironmentSettings: Sendable {
         return .milliseconds(value)
     }
 
+    /// A duration written `<whole number><unit>` with unit `s`, `m`, `h` or `d` (`90s`, `12h`, `7d`), or the default.
+    public func duration(_ name: String, default defaultValue: Duration) throws(SettingsError) -> Duration {
+        guard let text = self.values[name], !text.isEmpty else { return defaultValue }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let value = Int64(text.dropLast()), value >= 0,
+            value <= Int64.max / 86_400 / 1_000
+        else { throw SettingsError("\(name) must be a duration like 90s, 30m, 12h or 7d, not \(text)") }
+        return .seconds(value * unit)
+    }
+
     /// A boolean, exactly `true` or `false`, or the default when unset or empty. Anything else (`1`, `yes`,
     /// `TRUE`) stops the service at start: a setting that silently read as `false` once turned verification off.
     public func bool(_ name: String, default defaultValue: Bool) throws(SettingsError) -> Bool {

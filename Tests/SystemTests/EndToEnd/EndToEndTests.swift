@@ -263,7 +263,7 @@ import Testing
         let events = Dictionary(
             published.filter { $0.eventType == "revocation.items-refunded" }.map { ($0.cause.notificationUUID, $0) },
             uniquingKeysWith: { a, _ in a })
-        let wrong = itemRefunds.filter { events[$0.uuid]?.revocation?.items?.map(\.sku) != ["extra-storage"] }
+        let wrong = itemRefunds.filter { events[$0.uuid]?.refundedItems?.map(\.sku) != ["extra-storage"] }
         #expect(wrong.isEmpty, "item refunds without their one event: \(wrong.count) of \(itemRefunds.count)")
     }
 
