@@ -99,6 +99,11 @@ import Testing
             #expect(try await repository.apply(renewed, receivedAt: nil, topics: topics) == .recorded(.applied))
             #expect(try await self.rows(client: client) == ["user-1 pro.ac new-1 true"])
             #expect(try await self.events("entitlement.migrated", client: client).count == 1, "one event, once")
+            // Looking up the previous subscription's id finds the subscription it was migrated to.
+            let view = try await CustomerLookup(client: client, logger: self.logger).view(
+                bundleId: "com.example.app", customer: "old-1", kind: .originalTransactionId, asOf: 0)
+            #expect(
+                view.entitlements.contains("\"pro.ac\"") && view.entitlements.contains("new-1"), "\(view.entitlements)")
             var stored = 0
             for try await count in try await client.query(
                 "SELECT count(*)::int FROM transactions WHERE original_transaction_id = 'old-1'", logger: self.logger

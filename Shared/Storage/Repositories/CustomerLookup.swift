@@ -80,7 +80,7 @@ public enum CustomerIDKind: String, CaseIterable, Sendable {
     case appUserId
     /// The appAccountToken Apple signed into the purchases (compared lowercased).
     case appAccountToken
-    /// One purchase, by its originalTransactionId.
+    /// One purchase, by its originalTransactionId (with the subscription the App Store migrated it to, if any).
     case originalTransactionId
 }
 
@@ -128,6 +128,9 @@ struct CustomerViewStatement: PostgresPreparedStatement {
             WHERE $6 = 'appAccountToken' AND bundle_id = $1 AND ($3 OR environment = $4) AND customer = lower($2)
             UNION
             SELECT NULL, $2 WHERE $6 = 'originalTransactionId'
+            UNION
+            SELECT environment, original_transaction_id FROM subscription_migrations
+            WHERE $6 = 'originalTransactionId' AND bundle_id = $1 AND ($3 OR environment = $4) AND previous_original_transaction_id = $2
         ), e AS (
             SELECT environment, entitlement_id, product_id,
                    active AND revoked_at IS NULL AND (valid_until IS NULL OR valid_until > $5) AS active_now,
