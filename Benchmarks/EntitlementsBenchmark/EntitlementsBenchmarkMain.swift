@@ -15,11 +15,20 @@ import TestSupport
 /// second next to producing the same payloads directly.
 ///
 /// Usage: `entitlements-benchmark DATABASE_URL BOOTSTRAP [SUBSCRIPTIONS] [LANES] [TRANSACTION_SIZE]`, or
-/// `entitlements-benchmark soak DATABASE_URL [CUSTOMERS] [DAYS] [SECONDS_PER_DAY]` (``RetentionSoak``).
+/// `entitlements-benchmark soak DATABASE_URL [CUSTOMERS] [DAYS] [SECONDS_PER_DAY]` (``RetentionSoak``), or
+/// `entitlements-benchmark scale DATABASE_URL [CUSTOMERS] [RENEWALS]` (``ScaleBenchmark``).
 @main
 enum EntitlementsBenchmarkMain {
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.count >= 3 && arguments[1] == "scale" {
+            var logger = Logger(label: "scale-benchmark")
+            logger.logLevel = .error
+            try await ScaleBenchmark.run(
+                databaseURL: arguments[2], customers: arguments.count > 3 ? Int(arguments[3]) ?? 1_000_000 : 1_000_000,
+                renewals: arguments.count > 4 ? Int(arguments[4]) ?? 9 : 9, logger: logger)
+            return
+        }
         if arguments.count >= 3 && arguments[1] == "soak" {
             var logger = Logger(label: "retention-soak")
             logger.logLevel = .error

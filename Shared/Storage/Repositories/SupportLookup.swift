@@ -51,7 +51,9 @@ public struct SupportLookup: Sendable {
     /// The customer a search names, with the kind of its id: the customer a transaction id or original
     /// transaction id belongs to (its bound app user, else its entitlement's or subscription's customer, an
     /// appAccountToken or the original transaction id itself); else the search itself, as an appAccountToken
-    /// when it is a UUID and as an app user id otherwise.
+    /// when it is a UUID and as an app user id otherwise. (The environments are listed so the transaction id is
+    /// found through the primary key, whose first column is the environment: without them the scale benchmark
+    /// measured 328 ms at 10 million transactions, a scan.)
     public func customer(for query: String, bundleId: String) async throws -> (customer: String, kind: CustomerIDKind) {
         let rows = try await self.client.query(
             """
@@ -64,7 +66,9 @@ public struct SupportLookup: Sendable {
                           AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
                        t.original_transaction_id),
                    t.original_transaction_id
-            FROM transactions t WHERE t.bundle_id = \(bundleId) AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
+            FROM transactions t
+            WHERE t.environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND t.bundle_id = \(bundleId)
+              AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
             LIMIT 1
             """, logger: self.logger)
         for try await (bound, customer, original) in rows.decode((String?, String, String).self) {
