@@ -26,7 +26,6 @@ enum RetentionSoak {
             try await MigrationRunner().migrate(client: client, logger: logger)
             let repository = EntitlementRepository(client: client, logger: logger)
             let pruning = Pruning(client: client, logger: logger)
-            let topics = PipelineTopics()
             var windows = RetentionWindows()
             func scaled(_ window: Duration) -> Duration {
                 .milliseconds(Int64(Double(window.components.seconds) / 86_400 * secondsPerDay * 1000))
@@ -60,21 +59,7 @@ enum RetentionSoak {
                     }
                     return today
                 }
-                // Four lanes over disjoint customers, 50 notifications a transaction, as the updater applies them.
-                let lanes = Dictionary(grouping: records, by: { abs($0.subject.hashValue) % 4 }).values
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for lane in lanes {
-                        group.addTask {
-                            for chunk in stride(from: 0, to: lane.count, by: 50) {
-                                let inputs = lane[chunk..<min(chunk + 50, lane.count)].map {
-                                    EntitlementInput(.notification($0), receivedAt: nil)
-                                }
-                                _ = try await repository.apply(Array(inputs), topics: topics)
-                            }
-                        }
-                    }
-                    try await group.waitForAll()
-                }
+                try await UpdaterLanes.apply(records, repository: repository)
                 let applied = Double(records.count) / (ContinuousClock.now - started).realSeconds
                 try await client.query(
                     "UPDATE outbox SET published_at = now() WHERE published_at IS NULL", logger: logger)

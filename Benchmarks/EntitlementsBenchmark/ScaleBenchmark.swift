@@ -109,7 +109,7 @@ enum ScaleBenchmark {
         var figures = Figures()
         let bundleId = "com.example.app"
         // The updater: new subscriptions' life cycles, four lanes, 50 notifications a transaction.
-        let records = (0..<1_000).flatMap { VerifiedRecords.lifeCycle(1_000_000_000 + $0).map { ($0) } }
+        let records = (0..<1_000).flatMap { VerifiedRecords.lifeCycle(1_000_000_000 + $0) }
             .map { record -> VerifiedNotificationRecord in
                 var renamed = record
                 renamed.subject = round + "-" + record.subject
@@ -120,21 +120,8 @@ enum ScaleBenchmark {
                 return renamed
             }
         let repository = EntitlementRepository(client: client, logger: logger)
-        let lanes = Dictionary(grouping: records, by: { abs($0.subject.hashValue) % 4 }).values
         let began = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for lane in lanes {
-                group.addTask {
-                    for chunk in stride(from: 0, to: lane.count, by: 50) {
-                        let inputs = lane[chunk..<min(chunk + 50, lane.count)].map {
-                            EntitlementInput(.notification($0), receivedAt: nil)
-                        }
-                        _ = try await repository.apply(Array(inputs), topics: PipelineTopics())
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
+        try await UpdaterLanes.apply(records, repository: repository)
         figures.applied = Double(records.count) / (ContinuousClock.now - began).realSeconds
 
         // Look-ups offered at 1,000 a second for 5 s, each timed from when it was due (queueing included); twice,

@@ -138,11 +138,12 @@ public enum EntitlementRules {
     /// carries the new state and the previous one as the migration ended it. A late one (signed before the
     /// subject's newest) leaves the new subscription's entitlement as it is.
     static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
-        let access = c.notification.payload.data?.status.map { Self.access(for: $0, c) } ?? c.currentOrDerived()
         var update =
             stale
             ? EntitlementUpdate(outcome: .applied, detail: "", entitlement: nil, advancesSubject: false)
-            : c.settle(access: access, detail: "")
+            : c.settle(
+                access: c.notification.payload.data?.status.map { Self.access(for: $0, c) } ?? c.currentOrDerived(),
+                detail: "")
         update.detail = "migrated from \(migration.previousOriginalTransactionId)"
         let state = update.entitlement ?? c.current
         var ended = migration.previousEntitlement
