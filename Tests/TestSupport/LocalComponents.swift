@@ -147,21 +147,25 @@ public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ p
 
 /// Freezes a process (SIGSTOP) and returns once the kernel reports it stopped (state `T` in `/proc/PID/stat`):
 /// a signal is delivered asynchronously, and a broker still running for a moment could acknowledge one more
-/// message. Returns false when it was not seen stopped within `bound`.
+/// message. The bound is a number of looks (`looks`, 10 ms apart), not a wall-clock deadline: a test process
+/// starved of threads on a loaded machine may sleep far longer than asked, and must still look again before
+/// it gives up. Returns false when the process was not seen stopped in any of them.
 @discardableResult
-public func freezeProcess(_ pid: Int32, within bound: Duration = .seconds(10)) async throws -> Bool {
+public func freezeProcess(_ pid: Int32, looks: Int = 1_000) async throws -> Bool {
     kill(pid, SIGSTOP)
-    let deadline = ContinuousClock.now + bound
-    while ContinuousClock.now < deadline {
-        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")"),
-            stat[stat.index(after: close)...].split(separator: " ").first == "T"
-        {
-            return true
-        }
+    for _ in 0..<looks {
+        if isStopped(pid) { return true }
         try await Task.sleep(for: .milliseconds(10))
     }
-    return false
+    return isStopped(pid)
+}
+
+/// Whether the kernel reports the process stopped by a signal (state `T` in `/proc/PID/stat`).
+private func isStopped(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return false }
+    return stat[stat.index(after: close)...].split(separator: " ").first == "T"
 }
 
 /// A PostgreSQL server of its own with `fsync=on` (a crash is a real crash) that the body can crash
