@@ -37,7 +37,9 @@ struct SimDelivery: Sendable {
 
     let http: HTTPClient
     let store: SimStore
-    var ingestURL: String
+    /// Where posts go: one URL as Apple's, or several playing a cluster's load balancer in front of ingest
+    /// replicas (post `n` goes to URL `n mod count`).
+    var ingestURLs: [String]
     /// Posts per second offered (nil: as fast as the concurrency allows).
     var rate: Double?
     var concurrency: Int
@@ -62,7 +64,8 @@ struct SimDelivery: Sendable {
                     reporter.tick(report)
                     running -= 1
                 }
-                group.addTask { await self.post(item) }
+                let url = self.ingestURLs[index % self.ingestURLs.count]
+                group.addTask { await self.post(item, to: url) }
                 running += 1
             }
             for await (ok, micros) in group {
@@ -76,8 +79,8 @@ struct SimDelivery: Sendable {
     }
 
     /// One post; returns whether ingest accepted it and how long the answer took.
-    func post(_ item: Item) async -> (Bool, UInt64) {
-        var request = HTTPClientRequest(url: self.ingestURL)
+    func post(_ item: Item, to url: String) async -> (Bool, UInt64) {
+        var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: #"{"signedPayload":""# + item.signedPayload + #""}"#))

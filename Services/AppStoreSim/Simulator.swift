@@ -30,6 +30,9 @@ struct SimConfiguration: Sendable {
     var port = 8090
     /// Where notifications go.
     var ingestURL: String?
+    /// Whether every notification is signed up front (off for a sim that only serves the API, such as an
+    /// onboarding of existing subscribers: a million signatures it would never send).
+    var signsNotifications = true
     var rate: Double?
     var concurrency = 16
     /// Apple's retry schedule, compressed: delays between the passes that re-send undelivered notifications.
@@ -82,9 +85,11 @@ struct Simulator: Sendable {
             signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         self.ocsp = SimOCSP(pki: pki)
         let signer = self.signer
-        self.signed = try self.scenario.notifications.map {
-            SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0))
-        }
+        self.signed =
+            configuration.signsNotifications
+            ? try self.scenario.notifications.map {
+                SimDelivery.Item(uuid: $0.uuid, signedPayload: try signer.sign($0))
+            } : []
     }
 
     /// One scenario per environment, merged: notifications in signing order, purchases and expectations of both.
@@ -134,7 +139,19 @@ struct Simulator: Sendable {
         concurrency: Int? = nil,
         timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
     ) async -> SimDelivery.Report {
-        await self.store.setNotificationURL(ingestURL)
+        await self.deliver(
+            items, http: http, spreadOver: [ingestURL], rate: rate, concurrency: concurrency, timeout: timeout,
+            progress: progress)
+    }
+
+    /// Registers the items as sent and posts them spread over `ingestURLs` in turn (a load balancer in front of
+    /// ingest replicas).
+    func deliver(
+        _ items: [SimDelivery.Item], http: HTTPClient, spreadOver ingestURLs: [String], rate: Double? = nil,
+        concurrency: Int? = nil,
+        timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
+    ) async -> SimDelivery.Report {
+        await self.store.setNotificationURL(ingestURLs[0])
         let byUUID = Dictionary(self.scenario.notifications.map { ($0.uuid, $0) }, uniquingKeysWith: { a, _ in a })
         for item in items {
             let notification = byUUID[item.uuid]
@@ -146,13 +163,22 @@ struct Simulator: Sendable {
                         .compactMap { $0 }))
         }
         let delivery = SimDelivery(
-            http: http, store: self.store, ingestURL: ingestURL, rate: rate ?? self.configuration.rate,
+            http: http, store: self.store, ingestURLs: ingestURLs, rate: rate ?? self.configuration.rate,
             concurrency: concurrency ?? self.configuration.concurrency, timeout: timeout, progress: progress)
         return await delivery.deliver(items)
     }
 
     /// Apple's retries, compressed: after each delay, re-posts every notification not yet delivered.
     func retryUndelivered(http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil) async {
+        await self.retryUndelivered(http: http, spreadOver: [ingestURL], progress: progress)
+    }
+
+    /// Apple's retries spread over `ingestURLs` in turn (a load balancer in front of ingest replicas).
+    func retryUndelivered(
+        http: HTTPClient, spreadOver ingestURLs: [String], progress: (@Sendable (String) -> Void)? = nil
+    )
+        async
+    {
         for delay in self.configuration.retryDelays {
             try? await Task.sleep(for: delay)
             let pending = await self.store.history(
@@ -161,7 +187,7 @@ struct Simulator: Sendable {
             progress?("  retrying \(pending.count) undelivered notifications")
             _ = await self.deliver(
                 pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http,
-                to: ingestURL,
+                spreadOver: ingestURLs,
                 progress: progress)
         }
     }
@@ -191,8 +217,8 @@ struct Simulator: Sendable {
                     transactionIds: Set(
                         [notification.transaction?.transactionId, notification.transaction?.originalTransactionId]
                             .compactMap { $0 }))
-                _ = await SimDelivery(http: http, store: simulator.store, ingestURL: url, rate: nil, concurrency: 1)
-                    .post(item)
+                _ = await SimDelivery(http: http, store: simulator.store, ingestURLs: [url], rate: nil, concurrency: 1)
+                    .post(item, to: url)
             })
         api.addRoutes(to: router)
         SimMessaging(

@@ -70,14 +70,8 @@ import Testing
                         PipelineTopics().all.map { ($0, 4) })
                     try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let directory = try LocalComponents.temporaryDirectory("end-to-end")
-                    var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
-                    environment.merge([
-                        "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
-                        "LOG_LEVEL": "warning",
-                        "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
-                        "RESOLVER_RETRY_BASE_MS": "200",
-                        "RESOLVER_RETRY_MAX_MS": "2000",
-                    ]) { _, new in new }
+                    var environment = try Self.pipelineEnvironment(
+                        sim, directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
                     if appSide {
                         environment.merge(["RENEWAL_SWEEP_INTERVAL_MS": "1000", "RENEWAL_SWEEP_MARGIN_MS": "0"]) {
                             _, new in new
@@ -109,6 +103,20 @@ import Testing
                 }
             }
         }
+    }
+
+    /// What every service of an end-to-end run gets: the sim's apps, keys and trust, the broker, the database,
+    /// both environments, and short retry waits.
+    static func pipelineEnvironment(_ sim: SimHarness, directory: URL, bootstrap: String, databaseURL: String) throws
+        -> [String: String]
+    {
+        try sim.environment(directory: directory, bootstrap: bootstrap).merging([
+            "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
+            "LOG_LEVEL": "warning",
+            "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
+            "RESOLVER_RETRY_BASE_MS": "200",
+            "RESOLVER_RETRY_MAX_MS": "2000",
+        ]) { _, new in new }
     }
 
     /// Posts the plan; each kill happens when the next equal share of the notifications has been tried, and the
@@ -213,7 +221,13 @@ import Testing
             let expectedCount = stored.outbox.values.filter { $0 == topic }.count
             let records = try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(
                 topic, atLeast: expectedCount, quiet: .seconds(2), timeout: .seconds(120))
-            published += try records.map { try JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
+            let events = try records.map {
+                try JSONDecoder().decode(EntitlementEvent.self, from: Data($0.value ?? []))
+            }
+            Self.checkOrder(
+                topic: topic, keys: records.map { String(decoding: $0.key ?? [], as: UTF8.self) },
+                events: events, written: stored.written)
+            published += events
         }
         let publishedIDs = Set(published.map(\.eventId))
         let outboxIDs = Set(stored.outbox.keys.filter { stored.outbox[$0] != topics.statusRequests })
@@ -234,6 +248,25 @@ import Testing
         Self.checkEventsAgainstTheSim(sim, published: published)
         Self.checkMigrationsAndItemRefunds(sim, published: published)
         try await Self.checkCompleteness(sim, databaseURL: databaseURL)
+    }
+
+    /// Events of one subscription reach consumers in the order the updater wrote them: under each record key
+    /// (the customer), the first delivery of each event of one subject comes after the first delivery of every
+    /// event of that subject written before it (a repeat after a relay crash may follow; it adds nothing new).
+    /// Events of different subscriptions of one customer are written by different updater transactions whose
+    /// commit order is their order; they are compared only within a subject.
+    static func checkOrder(topic: String, keys: [String], events: [EntitlementEvent], written: [String: Int64]) {
+        var last: [String: Int64] = [:]
+        var seen = Set<String>()
+        var reordered: [String] = []
+        for (key, event) in zip(keys, events) where seen.insert(event.eventId).inserted {
+            guard let position = written[event.eventId] else { continue }
+            let stream = "\(key) \(event.subject)"
+            if let previous = last[stream], previous > position { reordered.append("\(stream): \(event.eventType)") }
+            last[stream] = max(last[stream] ?? position, position)
+        }
+        #expect(
+            reordered.isEmpty, "\(topic): \(reordered.count) events before one written earlier: \(reordered.prefix(3))")
     }
 
     /// Every subscription the sim migrated to the Advanced Commerce API has exactly one `entitlement.migrated`
@@ -386,10 +419,12 @@ import Testing
     }
 }
 
-/// What the run left in PostgreSQL: the notification log (uuid → type) and the outbox (event id → topic).
+/// What the run left in PostgreSQL: the notification log (uuid → type) and the outbox (event id → topic, and
+/// event id → its row's position in the outbox, the order the updater wrote it in).
 struct StoredRun {
     var logged: [String: String] = [:]
     var outbox: [String: String] = [:]
+    var written: [String: Int64] = [:]
 
     static func read(client: PostgresClient, logger: Logger) async throws -> StoredRun {
         var run = StoredRun()
@@ -397,10 +432,12 @@ struct StoredRun {
             "SELECT notification_uuid, notification_type FROM notification_log", logger: logger
         )
         .decode((String, String).self) { run.logged[uuid] = type }
-        for try await (id, topic) in try await client.query("SELECT event_id, topic FROM outbox", logger: logger)
-            .decode((String, String).self)
-        {
+        for try await (id, topic, position) in try await client.query(
+            "SELECT event_id, topic, id FROM outbox", logger: logger
+        )
+        .decode((String, String, Int64).self) {
             run.outbox[id] = topic
+            run.written[id] = position
         }
         return run
     }

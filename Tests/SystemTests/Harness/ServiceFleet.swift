@@ -3,29 +3,40 @@ import Foundation
 import TestSupport
 
 /// The six services (and retention-messaging) as separate processes of their built binaries, each on its own loopback port, so a
-/// test can SIGKILL one mid-way and start it again as an orchestrator would.
+/// test can SIGKILL one mid-way and start it again as an orchestrator would. A service may run as several
+/// replicas: instances `name`, `name#2`, `name#3`… of the same binary, each with its own port.
 actor ServiceFleet {
     static let pipeline = [
         "ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api",
     ]
 
-    /// The pipeline's services, and retention-messaging when the environment names its rules.
-    let names: [String]
+    /// The instances: the pipeline's services (with their replicas), and retention-messaging when the
+    /// environment names its rules.
+    private(set) var names: [String]
     let environment: [String: String]
     let directory: URL
-    let ports: [String: Int]
+    private(set) var ports: [String: Int]
     private var processes: [String: Process] = [:]
     private(set) var kills: [String] = []
+    /// Instances stopped with SIGTERM that exited by themselves.
+    private(set) var terminations: [String] = []
     /// Services the supervisor started again after they exited on their own.
     private(set) var restarts: [String] = []
     private var stopping = false
 
-    /// Chooses a free port per service (unless `ports` names one); `environment` is what every service gets (plus
-    /// its `HTTP_PORT`).
-    init(environment: [String: String], directory: URL, ports chosen: [String: Int] = [:]) throws {
+    /// Chooses a free port per instance (unless `ports` names one); `replicas` says how many instances a service
+    /// runs (1 unless named); `environment` is what every instance gets (plus its `HTTP_PORT`).
+    init(
+        environment: [String: String], directory: URL, ports chosen: [String: Int] = [:], replicas: [String: Int] = [:]
+    )
+        throws
+    {
         self.environment = environment
         self.directory = directory
-        self.names = Self.pipeline + (environment["RETENTION_RULES_FILE"] == nil ? [] : ["retention-messaging"])
+        let services = Self.pipeline + (environment["RETENTION_RULES_FILE"] == nil ? [] : ["retention-messaging"])
+        self.names = services.flatMap { name in
+            (1...max(1, replicas[name] ?? 1)).map { Self.instance(name, $0) }
+        }
         var ports = chosen
         for name in self.names where ports[name] == nil {
             ports[name] = try LocalComponents.freePortBelowEphemeralRange()
@@ -33,17 +44,38 @@ actor ServiceFleet {
         self.ports = ports
     }
 
+    /// The name of a service's `number`th instance (`name` for the first).
+    static func instance(_ service: String, _ number: Int) -> String {
+        number == 1 ? service : "\(service)#\(number)"
+    }
+
+    /// The service (binary) an instance runs.
+    static func service(of instance: String) -> String {
+        String(instance.split(separator: "#").first ?? Substring(instance))
+    }
+
     var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
+    /// Every running ingest instance's URL (what a load balancer in front of them spreads over).
+    var ingestURLs: [String] {
+        self.names.filter { Self.service(of: $0) == "ingest" && self.processes[$0]?.isRunning != false }
+            .map { "http://127.0.0.1:\(self.ports[$0]!)/notifications" }
+    }
     var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
     var retentionURL: String { "http://127.0.0.1:\(self.ports["retention-messaging"] ?? 0)/retention-message" }
 
-    /// Starts a service (again) and waits until it answers `/ready`.
+    /// The instances of a service, in the order they were added.
+    func instances(of service: String) -> [String] {
+        self.names.filter { Self.service(of: $0) == service }
+    }
+
+    /// Starts an instance (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {
         let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) {
             _, new in new
         }
         self.processes[name] = try ServiceProcess.start(
-            name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+            Self.service(of: name), environment: environment,
+            log: self.directory.appendingPathComponent("\(name).log"))
         let url = "http://127.0.0.1:\(self.ports[name]!)/ready"
         for _ in 0..<300 {
             if (try? await http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok { return }
@@ -51,6 +83,15 @@ actor ServiceFleet {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
+    }
+
+    /// Adds one more instance of a running service (a scale-out), started and ready; returns its name.
+    func addReplica(of service: String, http: HTTPClient) async throws -> String {
+        let name = Self.instance(service, self.instances(of: service).count + 1)
+        self.names.append(name)
+        self.ports[name] = try LocalComponents.freePortBelowEphemeralRange()
+        try await self.start(name, http: http)
+        return name
     }
 
     /// Starts again every service whose process exited on its own (a fenced producer, a failed relay), without
@@ -63,7 +104,8 @@ actor ServiceFleet {
                 "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
             ]) { _, new in new }
             self.processes[name] = try ServiceProcess.start(
-                name, environment: environment, log: self.directory.appendingPathComponent("\(name).log"))
+                Self.service(of: name), environment: environment,
+                log: self.directory.appendingPathComponent("\(name).log"))
         }
     }
 
@@ -97,12 +139,34 @@ actor ServiceFleet {
         for name in self.names { try await self.start(name, http: http) }
     }
 
-    /// SIGKILLs a service (no shutdown of any kind) and waits until it is gone.
+    /// SIGKILLs an instance (no shutdown of any kind) and waits until it is gone.
     func kill(_ name: String) async throws {
         guard let process = self.processes[name] else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
         self.kills.append(name)
+    }
+
+    /// Removes an instance for good (a scale-in, or a replica lost without replacement): SIGTERM, as an
+    /// orchestrator stops a pod, then waits for it to exit by itself (SIGKILL only after 600 looks 100 ms apart,
+    /// which fails the caller's check); or SIGKILL when `graceful` is false. Either way nothing starts it again.
+    func remove(_ name: String, graceful: Bool) async throws {
+        guard let process = self.processes.removeValue(forKey: name) else { return }
+        self.names.removeAll { $0 == name }
+        guard graceful else {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            self.kills.append(name)
+            return
+        }
+        process.terminate()
+        for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        } else {
+            self.terminations.append(name)
+        }
     }
 
     /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
