@@ -175,6 +175,7 @@ let modules: [Module] = [
             "AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification",
             "Logging",
             "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage",
+            "UnixSignals",
         ]),
     Module(
         name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",

@@ -123,6 +123,11 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Keep serving the API after delivering (until SIGINT/SIGTERM).") var keepServing = false
     @Option(
         help:
+            "Write one line per auto-renewable subscription here (a transaction id of it), the entries of `iapctl resync --file`."
+    )
+    var subscriptionsOut: String?
+    @Option(
+        help:
             "Share of customers without an appAccountToken whose app posts the purchase to customer-api first (half of them instead of the notification)."
     )
     var appPostShare = 0.0
@@ -166,6 +171,8 @@ struct Run: AsyncParsableCommand {
         configuration.host = self.host
         configuration.port = self.port
         configuration.ingestURL = self.ingestURL
+        // Without an ingest URL nothing is delivered, so nothing is signed up front (a large onboarding scenario).
+        configuration.signsNotifications = self.ingestURL != nil
         configuration.rate = self.rate
         configuration.concurrency = self.concurrency
         configuration.duplicates = self.duplicates
@@ -204,6 +211,14 @@ struct Run: AsyncParsableCommand {
         }
         if let path = self.factsOut {
             try JSONEncoder().encode(simulator.scenario.facts).write(to: URL(fileURLWithPath: path))
+        }
+        if let path = self.subscriptionsOut {
+            let lines = simulator.scenario.purchases.values
+                .filter { $0.productType == .autoRenewableSubscription && $0.environment == .production }
+                .sorted { $0.originalTransactionId < $1.originalTransactionId }
+                .compactMap { $0.transactions.last?.transactionId }
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            SimOutput.line("appstore-sim: \(lines.count) subscriptions written to \(path)")
         }
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let host = self.host

@@ -136,7 +136,7 @@ struct SimAPI: Sendable {
     private func history(_ id: String, revision: String?, _ environment: AppStoreModels.Environment) async throws
         -> Response
     {
-        if let fault = await self.store.admit(endpoint: "history", isStatusCall: false) { return Self.error(fault) }
+        if let fault = await self.store.admitHistory() { return Self.error(fault) }
         guard let purchase = await self.store.purchase(for: id, in: environment) else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }

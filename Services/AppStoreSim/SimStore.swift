@@ -25,6 +25,12 @@ actor SimStore {
         var statusRatePerSecond: Int?
         /// The next this-many status calls answer 429 regardless of the rate.
         var rateLimited = 0
+        /// Get Transaction History calls allowed per second; more get 429 with `Retry-After` (Apple: 50 a second
+        /// per app in Production).
+        var historyRatePerSecond: Int?
+        /// Once this many history calls were answered, the next ones wait until the fault is lifted: a test's way
+        /// to stop a client at a known point without racing it.
+        var holdHistoryAfter: Int?
     }
 
     /// What the API served, for tests and the summary.
@@ -34,6 +40,9 @@ actor SimStore {
         var answersByStatus: [String: Int] = [:]
         /// The most status calls answered 200 within one wall-clock second.
         var maximumStatusCallsPerSecond = 0
+        /// Get Transaction History calls answered (not refused), and how many wait on `holdHistoryAfter` now.
+        var historyCallsAnswered = 0
+        var historyCallsHeld = 0
         var rejectedTokens = 0
         /// Purchases with an offer StoreKit made (`bought`) or refused (`refused: <reason>`).
         var offers: [String: Int] = [:]
@@ -50,6 +59,10 @@ actor SimStore {
     private(set) var stats = Stats()
     private var statusSecond: Int64 = 0
     private var statusCallsThisSecond = 0
+    private var historySecond: Int64 = 0
+    private var historyCallsThisSecond = 0
+    /// History calls waiting for `holdHistoryAfter` to be lifted.
+    private var heldHistoryCalls: [CheckedContinuation<Void, Never>] = []
     private var testNotifications: [String: String] = [:]
     /// When each subscription was extended (epoch ms), and the answers by request identifier (idempotence).
     fileprivate var extensionDates: [String: [Int64]] = [:]
@@ -207,8 +220,37 @@ actor SimStore {
 }
 
 extension SimStore {
-    /// Replaces the injected faults.
-    func setFaults(_ faults: Faults) { self.faults = faults }
+    /// Replaces the injected faults; history calls held by a hold the new faults lift go on.
+    func setFaults(_ faults: Faults) {
+        self.faults = faults
+        if faults.holdHistoryAfter.map({ $0 > self.stats.historyCallsAnswered }) ?? true {
+            let held = self.heldHistoryCalls
+            self.heldHistoryCalls = []
+            self.stats.historyCallsHeld = 0
+            for call in held { call.resume() }
+        }
+    }
+
+    /// Admits a Get Transaction History call: counted, held while `holdHistoryAfter` says so, then refused with
+    /// 429 beyond `historyRatePerSecond` in its wall-clock second (or by another fault); nil when it is answered.
+    func admitHistory() async -> (Int, Int, Int64?)? {
+        if let fault = self.admit(endpoint: "history", isStatusCall: false) { return fault }
+        if let hold = self.faults.holdHistoryAfter, self.stats.historyCallsAnswered >= hold {
+            self.stats.historyCallsHeld += 1
+            await withCheckedContinuation { self.heldHistoryCalls.append($0) }
+        }
+        let millis = Int64(Date().timeIntervalSince1970 * 1000)
+        if millis / 1000 != self.historySecond {
+            self.historySecond = millis / 1000
+            self.historyCallsThisSecond = 0
+        }
+        if let limit = self.faults.historyRatePerSecond, self.historyCallsThisSecond >= limit {
+            return self.answered(429, APIErrorCode.rateLimitExceeded, (self.historySecond + 1) * 1000)
+        }
+        self.historyCallsThisSecond += 1
+        self.stats.historyCallsAnswered += 1
+        return nil
+    }
 }
 
 // MARK: - Support endpoints: orders, refunds, renewal-date extensions, consumption answers

@@ -23,8 +23,12 @@ struct ResyncCommand: AsyncParsableCommand {
             `[appUserId,]transactionId` or `[appUserId,]receipt` (a StoreKit 1 app or transaction receipt, base64); \
             blank lines and lines starting with # are skipped. Any transaction id of a purchase names it (an \
             originalTransactionId is one). Reads the same App Store settings as the services (APPSTORE_APPS, \
-            APPSTORE_ROOT_CERTIFICATES, APPSTORE_API_*) and RECORD_SIGNING_KEYS. Prints a progress line per entry on stderr and a summary; exits 1 \
-            when an entry failed (the others are still imported).
+            APPSTORE_ROOT_CERTIFICATES, APPSTORE_API_*) and RECORD_SIGNING_KEYS. Calls are paced under Apple's \
+            rate limits (--rate per endpoint per app, a tenth in Sandbox; a 429's Retry-After pauses the endpoint). \
+            With --file, every finished entry is written to a journal (--journal, default PATH.done): run the same \
+            command again after an interruption (Ctrl-C finishes the entries in flight) and it resumes without \
+            repeating them. Prints a progress bar with ETA on stderr and a summary; exits 1 when an entry failed \
+            (the others are still imported; a rerun tries the failed ones again), 130 when interrupted.
             """)
 
     @Option(help: "The app (default: the first of APPSTORE_APPS).") var app: String?
@@ -42,23 +46,22 @@ struct ResyncCommand: AsyncParsableCommand {
         name: .customLong("bootstrap-servers"),
         help: "Comma-separated host:port list (default KAFKA_BOOTSTRAP_SERVERS).")
     var bootstrapServers: String?
+    @Option(
+        help:
+            "API calls a second per endpoint and app in Production (Apple's limit for history and statuses: 50); Sandbox gets a tenth."
+    )
+    var rate: Double = 50
+    @Option(help: "Entries in flight at once (1–64).") var concurrency = 8
+    @Option(help: "The journal of finished entries (default: the --file path with .done appended).") var journal:
+        String?
 
-    /// One line of work: who, and the ids (from an id, or from a receipt).
-    struct Entry {
+    /// One line of work: who, and the ids (from an id, or from a receipt); `text` is the line as written (what
+    /// the journal records).
+    struct Entry: Sendable {
         var appUserId: String?
         var transactionIds: [String]
         var line: Int
-    }
-
-    /// Tallies for the summary.
-    struct Tally: CustomStringConvertible {
-        var entries = 0
-        var transactions = 0
-        var statuses = 0
-        var failures: [String] = []
-        var description: String {
-            "\(self.entries) entries, \(self.transactions) transactions, \(self.statuses) subscription statuses, \(self.failures.count) failed"
-        }
+        var text: String
     }
 
     func run() async throws {
@@ -76,8 +79,20 @@ struct ResyncCommand: AsyncParsableCommand {
             }
             return environment
         }
+        guard self.rate > 0, self.rate <= 10_000 else {
+            throw ValidationError("--rate must be above 0 and at most 10000")
+        }
+        guard (1...64).contains(self.concurrency) else { throw ValidationError("--concurrency must be 1 to 64") }
         let entries = try self.entries()
         guard !entries.isEmpty else { throw ValidationError("give --transaction-id or --file with at least one entry") }
+        let journal = try (self.journal ?? self.file.map { $0 + ".done" }).map { try ResyncJournal(path: $0) }
+        let pending = entries.filter { !(journal?.done.contains($0.text) ?? false) }
+        if let journal {
+            StandardStreams.writeError(
+                "resync: \(entries.count) entries, \(entries.count - pending.count) already done (journal \(journal.path)), "
+                    + "\(pending.count) to go at \(Self.format(self.rate)) calls/s per endpoint: at least "
+                    + ProgressBar.duration(Double(pending.count) / self.rate))
+        }
         let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
         let signing: RecordSigningKeys
@@ -86,6 +101,9 @@ struct ResyncCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error): the updater applies only records signed with the pipeline's key")
         }
+        let pacer = APIRequestPacer(productionRatePerSecond: self.rate)
+        let interrupt = InterruptSignal()
+        defer { interrupt.stopListening() }
         do {
             let tally = try await APIAccess.with(logger: logger) { access in
                 let bundleId =
@@ -94,14 +112,27 @@ struct ResyncCommand: AsyncParsableCommand {
                 return try await APIAccess.withProducer(
                     self.bootstrapServers, clientID: "iapctl-resync", logger: logger
                 ) { producer in
-                    await self.resync(
-                        entries, bundleId: bundleId, environment: environment, onConflict: onConflict, proof: proof,
-                        importer: PurchaseImport(client: access.client), producer: producer, topics: topics,
-                        signing: signing)
+                    let work = ResyncWork(
+                        bundleId: bundleId, environment: environment,
+                        request: { entry in
+                            PurchaseImport.Request(
+                                appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof,
+                                source: .resync)
+                        },
+                        importer: PurchaseImport(client: access.client.paced(by: pacer)), producer: producer,
+                        topics: topics, signing: signing)
+                    return await work.run(
+                        pending, total: entries.count, concurrency: self.concurrency, journal: journal,
+                        interrupt: interrupt)
                 }
             }
             StandardStreams.writeOutput("resync: \(tally)")
             for failure in tally.failures { StandardStreams.writeOutput("  failed: \(failure)") }
+            if tally.interrupted {
+                StandardStreams.writeOutput(
+                    "resync: interrupted; run the same command again to resume (\(journal?.path ?? "no journal"))")
+                throw ExitCode(130)
+            }
             if !tally.failures.isEmpty { throw ExitCode(1) }
         } catch let exit as ExitCode {
             throw exit
@@ -111,36 +142,16 @@ struct ResyncCommand: AsyncParsableCommand {
         }
     }
 
-    /// Imports every entry; a failed entry is recorded and the others go on.
-    func resync(
-        _ entries: [Entry], bundleId: String, environment: Environment?, onConflict: AppPurchaseRecord.ConflictPolicy,
-        proof: TransferProof?, importer: PurchaseImport, producer: KafkaProducer, topics: PipelineTopics,
-        signing: RecordSigningKeys
-    ) async -> Tally {
-        var tally = Tally()
-        for entry in entries {
-            tally.entries += 1
-            do {
-                let request = PurchaseImport.Request(
-                    appUserId: entry.appUserId, onConflict: onConflict, transferProof: proof, source: .resync)
-                let resynced = try await importer.resync(
-                    entry.transactionIds, bundleId: bundleId, environment: environment, request: request,
-                    producer: producer, topics: topics, signing: signing)
-                tally.transactions += resynced.transactions
-                tally.statuses += resynced.statuses
-            } catch {
-                tally.failures.append("line \(entry.line) (\(entry.transactionIds.first ?? "?")): \(error)")
-            }
-            StandardStreams.writeError("resync: \(tally.entries)/\(entries.count) \(tally)")
-        }
-        return tally
+    /// `50`, `2.5`.
+    static func format(_ rate: Double) -> String {
+        rate == rate.rounded() ? String(Int(rate)) : String(format: "%.2f", rate)
     }
 
     /// The entries of `--transaction-id` and `--file`.
     func entries() throws -> [Entry] {
         var entries: [Entry] = []
         if let id = self.transactionId {
-            entries.append(Entry(appUserId: self.appUserId, transactionIds: [id], line: 0))
+            entries.append(Entry(appUserId: self.appUserId, transactionIds: [id], line: 0, text: id))
         }
         guard let file = self.file else { return entries }
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
@@ -162,7 +173,8 @@ struct ResyncCommand: AsyncParsableCommand {
             } else {
                 throw ValidationError("\(file):\(index + 1): neither a transaction id nor a receipt")
             }
-            entries.append(Entry(appUserId: user?.isEmpty == true ? nil : user, transactionIds: ids, line: index + 1))
+            entries.append(
+                Entry(appUserId: user?.isEmpty == true ? nil : user, transactionIds: ids, line: index + 1, text: line))
         }
         return entries
     }

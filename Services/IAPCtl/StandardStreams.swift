@@ -15,8 +15,8 @@ enum StandardStreams {
         Self.writeOutput(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
-    /// Writes text and a newline to standard error.
-    static func writeError(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+    /// Writes text and a newline (unless `newline` is false: a line redrawn in place) to standard error.
+    static func writeError(_ text: String, newline: Bool = true) {
+        FileHandle.standardError.write(Data((text + (newline ? "\n" : "")).utf8))
     }
 }

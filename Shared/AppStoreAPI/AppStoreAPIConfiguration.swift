@@ -21,11 +21,16 @@ public struct AppStoreAPIConfiguration: Sendable {
     public var retry: RetryPolicy
     /// The deadline of one HTTP request.
     public var requestTimeout: Duration
+    /// Paces every call under Apple's per-app, per-endpoint rate limits (nil: calls go at once; a 429 is then
+    /// the retry policy's to handle).
+    public var pacer: APIRequestPacer?
 
     public init(
         environment: Environment, productionURL: URL = Self.appleProductionURL, sandboxURL: URL = Self.appleSandboxURL,
-        sandboxFallback: Bool = false, retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30)
+        sandboxFallback: Bool = false, retry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
+        pacer: APIRequestPacer? = nil
     ) {
+        self.pacer = pacer
         self.environment = environment
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL

@@ -62,6 +62,13 @@ public struct AppStoreServerAPIClient: Sendable {
         return scoped
     }
 
+    /// The same client with every call paced by `pacer` (shared by every client it is given to).
+    public func paced(by pacer: APIRequestPacer) -> Self {
+        var paced = self
+        paced.configuration.pacer = pacer
+        return paced
+    }
+
     // MARK: Subscriptions and transactions
 
     /// Get All Subscription Statuses for any transaction id of the subscription, optionally filtered by status.
@@ -320,11 +327,16 @@ public struct AppStoreServerAPIClient: Sendable {
         contentType: String = "application/json", environment: Environment
     ) async throws(AppStoreAPIError) -> [UInt8] {
         var attempt = 1
+        let pacer = self.configuration.pacer, bundleID = self.bundleID
         while true {
             do {
+                await pacer?.admit(bundleID: bundleID, environment: environment, path: path)
                 return try await self.sendOnce(
                     method, path, query: query, body: body, contentType: contentType, environment: environment)
             } catch {
+                if let pacer, let retryAfter = error.retryAfter {
+                    await pacer.pause(bundleID: bundleID, environment: environment, path: path, until: retryAfter)
+                }
                 guard
                     let delay = self.configuration.retry.delay(
                         after: error, attempt: attempt, now: Date(), jitter: Double.random(in: 0..<1))

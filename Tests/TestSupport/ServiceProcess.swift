@@ -5,10 +5,14 @@ public enum ServiceProcess {
     /// The directory of the test bundle, where `swift build` puts every executable.
     public static let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 
-    /// Starts a built executable with extra environment variables; its output is appended to `log`.
-    public static func start(_ name: String, environment: [String: String], log: URL) throws -> Process {
+    /// Starts a built executable with extra environment variables (and `arguments`); its output is appended to
+    /// `log`.
+    public static func start(_ name: String, _ arguments: [String] = [], environment: [String: String], log: URL)
+        throws -> Process
+    {
         let process = Process()
         process.executableURL = binaries.appendingPathComponent(name)
+        process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         if !FileManager.default.fileExists(atPath: log.path) {
             FileManager.default.createFile(atPath: log.path, contents: nil)
@@ -19,6 +23,13 @@ public enum ServiceProcess {
         process.standardError = handle
         try process.run()
         return process
+    }
+
+    /// Waits until `process` has exited, by polling (never blocking a thread of the cooperative pool), and
+    /// returns its status.
+    public static func exitStatus(of process: Process) async throws -> Int32 {
+        while process.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        return process.terminationStatus
     }
 }
 

@@ -119,7 +119,7 @@ import Testing
                     output.contains(
                         "resync: 3 entries, \(transactions) transactions, 2 subscription statuses, 1 failed"),
                     "\(output)")
-                #expect(output.contains("resync: 1/3") && output.contains("failed: line 4 (99999999999)"), "\(output)")
+                #expect(output.contains("] 1/3 33.3%") && output.contains("failed: line 4 (99999999999)"), "\(output)")
 
                 let records = try await kafka.readAll(
                     topics.verified, atLeast: transactions + 2, quiet: .seconds(1), timeout: .seconds(20))
@@ -138,6 +138,84 @@ import Testing
                         }) == ["user-2"])
                 #expect(Set(snapshots.map(\.subject)) == [byId.originalTransactionId, byReceipt.originalTransactionId])
                 #expect(snapshots.first { $0.subject == byId.originalTransactionId }?.status == byId.status?.rawValue)
+            }
+        }
+    }
+}
+
+// MARK: - iapctl resync, interrupted and resumed
+
+/// `iapctl resync` of many subscriptions, the real binary against the sim and a real broker: stopped with
+/// SIGINT at a point the sim holds it (no race: the sim holds history calls after a third of them), it finishes
+/// the entries in flight, journals them and exits 130; run again, it does only what is left. Every subscription's
+/// history and status is asked of Apple once and reaches the pipeline once.
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(5))) struct ResyncResumeTests {
+    @Test func anInterruptedResyncResumesWithoutRepeatingAnEntry() async throws {
+        try await withLocalBroker { bootstrap in
+            try await SimHarness.with(customers: 150, seed: 9) { sim in
+                let topics = PipelineTopics()
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                try await kafka.createTopics(topics.all.map { ($0, 3) })
+                let subscriptions = sim.simulator.scenario.purchases.values
+                    .filter { $0.productType == .autoRenewableSubscription }
+                    .sorted { $0.originalTransactionId < $1.originalTransactionId }
+                try #require(subscriptions.count >= 60, "\(subscriptions.count) subscriptions")
+                let directory = try LocalComponents.temporaryDirectory("resync-resume")
+                let file = directory.appendingPathComponent("subscriptions.txt")
+                try subscriptions.map { $0.transactions.last!.transactionId! }.joined(separator: "\n")
+                    .write(to: file, atomically: true, encoding: .utf8)
+                let environment = try sim.environment(directory: directory, bootstrap: bootstrap)
+                let arguments = ["resync", "--file", file.path, "--rate", "500", "--concurrency", "4"]
+
+                // A third of the history calls answered, then the sim holds the rest: the tool stops there.
+                let held = subscriptions.count / 3
+                await sim.setFaults(SimStore.Faults(holdHistoryAfter: held))
+                let log = directory.appendingPathComponent("first.log")
+                let first = try ServiceProcess.start("iapctl", arguments, environment: environment, log: log)
+                var waiting = 0
+                for _ in 0..<1200 where waiting < 4 {
+                    waiting = await sim.stats.historyCallsHeld
+                    if waiting < 4 { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                try #require(waiting == 4, "all four entries in flight wait on the sim")
+                kill(first.processIdentifier, SIGINT)
+                var told = false
+                for _ in 0..<600 where !told {
+                    told = (try String(contentsOf: log, encoding: .utf8)).contains("finishing the work in flight")
+                    if !told { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                try #require(told, "the tool took the interrupt")
+                await sim.setFaults(SimStore.Faults())
+                let status = try await ServiceProcess.exitStatus(of: first)
+                let firstOutput = try String(contentsOf: log, encoding: .utf8)
+                #expect(status == 130, "\(firstOutput)")
+                #expect(firstOutput.contains("interrupted; run the same command again to resume"), "\(firstOutput)")
+                #expect(
+                    firstOutput.contains("ETA") && firstOutput.contains("resync ["), "a progress bar: \(firstOutput)")
+                let journal = try String(contentsOf: URL(fileURLWithPath: file.path + ".done"), encoding: .utf8)
+                let done = journal.split(separator: "\n").dropFirst().count
+                #expect(done >= held && done < subscriptions.count, "\(done) of \(subscriptions.count) journaled")
+
+                let (again, secondOutput) = try await IAPCtlProcess.run(arguments, environment: environment)
+                #expect(again == 0, "\(secondOutput)")
+                #expect(
+                    secondOutput.contains("resync: \(subscriptions.count) entries, \(done) already done"),
+                    "\(secondOutput)")
+                #expect(secondOutput.contains("resync: \(subscriptions.count - done) entries"), "\(secondOutput)")
+
+                // Apple was asked once per subscription, and the pipeline got each transaction and status once.
+                #expect(await sim.stats.calls["subscriptions"] == subscriptions.count)
+                let transactions = subscriptions.map(\.transactions.count).reduce(0, +)
+                let records = try await kafka.readAll(
+                    topics.verified, atLeast: transactions + subscriptions.count, quiet: .seconds(2),
+                    timeout: .seconds(60))
+                let purchases = try records.filter { $0.header("schema")?.text == AppPurchaseRecord.schema }
+                    .map { try JSONDecoder().decode(AppPurchaseRecord.self, from: Data($0.value ?? [])) }
+                let snapshots = records.filter { $0.header("schema")?.text == StatusSnapshot.schema }
+                let perTransaction = Dictionary(grouping: purchases, by: { $0.transaction.transactionId ?? "" })
+                #expect(purchases.count == transactions, "\(purchases.count) records for \(transactions) transactions")
+                #expect(perTransaction.values.allSatisfy { $0.count == 1 }, "no transaction imported twice")
+                #expect(snapshots.count == subscriptions.count, "one status per subscription")
             }
         }
     }
