@@ -233,7 +233,10 @@ struct Run: AsyncParsableCommand {
                     .init(service: runner, successTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do { try await group.run() } catch {
+            try? await http.shutdown()
+            throw error
+        }
         try await http.shutdown()
     }
 }
