@@ -75,10 +75,7 @@ public struct DeadLetters: Sendable {
     public func rows(bundleId: String, subjects: [String], limit: Int = 100) async throws -> [Row] {
         var rows: [Row] = []
         let query = try await self.client.query(
-            """
-            SELECT topic || '/' || partition || '/' || "offset", subject, environment, reason, detail, notification_uuid, recorded_at, replayed_at
-            FROM dead_letters WHERE subject = ANY(\(subjects)) AND bundle_id = \(bundleId) ORDER BY recorded_at DESC LIMIT \(limit)
-            """, logger: self.logger)
+            Self.rowsQuery(bundleId: bundleId, subjects: subjects, limit: limit), logger: self.logger)
         for try await (position, subject, environment, reason, detail, uuid, recordedAt, replayedAt) in query.decode(
             (String, String?, String?, String, String?, String?, Date, Date?).self)
         {
@@ -120,5 +117,14 @@ public struct DeadLetters: Sendable {
             let offset = Int64(parts[parts.count - 1])
         else { return nil }
         return (parts.dropLast(2).joined(separator: "/"), partition, offset)
+    }
+
+    /// The dead letters about `subjects` in one app, newest first (the console's query; the scale benchmark
+    /// prints its plan).
+    public static func rowsQuery(bundleId: String, subjects: [String], limit: Int) -> PostgresQuery {
+        """
+        SELECT topic || '/' || partition || '/' || "offset", subject, environment, reason, detail, notification_uuid, recorded_at, replayed_at
+        FROM dead_letters WHERE subject = ANY(\(subjects)) AND bundle_id = \(bundleId) ORDER BY recorded_at DESC LIMIT \(limit)
+        """
     }
 }

@@ -55,22 +55,7 @@ public struct SupportLookup: Sendable {
     /// found through the primary key, whose first column is the environment: without them the scale benchmark
     /// measured 328 ms at 10 million transactions, a scan.)
     public func customer(for query: String, bundleId: String) async throws -> (customer: String, kind: CustomerIDKind) {
-        let rows = try await self.client.query(
-            """
-            SELECT (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
-                      AND b.original_transaction_id = t.original_transaction_id),
-                   COALESCE(
-                       (SELECT customer FROM entitlements e WHERE e.bundle_id = t.bundle_id AND e.environment = t.environment
-                          AND e.original_transaction_id = t.original_transaction_id ORDER BY updated_at DESC LIMIT 1),
-                       (SELECT customer FROM subscriptions s WHERE s.bundle_id = t.bundle_id AND s.environment = t.environment
-                          AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
-                       t.original_transaction_id),
-                   t.original_transaction_id
-            FROM transactions t
-            WHERE t.environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND t.bundle_id = \(bundleId)
-              AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
-            LIMIT 1
-            """, logger: self.logger)
+        let rows = try await self.client.query(Self.customerQuery(query, bundleId: bundleId), logger: self.logger)
         for try await (bound, customer, original) in rows.decode((String?, String, String).self) {
             if let bound { return (bound, .appUserId) }
             if let token = CustomerKey.validToken(customer), token == customer { return (token, .appAccountToken) }
@@ -109,12 +94,7 @@ public struct SupportLookup: Sendable {
     {
         var result: [ConsumptionRequestRow] = []
         let rows = try await self.client.query(
-            """
-            SELECT environment, transaction_id, original_transaction_id, reason, requested_at, deadline, times_requested, status, attempts,
-                   answered_at, detail, answer::text
-            FROM consumption_requests WHERE bundle_id = \(bundleId) AND (customer = \(customer) OR original_transaction_id = ANY(\(subjects)))
-            ORDER BY requested_at DESC
-            """, logger: self.logger)
+            Self.consumptionQuery(bundleId: bundleId, customer: customer, subjects: subjects), logger: self.logger)
         for try await row in rows.decode(
             (String, String, String, String?, Int64, Int64, Int32, String, Int32, Int64?, String?, String?).self)
         {
@@ -137,5 +117,37 @@ public struct SupportLookup: Sendable {
             counts[status] = count
         }
         return counts
+    }
+
+    // MARK: Statements (the scale benchmark prints their plans)
+
+    /// The console's customer search: the customer a transaction id names, through the primary key of
+    /// `transactions` (every environment listed, so the key's first column is bound).
+    public static func customerQuery(_ query: String, bundleId: String) -> PostgresQuery {
+        """
+        SELECT (SELECT app_user_id FROM customer_bindings b WHERE b.bundle_id = t.bundle_id AND b.environment = t.environment
+                  AND b.original_transaction_id = t.original_transaction_id),
+               COALESCE(
+                   (SELECT customer FROM entitlements e WHERE e.bundle_id = t.bundle_id AND e.environment = t.environment
+                      AND e.original_transaction_id = t.original_transaction_id ORDER BY updated_at DESC LIMIT 1),
+                   (SELECT customer FROM subscriptions s WHERE s.bundle_id = t.bundle_id AND s.environment = t.environment
+                      AND s.original_transaction_id = t.original_transaction_id LIMIT 1),
+                   t.original_transaction_id),
+               t.original_transaction_id
+        FROM transactions t
+        WHERE t.environment = ANY(ARRAY['Production', 'Sandbox', 'Xcode', 'LocalTesting']) AND t.bundle_id = \(bundleId)
+          AND (t.transaction_id = \(query) OR t.original_transaction_id = \(query))
+        LIMIT 1
+        """
+    }
+
+    /// The consumption requests of a customer or of their subscriptions, newest first.
+    public static func consumptionQuery(bundleId: String, customer: String, subjects: [String]) -> PostgresQuery {
+        """
+        SELECT environment, transaction_id, original_transaction_id, reason, requested_at, deadline, times_requested, status, attempts,
+               answered_at, detail, answer::text
+        FROM consumption_requests WHERE bundle_id = \(bundleId) AND (customer = \(customer) OR original_transaction_id = ANY(\(subjects)))
+        ORDER BY requested_at DESC
+        """
     }
 }
