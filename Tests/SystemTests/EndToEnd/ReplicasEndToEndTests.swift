@@ -69,7 +69,8 @@ import Testing
     }
 
     /// Delivers the plan in eight parts, each spread over the ingest instances running when it starts (a load
-    /// balancer's view), while the fleet changes at a quarter, half and three quarters of the notifications:
+    /// balancer's view; the last part only once every change is made), while the fleet changes at a quarter, half
+    /// and three quarters of the notifications:
     /// a replica of each service added, the second instance of each stopped with SIGTERM, the added one SIGKILLed.
     /// A supervisor starts again any instance that exits on its own, as an orchestrator would. Returns what changed
     /// and the replicas added.
@@ -78,8 +79,13 @@ import Testing
         let unique = sim.simulator.scenario.notifications.count
         let parts = 8
         let size = (plan.count + parts - 1) / parts
+        // The last part waits until every change is made, so each happens while notifications still flow however
+        // long a graceful stop takes on a loaded machine.
+        let (changesMade, changesMadeSignal) = AsyncStream<Void>.makeStream()
+        defer { changesMadeSignal.finish() }
         let delivery = Task {
             for start in stride(from: 0, to: plan.count, by: size) {
+                if start + size >= plan.count { for await _ in changesMade {} }
                 let urls = await fleet.ingestURLs
                 _ = await sim.simulator.deliver(
                     Array(plan[start..<min(start + size, plan.count)]), http: sim.http, spreadOver: urls)
@@ -113,6 +119,7 @@ import Testing
             changes.append("\(what) at \(attempted)/\(unique)")
             #expect(await sim.simulator.store.attemptedCount() < unique, "\(what) while notifications still flowed")
         }
+        changesMadeSignal.finish()
         await delivery.value
         await sim.simulator.retryUndelivered(http: sim.http, spreadOver: await fleet.ingestURLs)
         #expect(await sim.simulator.store.undeliveredCount() == 0, "Apple's retries delivered everything")
