@@ -9,13 +9,13 @@
 # call per subscription, each endpoint its own budget), the 429s met, whether any subscription was asked twice, and
 # what the updater stored; then the same limits met by an unpaced client on a slice, for comparison.
 # Debug build: the run is bound by Apple's rate, not by CPU.
-# Usage: Benchmarks/run-resync.sh [SUBSCRIPTIONS] [RATE] [UNPACED_SLICE]
+# Usage: Benchmarks/run-resync.sh [SUBSCRIPTIONS] [RATE] [UNPACED_SLICE] [CONCURRENCY]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
-wanted=${1:-100000} rate=${2:-50} slice=${3:-2000}
+wanted=${1:-100000} rate=${2:-50} slice=${3:-2000} concurrency=${4:-16}
 for product in iapctl "${pipeline_services[@]}" appstore-sim; do
     swift build --product "$product" 2>&1 | grep -E "error:" || true
 done
@@ -50,8 +50,8 @@ limits() {
 stats() { curl -fs "$sim/sim/stats"; }
 limits "$rate"
 
-echo "== iapctl resync --rate $rate, interrupted (SIGTERM) halfway and run again"
-resync=("$bin/iapctl" resync --file "$work/subscriptions.txt" --rate "$rate" --concurrency 8)
+echo "== iapctl resync --rate $rate --concurrency $concurrency, interrupted (SIGTERM) halfway and run again"
+resync=("$bin/iapctl" resync --file "$work/subscriptions.txt" --rate "$rate" --concurrency "$concurrency")
 first_start=$(date +%s.%N)
 "${resync[@]}" > "$work/first.out" 2> "$work/first.err" &
 resync_pid=$!
@@ -85,7 +85,7 @@ stored=$(psql "$DATABASE_URL" -Atc "SELECT (SELECT count(*) FROM transactions) |
 echo "== unpaced: the first $slice subscriptions again with --rate 10000 against the same limits"
 head -n "$slice" "$work/subscriptions.txt" > "$work/slice.txt"
 slice_start=$(date +%s.%N)
-"$bin/iapctl" resync --file "$work/slice.txt" --journal "$work/slice.done" --rate 10000 --concurrency 8 \
+"$bin/iapctl" resync --file "$work/slice.txt" --journal "$work/slice.done" --rate 10000 --concurrency "$concurrency" \
     > "$work/slice.out" 2> /dev/null || true
 sed 's/^/  /' "$work/slice.out"
 slice_end=$(date +%s.%N)

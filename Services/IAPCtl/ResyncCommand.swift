@@ -51,7 +51,7 @@ struct ResyncCommand: AsyncParsableCommand {
             "API calls a second per endpoint and app in Production (Apple's limit for history and statuses: 50); Sandbox gets a tenth."
     )
     var rate: Double = 50
-    @Option(help: "Entries in flight at once (1–64).") var concurrency = 8
+    @Option(help: "Entries in flight at once (1–64).") var concurrency = 16
     @Option(help: "The journal of finished entries (default: the --file path with .done appended).") var journal:
         String?
 
