@@ -550,6 +550,13 @@ CREATE INDEX consumption_requests_pending ON public.consumption_requests USING b
 
 
 --
+-- Name: consumption_requests_subscription; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX consumption_requests_subscription ON public.consumption_requests USING btree (bundle_id, original_transaction_id);
+
+
+--
 -- Name: customer_bindings_user; Type: INDEX; Schema: public; Owner: -
 --
 

@@ -31,6 +31,7 @@ enum ScaleBenchmark {
             let small = 1_000
             try await ScaleData.generate(
                 customers: 0..<small, renewals: renewals, start: start, client: client, logger: logger)
+            try await Self.addSupportRows(customers: 0..<small, client: client, logger: logger)
             try await client.query("VACUUM ANALYZE", logger: logger)
             // A first round warms the process (connections, prepared statements) and is not reported.
             _ = try await Self.measure(client: client, customers: small, round: "warm-up", logger: logger)
@@ -51,6 +52,7 @@ enum ScaleBenchmark {
                         format: "  generated %d customers (%d notifications) in %.0f s; ETA %.0f s", done,
                         done * (renewals + 1), elapsed, Double(customers - done) / max(rate, 1)))
             }
+            try await Self.addSupportRows(customers: small..<customers, client: client, logger: logger)
             print(String(format: "generated in %.0f s", (ContinuousClock.now - began).realSeconds))
             try await client.query("VACUUM ANALYZE", logger: logger)
             let sizes = try await Self.sizes(client: client, logger: logger)
@@ -93,7 +95,7 @@ enum ScaleBenchmark {
                 // tables of a few rows, such as an empty subscription_migrations, on purpose).
                 let growing = [
                     "transactions", "notification_log", "entitlements", "subscriptions", "renewal_infos",
-                    "customer_bindings", "outbox",
+                    "customer_bindings", "outbox", "consumption_requests", "dead_letters",
                 ]
                 let scans = plan.filter { line in growing.contains { line.contains("Seq Scan on \($0) ") } }
                 print(
@@ -153,6 +155,26 @@ enum ScaleBenchmark {
             _ = try await deadLetters.rows(bundleId: bundleId, subjects: ["scale-\(Int.random(in: 0..<customers))"])
         }
         return figures
+    }
+
+    /// What support queries read, in a large app's proportions, written by the services' own statements: a refund
+    /// request (CONSUMPTION_REQUEST, applied by the updater's repository) for one customer in a hundred and a dead
+    /// letter (the updater's DLQ recorder) for one in a thousand.
+    static func addSupportRows(customers: Range<Int>, client: PostgresClient, logger: Logger) async throws {
+        let requests = customers.filter { $0 % 100 == 0 }.map {
+            VerifiedRecords.step(
+                "CONSUMPTION_REQUEST", original: "scale-\($0)", day: 400, expiresDay: 420, status: .active,
+                transactionDay: 390)
+        }
+        try await UpdaterLanes.apply(requests, repository: EntitlementRepository(client: client, logger: logger))
+        let letters = customers.filter { $0 % 1_000 == 0 }.map { index in
+            DeadLetters.Entry(
+                topic: "appstore.notifications.raw", partition: Int32(index % 12), offset: Int64(index),
+                subject: "scale-\(index)", environment: "Sandbox", bundleId: "com.example.app", reason: "chain",
+                detail: "certificate chain does not end in a trusted root", notificationUUID: "dlq-\(index)",
+                json: #"{"reason":"chain"}"#)
+        }
+        try await DeadLetters(client: client, logger: logger).record(letters)
     }
 
     /// 5,000 look-ups of random customers offered at 1,000 a second, each timed from when it was due (queueing

@@ -32,5 +32,6 @@ public enum Migrations {
         WinBackOffersMigration(),
         SubscriptionMigrationsMigration(),
         PruningIndexesMigration(),
+        ConsumptionRequestsBySubscriptionMigration(),
     ]
 }
