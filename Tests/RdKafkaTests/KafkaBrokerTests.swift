@@ -109,8 +109,13 @@ import Testing
             // Its threads keep dialling the stopped broker after the test (the close never finished): keep them quiet.
             var quiet = logger
             quiet.logLevel = .critical
-            let consumer = try KafkaConsumer(
-                configuration: consumerConfiguration(bootstrap, group: "g-gone", topic: topic), logger: quiet)
+            // A session far longer than any pause of this process: without a broker, librdkafka's close finishes by
+            // itself once the session expires (measured: after 6.0 s with a 6 s session; not within 40 s with 45 s),
+            // so with a short session a timer starved past it on a loaded machine saw the close succeed (CI, once).
+            var configuration = consumerConfiguration(bootstrap, group: "g-gone", topic: topic)
+            configuration.sessionTimeout = .seconds(45)
+            configuration.heartbeatInterval = .seconds(1)
+            let consumer = try KafkaConsumer(configuration: configuration, logger: quiet)
             let received = try await consume(consumer, count: 1)
             #expect(received.count == 1, "joined the group and consumed")
             consumer.storeOffsets(after: received)
