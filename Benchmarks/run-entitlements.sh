@@ -5,10 +5,8 @@
 # (default 2000 subscriptions of ~9 notifications, 8 lanes, 50 notifications per transaction as the updater)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/local/prerequisites.sh
-source deploy/local/env.sh
-swift build -c release --product entitlements-benchmark 2>&1 | grep -E "error" || true
-bin=$(swift build -c release --show-bin-path)
+source Benchmarks/release-build.sh
+release_build entitlements-benchmark
 work=$(mktemp -d)
 cleanup() { deploy/local/broker.sh stop "$work/kafka"; deploy/local/postgres.sh stop "$work/postgres"; rm -rf "$work"; }
 trap cleanup EXIT

@@ -4,12 +4,8 @@
 # same run. Usage: Benchmarks/run-lookup.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/local/prerequisites.sh
-source deploy/local/env.sh
-for product in customer-api http-baseline lookup-benchmark; do
-    swift build -c release --product "$product" 2>&1 | grep -E "error" || true
-done
-bin=$(swift build -c release --show-bin-path)
+source Benchmarks/release-build.sh
+release_build customer-api http-baseline lookup-benchmark
 work=$(mktemp -d)
 pids=()
 cleanup() {

@@ -6,10 +6,8 @@
 # Usage: Benchmarks/run-overload.sh [CONNECTIONS] [SECONDS]   (default 1000, 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/local/prerequisites.sh
-source deploy/local/env.sh
-swift build -c release --product ingest 2>&1 | grep -E "error" || true
-bin=$(swift build -c release --show-bin-path)
+source Benchmarks/release-build.sh
+release_build ingest
 work=$(mktemp -d)
 pids=()
 cleanup() {

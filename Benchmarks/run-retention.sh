@@ -6,12 +6,8 @@
 # Usage: Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/local/prerequisites.sh
-source deploy/local/env.sh
-for product in retention-messaging http-baseline retention-benchmark appstore-sim iapctl; do
-    swift build -c release --product "$product" 2>&1 | grep -E "error" || true
-done
-bin=$(swift build -c release --show-bin-path)
+source Benchmarks/release-build.sh
+release_build retention-messaging http-baseline retention-benchmark appstore-sim iapctl
 work=$(mktemp -d)
 pids=()
 cleanup() {

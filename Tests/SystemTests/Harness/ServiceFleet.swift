@@ -151,14 +151,10 @@ actor ServiceFleet {
     /// orchestrator stops a pod, then waits for it to exit by itself (SIGKILL only after 600 looks 100 ms apart,
     /// which fails the caller's check); or SIGKILL when `graceful` is false. Either way nothing starts it again.
     func remove(_ name: String, graceful: Bool) async throws {
+        if !graceful { try await self.kill(name) }
         guard let process = self.processes.removeValue(forKey: name) else { return }
         self.names.removeAll { $0 == name }
-        guard graceful else {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-            self.kills.append(name)
-            return
-        }
+        guard graceful else { return }
         process.terminate()
         for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
         if process.isRunning {
