@@ -5,13 +5,10 @@ import ServiceRuntime
 /// `customer-api`: the app teams' HTTP door. It reads PostgreSQL and never writes entitlement state.
 @main
 enum CustomerAPIMain {
-    static func main() async throws {
-        let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: "customer-api", settings: environment)
-        let app = try buildApplication(
-            settings: try CustomerAPISettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await ServiceMain.run(
-            app, tracing: try TracingSetup.bootstrap(service: "customer-api", settings: environment, logger: logger),
-            logger: logger)
+    static func main() async {
+        await ServiceMain.start("customer-api") { environment, logger in
+            try buildApplication(
+                settings: try CustomerAPISettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
+        }
     }
 }

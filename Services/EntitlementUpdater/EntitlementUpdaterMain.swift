@@ -5,15 +5,11 @@ import ServiceRuntime
 /// `entitlement-updater`: applies verified notifications to PostgreSQL, the only writer of entitlements.
 @main
 enum EntitlementUpdaterMain {
-    static func main() async throws {
-        let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: "entitlement-updater", settings: environment)
-        let app = try buildApplication(
-            settings: try EntitlementUpdaterSettings(environment), registry: MetricsBootstrap.registry(),
-            logger: logger)
-        try await ServiceMain.run(
-            app,
-            tracing: try TracingSetup.bootstrap(service: "entitlement-updater", settings: environment, logger: logger),
-            logger: logger)
+    static func main() async {
+        await ServiceMain.start("entitlement-updater") { environment, logger in
+            try buildApplication(
+                settings: try EntitlementUpdaterSettings(environment), registry: MetricsBootstrap.registry(),
+                logger: logger)
+        }
     }
 }

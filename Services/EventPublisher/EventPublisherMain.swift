@@ -5,13 +5,11 @@ import ServiceRuntime
 /// `event-publisher`: relays the outbox to the downstream entitlement topics.
 @main
 enum EventPublisherMain {
-    static func main() async throws {
-        let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: "event-publisher", settings: environment)
-        let app = try buildApplication(
-            settings: try EventPublisherSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await ServiceMain.run(
-            app, tracing: try TracingSetup.bootstrap(service: "event-publisher", settings: environment, logger: logger),
-            logger: logger)
+    static func main() async {
+        await ServiceMain.start("event-publisher") { environment, logger in
+            try buildApplication(
+                settings: try EventPublisherSettings(environment), registry: MetricsBootstrap.registry(), logger: logger
+            )
+        }
     }
 }

@@ -5,13 +5,11 @@ import ServiceRuntime
 /// `refund-resolver`: turns status requests into verified status snapshots through the App Store Server API.
 @main
 enum RefundResolverMain {
-    static func main() async throws {
-        let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: "refund-resolver", settings: environment)
-        let app = try buildApplication(
-            settings: try RefundResolverSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await ServiceMain.run(
-            app, tracing: try TracingSetup.bootstrap(service: "refund-resolver", settings: environment, logger: logger),
-            logger: logger)
+    static func main() async {
+        await ServiceMain.start("refund-resolver") { environment, logger in
+            try buildApplication(
+                settings: try RefundResolverSettings(environment), registry: MetricsBootstrap.registry(), logger: logger
+            )
+        }
     }
 }

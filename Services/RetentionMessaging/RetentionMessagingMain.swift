@@ -6,14 +6,10 @@ import ServiceRuntime
 /// it scales apart from customer-api's app traffic: docs/retention.md).
 @main
 enum RetentionMessagingMain {
-    static func main() async throws {
-        let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: "retention-messaging", settings: environment)
-        let app = try buildApplication(
-            settings: try RetentionSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
-        try await ServiceMain.run(
-            app,
-            tracing: try TracingSetup.bootstrap(service: "retention-messaging", settings: environment, logger: logger),
-            logger: logger)
+    static func main() async {
+        await ServiceMain.start("retention-messaging") { environment, logger in
+            try buildApplication(
+                settings: try RetentionSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
+        }
     }
 }

@@ -2,12 +2,43 @@ public import Logging
 public import ServiceLifecycle
 import UnixSignals
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// How every executable runs: its application, and beside it the trace exporter when tracing is on, in one service
 /// group that stops on SIGTERM or SIGINT. The exporter is listed first so it stops last and flushes the spans of
 /// the application's own shutdown.
 public enum ServiceMain {
+    // MARK: Starting an executable
+
+    /// Starts the executable `service`: its logger, its application from `build` (settings are read there, so a bad
+    /// one stops it here), tracing, then ``run(_:tracing:logger:)`` until a signal. It ends the process: status 0
+    /// after a signal's graceful stop, status 1 after any error, logged first. An error is never thrown out of
+    /// `main`: that is a crash, and the runtime's backtracer then symbolicates for seconds (minutes on a loaded
+    /// machine) while the process is alive but answers nothing, which an orchestrator cannot tell from a hang.
+    public static func start(
+        _ service: String, build: @Sendable (EnvironmentSettings, Logger) throws -> any Service
+    ) async -> Never {
+        let environment = EnvironmentSettings.process
+        let logger = LoggingSetup.bootstrap(service: service, settings: environment)
+        do {
+            let application = try build(environment, logger)
+            let tracing = try TracingSetup.bootstrap(service: service, settings: environment, logger: logger)
+            try await Self.run(application, tracing: tracing, logger: logger)
+            exit(0)
+        } catch {
+            logger.critical("\(service) stopped: \(error)", metadata: ["error": "\(String(reflecting: error))"])
+            exit(1)
+        }
+    }
+
+    // MARK: Running the group
+
     /// Runs until a signal ends the group (or a service fails).
-    public static func run(_ application: any Service, tracing: (any Service)?, logger: Logger) async throws {
+    static func run(_ application: any Service, tracing: (any Service)?, logger: Logger) async throws {
         let services: [any Service] = (tracing.map { [$0] } ?? []) + [application]
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
