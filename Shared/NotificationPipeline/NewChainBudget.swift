@@ -1,4 +1,4 @@
-public import JWSVerification
+import JWSVerification
 import ServiceRuntime
 
 /// How many certificate chains not seen before a door to the App Store may validate per second, across the process

@@ -16,12 +16,15 @@ import Testing
         return configuration
     }
 
-    /// Polls until `count` records arrived or the deadline passed.
+    /// Polls until `count` records arrived or `seconds` of 200 ms polls (counted, not timed: ``Polling``) brought
+    /// none.
     func consume(_ consumer: KafkaConsumer, count: Int, within seconds: Double = 30) async throws -> [ConsumerRecord] {
         var records: [ConsumerRecord] = []
-        let deadline = Date().addingTimeInterval(seconds)
-        while records.count < count, Date() < deadline {
-            records += try await consumer.poll(maxMessages: count - records.count, timeout: .milliseconds(200))
+        var emptyPolls = 0
+        while records.count < count, emptyPolls < Int(seconds * 5) {
+            let batch = try await consumer.poll(maxMessages: count - records.count, timeout: .milliseconds(200))
+            if batch.isEmpty { emptyPolls += 1 }
+            records += batch
         }
         return records
     }

@@ -134,7 +134,6 @@ import Testing
     }
 
     @Test func anAppAccountTokenAppearingLaterMovesTheRowsOnce() async throws {
-        let logger = self.logger
         try await self.withRepository { client, repository, topics in
             _ = try await repository.apply(
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-2", day: 0, expiresDay: 30),
@@ -203,7 +202,6 @@ import Testing
     /// A device's proof moves a purchase only when its hash matches the transaction: the updater checks it again,
     /// so a record whose proof does not hold is refused even under the transfer policy.
     @Test func aDeviceProofMovesAPurchaseOnlyWhenItsHashMatches() async throws {
-        let logger = self.logger
         try await self.withRepository { client, repository, topics in
             var subscribed = VerifiedRecords.step(
                 "SUBSCRIBED", "INITIAL_BUY", original: "sub-4", day: 0, expiresDay: 30)

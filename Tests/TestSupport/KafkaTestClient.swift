@@ -44,7 +44,7 @@ public struct KafkaTestClient: Sendable {
     }
 
     /// Reads a topic from the beginning with a fresh group until `count` records arrived and then nothing
-    /// more for `quiet`, or until `timeout`; returns everything read.
+    /// more for `quiet`, or until `timeout` passed without records; returns everything read.
     public func readAll(
         _ topic: String, atLeast count: Int, quiet: Duration = .seconds(1), timeout: Duration = .seconds(60)
     ) async throws -> [ConsumerRecord] {
@@ -54,15 +54,30 @@ public struct KafkaTestClient: Sendable {
         configuration.sessionTimeout = .seconds(6)
         configuration.heartbeatInterval = .milliseconds(500)
         let consumer = try KafkaConsumer(configuration: configuration, logger: self.logger)
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
+        // Counted in polls, not against a clock (see ``Polling``): `timeout` and `quiet` are how many empty 200 ms
+        // polls they make on an idle machine. A stream that never pauses ends after ten times as many polls.
+        let interval = Duration.milliseconds(200)
+        let emptyPollsAllowed = Polling.looks(in: timeout, every: interval)
+        let quietPolls = Polling.looks(in: quiet, every: interval)
         var records: [ConsumerRecord] = []
-        var lastArrival = clock.now
-        while clock.now < deadline {
-            let batch = try await consumer.poll(maxMessages: 1000, timeout: .milliseconds(200))
-            if !batch.isEmpty { lastArrival = clock.now }
+        var emptyPolls = 0
+        var emptyInARow = 0
+        var polls = 0
+        while emptyPolls < emptyPollsAllowed && polls < emptyPollsAllowed * 10 {
+            let started = ContinuousClock.now
+            let batch = try await consumer.poll(maxMessages: 1000, timeout: interval)
+            polls += 1
+            if batch.isEmpty {
+                // An error event ends a poll early: an empty poll still spans the interval.
+                let spent = ContinuousClock.now - started
+                if spent < interval { try await Task.sleep(for: interval - spent) }
+                emptyPolls += 1
+                emptyInARow += 1
+            } else {
+                emptyInARow = 0
+            }
             records += batch
-            if records.count >= count && clock.now - lastArrival >= quiet { break }
+            if records.count >= count && emptyInARow >= quietPolls { break }
         }
         await consumer.close()
         return records

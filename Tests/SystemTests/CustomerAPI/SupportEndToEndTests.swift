@@ -144,8 +144,7 @@ import Testing
                 $0.transaction?.transactionId
             })
         var rows: [String: (String, Int)] = [:]
-        let deadline = ContinuousClock.now + .seconds(120)
-        repeat {
+        try await Polling.until(looks: 240, every: .milliseconds(500)) {
             rows = try await DatabaseClient.with(database, logger: logger) { client in
                 var rows: [String: (String, Int)] = [:]
                 for try await (id, status, times) in try await client.query(
@@ -155,9 +154,8 @@ import Testing
                 }
                 return rows
             }
-            if Set(rows.keys) == requested && !rows.values.contains(where: { $0.0 == "pending" }) { break }
-            try await Task.sleep(for: .milliseconds(500))
-        } while ContinuousClock.now < deadline
+            return Set(rows.keys) == requested && !rows.values.contains(where: { $0.0 == "pending" })
+        }
         #expect(Set(rows.keys) == requested, "one row per requested transaction: \(rows.count) of \(requested.count)")
         let answers = await sim.simulator.store.consumptionAnswers
         let answered = Set(answers.map(\.transactionId))

@@ -193,10 +193,9 @@ import Testing
             try DatabaseSettings(url: databaseURL), logger: logger
         ) { client in
             var stored = try await StoredRun.read(client: client, logger: logger)
-            let deadline = ContinuousClock.now + .seconds(120)
-            while !scenario.isSubset(of: stored.logged.keys), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(500))
+            try await Polling.until(looks: 240, every: .milliseconds(500)) {
                 stored = try await StoredRun.read(client: client, logger: logger)
+                return scenario.isSubset(of: stored.logged.keys)
             }
             try await Self.waitForEmptyOutbox(client: client, logger: logger)
             return (

@@ -93,14 +93,14 @@ enum PipelineHarness {
         async throws -> (missing: Set<String>, extra: Set<String>)
     {
         let expected = Self.expected(sim)
-        let deadline = ContinuousClock.now + timeout
         return try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger) { client in
             var difference: (missing: Set<String>, extra: Set<String>) = (expected, [])
-            while ContinuousClock.now < deadline {
+            try await Polling.until(
+                looks: Polling.looks(in: timeout, every: .milliseconds(500)), every: .milliseconds(500)
+            ) {
                 let stored = try await Self.storedEntitlements(client: client, logger: logger)
                 difference = (expected.subtracting(stored), stored.subtracting(expected))
-                if difference.missing.isEmpty && difference.extra.isEmpty { return difference }
-                try await Task.sleep(for: .milliseconds(500))
+                return difference.missing.isEmpty && difference.extra.isEmpty
             }
             return difference
         }

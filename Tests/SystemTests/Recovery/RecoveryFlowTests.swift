@@ -178,9 +178,8 @@ import Testing
         try await Self.runWithOutage(customers: 40, seed: 22, reconcile: true) { sim, _ in
             // No operator step: the resolver's reconciler backfills onlyFailures every 3 s. It must be what asks the
             // sim's notification history (nothing else here does); the state check that follows proves what it brought.
-            let deadline = ContinuousClock.now + .seconds(60)
-            while await (sim.stats.calls["notification-history"] ?? 0) == 0, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
+            try await Polling.until(looks: 600, every: .milliseconds(100)) {
+                await (sim.stats.calls["notification-history"] ?? 0) > 0
             }
             #expect(
                 await sim.stats.calls["notification-history"] ?? 0 >= 1,
