@@ -31,3 +31,16 @@ import Testing
         }
     }
 }
+
+/// `LOG_LEVEL` is a setting like any other: a level swift-log knows, `info` when unset, and a stop otherwise.
+@Suite struct LogLevelSettingTests {
+    @Test func aKnownLevelIsTakenAndAnUnknownOneNamesTheVariable() throws {
+        #expect(try LoggingSetup.level(EnvironmentSettings(["LOG_LEVEL": "debug"])) == .debug)
+        #expect(try LoggingSetup.level(EnvironmentSettings([:])) == .info)
+        #expect {
+            try LoggingSetup.level(EnvironmentSettings(["LOG_LEVEL": "verbose"]))
+        } throws: { error in
+            "\(error)".contains("LOG_LEVEL") && "\(error)".contains("verbose")
+        }
+    }
+}

@@ -34,7 +34,8 @@ import Testing
     static let refundLike: Set<String> = ["REFUND", "REFUND_REVERSED", "REVOKE", "REFUND_DECLINED"]
 
     /// Every value of a one-column query.
-    func column<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, _ client: PostgresClient, as type: T.Type) async throws
+    func column<T: PostgresDecodable & Sendable>(_ query: PostgresQuery, _ client: PostgresClient, as type: T.Type)
+        async throws
         -> [T]
     {
         var result: [T] = []

@@ -39,9 +39,18 @@ public struct JSONLogHandler: LogHandler {
 
 /// Installs JSON logging for a whole process, once, at a level from `LOG_LEVEL` (default info).
 public enum LoggingSetup {
-    /// Bootstraps swift-log with ``JSONLogHandler`` and returns the service's logger.
-    public static func bootstrap(service: String, settings: EnvironmentSettings) -> Logger {
-        let level = Logger.Level(rawValue: settings.string("LOG_LEVEL", default: "info")) ?? .info
+    /// The level `LOG_LEVEL` names (`trace` … `critical`, default `info`); anything else is a ``SettingsError``.
+    public static func level(_ settings: EnvironmentSettings) throws(SettingsError) -> Logger.Level {
+        let name = settings.string("LOG_LEVEL", default: "info")
+        guard let level = Logger.Level(rawValue: name) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw SettingsError("LOG_LEVEL must be one of \(names), not \(name)")
+        }
+        return level
+    }
+
+    /// Bootstraps swift-log with ``JSONLogHandler`` at `level` and returns the service's logger.
+    public static func bootstrap(service: String, level: Logger.Level) -> Logger {
         LoggingSystem.bootstrap { JSONLogHandler(label: $0, level: level) }
         return Logger(label: service)
     }

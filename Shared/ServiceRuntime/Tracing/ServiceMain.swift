@@ -23,8 +23,11 @@ public enum ServiceMain {
         _ service: String, build: @Sendable (EnvironmentSettings, Logger) throws -> any Service
     ) async -> Never {
         let environment = EnvironmentSettings.process
-        let logger = LoggingSetup.bootstrap(service: service, settings: environment)
+        let level = Result { () throws(SettingsError) in try LoggingSetup.level(environment) }
+        // A bad LOG_LEVEL is told at the default level, then stops the service like any bad setting.
+        let logger = LoggingSetup.bootstrap(service: service, level: (try? level.get()) ?? .info)
         do {
+            _ = try level.get()
             let application = try build(environment, logger)
             let tracing = try TracingSetup.bootstrap(service: service, settings: environment, logger: logger)
             try await Self.run(application, tracing: tracing, logger: logger)
