@@ -22,4 +22,7 @@ swift format lint --recursive --strict --parallel Package.swift Shared Services 
 python3 Tests/Layering/check_layers.py
 deploy/validation/validate.sh
 swift build --build-tests
-swift test --skip-build
+# At most TEST_PARALLELISM tests run at once (8 by default): unbounded, every integration suite started its PostgreSQL,
+# broker and processes at the same moment on two cores, and a 2-s test ran 197 s and hit its time limit. A test's time
+# limit counts from when it runs, not from when it waits for its turn; the whole run takes as long as unbounded.
+swift test --skip-build --experimental-maximum-parallelization-width "${TEST_PARALLELISM:-8}"
