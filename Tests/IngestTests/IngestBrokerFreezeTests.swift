@@ -26,17 +26,14 @@ import Testing
         return ((try? await URLSession.shared.data(for: request))?.1 as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    /// Polls `/ready` until it answers `expected`, looking `seconds × 5` times 200 ms apart (a count of looks, not a
-    /// deadline: a starved test process still looks as often); how long that took, or nil.
+    /// Polls `/ready` until it answers `expected`, looking `seconds × 5` times 200 ms apart (``Polling``: a count of
+    /// looks, not a deadline); how long that took, or nil.
     static func waitForReady(_ base: String, _ expected: Int, within seconds: Double) async throws -> Double? {
         let start = ContinuousClock.now
-        for look in 0..<max(1, Int(seconds * 5)) {
-            if look > 0 { try await Task.sleep(for: .milliseconds(200)) }
-            if await Self.status(base + "/ready") == expected {
-                return Double((ContinuousClock.now - start).components.seconds)
-            }
+        let answered = try await Polling.until(looks: Int(seconds * 5), every: .milliseconds(200)) {
+            await Self.status(base + "/ready") == expected
         }
-        return nil
+        return answered ? Double((ContinuousClock.now - start).components.seconds) : nil
     }
 
     @Test func aFrozenBrokerMeans503AndNotReadyUntilItIsBack() async throws {

@@ -147,17 +147,12 @@ public func withFreezableLocalBroker<T>(_ body: (_ bootstrapServers: String, _ p
 
 /// Freezes a process (SIGSTOP) and returns once the kernel reports it stopped (state `T` in `/proc/PID/stat`):
 /// a signal is delivered asynchronously, and a broker still running for a moment could acknowledge one more
-/// message. The bound is a number of looks (`looks`, 10 ms apart), not a wall-clock deadline: a test process
-/// starved of threads on a loaded machine may sleep far longer than asked, and must still look again before
-/// it gives up. Returns false when the process was not seen stopped in any of them.
+/// message. The bound is a number of pauses (`looks`, 10 ms each, with a look before and after each: ``Polling``),
+/// not a wall-clock deadline. Returns false when the process was not seen stopped in any of them.
 @discardableResult
 public func freezeProcess(_ pid: Int32, looks: Int = 1_000) async throws -> Bool {
     kill(pid, SIGSTOP)
-    for _ in 0..<looks {
-        if isStopped(pid) { return true }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    return isStopped(pid)
+    return try await Polling.until(looks: looks + 1, every: .milliseconds(10)) { isStopped(pid) }
 }
 
 /// Whether the kernel reports the process stopped by a signal (state `T` in `/proc/PID/stat`).

@@ -116,13 +116,10 @@ actor ServiceFleet {
     func saysNotReady(_ name: String, within window: Duration) async -> Bool {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/ready")
-        var said = false
-        var looks = max(1, Int(window / .milliseconds(250)))
-        while !said && looks > 0 {
-            looks -= 1
-            said = (try? await http.execute(request, timeout: .seconds(2)))?.status == .serviceUnavailable
-            if !said { try? await Task.sleep(for: .milliseconds(250)) }
-        }
+        let said =
+            (try? await Polling.until(looks: Int(window / .milliseconds(250)), every: .milliseconds(250)) {
+                (try? await http.execute(request, timeout: .seconds(2)))?.status == .serviceUnavailable
+            }) ?? false
         try? await http.shutdown()
         return said
     }

@@ -172,19 +172,15 @@ import Testing
                 await sim.setFaults(SimStore.Faults(holdHistoryAfter: held))
                 let log = directory.appendingPathComponent("first.log")
                 let first = try ServiceProcess.start("iapctl", arguments, environment: environment, log: log)
-                var waiting = 0
-                for _ in 0..<1200 where waiting < 4 {
-                    waiting = await sim.stats.historyCallsHeld
-                    if waiting < 4 { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                try #require(waiting == 4, "all four entries in flight wait on the sim")
+                try #require(
+                    try await Polling.until(looks: 1200, every: .milliseconds(100)) {
+                        await sim.stats.historyCallsHeld == 4
+                    }, "all four entries in flight wait on the sim")
                 kill(first.processIdentifier, SIGINT)
-                var told = false
-                for _ in 0..<600 where !told {
-                    told = (try String(contentsOf: log, encoding: .utf8)).contains("finishing the work in flight")
-                    if !told { try await Task.sleep(for: .milliseconds(100)) }
-                }
-                try #require(told, "the tool took the interrupt")
+                try #require(
+                    try await Polling.until(looks: 600, every: .milliseconds(100)) {
+                        try String(contentsOf: log, encoding: .utf8).contains("finishing the work in flight")
+                    }, "the tool took the interrupt")
                 await sim.setFaults(SimStore.Faults())
                 let status = try await ServiceProcess.exitStatus(of: first)
                 let firstOutput = try String(contentsOf: log, encoding: .utf8)
