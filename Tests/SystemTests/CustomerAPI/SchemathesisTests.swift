@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PipelineRecords
 import Storage
 import TestSupport
 import Testing
@@ -8,17 +9,16 @@ import Testing
 /// valid and invalid requests for every operation, with an admin key of the sim's app. It fails on any 5xx and on
 /// any answer the document does not describe (status, content type, headers, body schema), and checks that every
 /// `/v1` operation refuses a request without the key.
+///
+/// customer-api and the entitlement-updater run as their binaries, not inside the test process: schemathesis gives
+/// each request 10 s, and a service sharing the test process's two threads with the suites running beside it once
+/// answered two requests past that.
 @Suite(.tags(.integration), .notInUnitRuns) struct SchemathesisTests {
+    /// The services schemathesis needs: customer-api, and the updater that applies what it posts.
+    static let services = ["entitlement-updater", "customer-api"]
+
     @Test func customerAPIAnswersAsItsDocumentSays() async throws {
-        try await CustomerAPIPurchaseTests.withStack(wait: .milliseconds(500)) { stack in
-            let logger = Logger(label: "schemathesis")
-            let adminKey = try await DatabaseClient.with(try DatabaseSettings(url: stack.databaseURL), logger: logger) {
-                client in
-                try await APIKeyStore(client: client, logger: logger)
-                    .create(
-                        bundleId: stack.sim.app.bundleId, label: "schemathesis", ratePerSecond: 10_000, role: "admin"
-                    ).token
-            }
+        try await Self.withServices { sim, customerAPI, adminKey in
             let tools = URL(fileURLWithPath: LocalComponents.toolsPython).deletingLastPathComponent()
             // It keeps a cache where it runs: a directory of its own, removed afterwards.
             let workingDirectory = try LocalComponents.temporaryDirectory("schemathesis")
@@ -28,11 +28,11 @@ import Testing
                 [
                     "--config-file",
                     LocalComponents.repositoryRoot.appending(path: "Tests/Contract/schemathesis.toml").path,
-                    "run", "http://127.0.0.1:\(stack.port)/openapi.json",
+                    "run", customerAPI + "/openapi.json",
                     "--checks", "all", "--exclude-checks", "positive_data_acceptance",
                     "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", "20261125", "--no-shrink",
                 ],
-                environment: ["IAP_API_KEY": adminKey, "IAP_BUNDLE_ID": stack.sim.app.bundleId, "NO_COLOR": "1"],
+                environment: ["IAP_API_KEY": adminKey, "IAP_BUNDLE_ID": sim.app.bundleId, "NO_COLOR": "1"],
                 errors: .merged, workingDirectory: workingDirectory)
             #expect(
                 result.status == 0,
@@ -51,6 +51,46 @@ import Testing
                     && result.output.contains("Tested: \(operations)"),
                 "\(result.output.suffix(3000))")
             #expect(result.output.contains(" passed, "), "\(result.output.suffix(3000))")
+        }
+    }
+
+    /// Runs `body` with the sim, a broker, PostgreSQL, and ``services`` as processes; it gets the sim, customer-api's
+    /// base URL and an admin key of the sim's app.
+    static func withServices(
+        _ body: @Sendable (SimHarness, _ customerAPI: String, _ adminKey: String) async throws -> Void
+    ) async throws {
+        try LocalComponents.requireModernLibrdkafka()
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { databaseURL in
+                try await SimHarness.with(customers: 40, seed: 11) { sim in
+                    let logger = Logger(label: "schemathesis")
+                    try await KafkaTestClient(bootstrapServers: [bootstrap])
+                        .createTopics(PipelineTopics().all.map { ($0, 2) })
+                    let adminKey = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: logger)
+                    { client in
+                        try await MigrationRunner().migrate(client: client, logger: logger)
+                        return try await APIKeyStore(client: client, logger: logger)
+                            .create(
+                                bundleId: sim.app.bundleId, label: "schemathesis", ratePerSecond: 10_000, role: "admin"
+                            ).token
+                    }
+                    let directory = try LocalComponents.temporaryDirectory("schemathesis-services")
+                    var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
+                    environment.merge([
+                        "DATABASE_URL": databaseURL, "LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "APPSTORE_API_SANDBOX_FALLBACK": "true", "CUSTOMER_API_APPLY_WAIT_MS": "500",
+                    ]) { _, new in new }
+                    let fleet = try ServiceFleet(environment: environment, directory: directory)
+                    do {
+                        for service in Self.services { try await fleet.start(service, http: sim.http) }
+                        try await body(sim, await fleet.customerAPIURL, adminKey)
+                    } catch {
+                        await fleet.stopAll()
+                        throw error
+                    }
+                    await fleet.stopAll()
+                }
+            }
         }
     }
 }
