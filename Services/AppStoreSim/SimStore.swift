@@ -170,6 +170,11 @@ actor SimStore {
     /// How many sent notifications were never delivered.
     func undeliveredCount() -> Int { self.sent.values.filter { !$0.delivered }.count }
 
+    /// Which of `uuids` were sent and never delivered.
+    func undelivered(among uuids: Set<String>) -> Set<String> {
+        uuids.filter { self.sent[$0].map { !$0.delivered } ?? false }
+    }
+
     /// How many notifications have been tried at least once (delivered or not): delivery progress.
     func attemptedCount() -> Int { self.sent.values.filter { !$0.attempts.isEmpty }.count }
 
