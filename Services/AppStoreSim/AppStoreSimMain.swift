@@ -62,8 +62,11 @@ struct ScenarioOptions: ParsableArguments {
             "Environments, comma-separated: Production, Sandbox or both (Sandbox then gets a quarter as many customers, some sharing their appAccountToken with Production)."
     )
     var environments = "Production,Sandbox"
-    @Flag(help: "Let subscription REFUNDs carry data.status (by default they do not, so refund-resolver must ask).")
-    var refundCarriesStatus = false
+    @Flag(
+        help:
+            "Send subscription REFUNDs without data.status (Apple always carries it; without it every refund of a subscription is the resolver's to settle)."
+    )
+    var refundsWithoutStatus = false
 
     /// The environments named, in order.
     func parsedEnvironments() throws -> [AppStoreModels.Environment] {
@@ -91,7 +94,7 @@ struct Expected: ParsableCommand {
         configuration.environments = try self.scenario.parsedEnvironments()
         configuration.customers = self.scenario.customers
         configuration.seed = self.scenario.seed
-        configuration.refundCarriesStatus = self.scenario.refundCarriesStatus
+        configuration.refundCarriesStatus = !self.scenario.refundsWithoutStatus
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let scenario = Simulator.scenario(configuration, epoch: Int64(Date().timeIntervalSince1970 * 1000))
@@ -165,7 +168,7 @@ struct Run: AsyncParsableCommand {
         configuration.bundleId = self.scenario.bundleId
         configuration.appAppleId = self.scenario.appAppleId
         configuration.environments = try self.scenario.parsedEnvironments()
-        configuration.refundCarriesStatus = self.scenario.refundCarriesStatus
+        configuration.refundCarriesStatus = !self.scenario.refundsWithoutStatus
         configuration.apiKeyID = self.keyId
         configuration.issuerID = self.issuerId
         configuration.host = self.host

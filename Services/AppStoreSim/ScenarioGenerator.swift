@@ -27,8 +27,9 @@ struct ScenarioGenerator {
     var environment: Environment
     /// Now, as the scenario sees it; every event is signed before it.
     var epoch: Int64
-    /// Whether REFUND notifications of subscriptions carry `data.status` (off: the pipeline must ask refund-resolver).
-    var refundCarriesStatus = false
+    /// Whether REFUND notifications of subscriptions carry `data.status`, as Apple's do (off: the pipeline must ask
+    /// refund-resolver about every one).
+    var refundCarriesStatus = true
 
     /// Added to every original transaction id, so Sandbox and Production purchases never share one (as at
     /// Apple), while their customers may share an appAccountToken.

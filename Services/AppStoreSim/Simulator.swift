@@ -20,8 +20,9 @@ struct SimConfiguration: Sendable {
     var duplicates = 0.1
     /// Delivery in random order (Apple promises no order) rather than signing order.
     var shuffled = true
-    /// Whether subscription REFUNDs carry `data.status` (off: refund-resolver must ask).
-    var refundCarriesStatus = false
+    /// Whether subscription REFUNDs carry `data.status`, as Apple's do (off: every refund of a subscription is
+    /// refund-resolver's to settle, a less faithful mode for the tests of that path).
+    var refundCarriesStatus = true
     /// The In-App Purchase key the pipeline signs API tokens with: its id, issuer and public key.
     var apiKeyID = "SIMKEY0001"
     var issuerID = "57246542-96fe-1a63-e053-0824d011072a"

@@ -225,4 +225,17 @@ public struct StatusRequest: Codable, Hashable, Sendable {
         EntitlementEvent.key(
             environment: self.environment, bundleId: self.bundleId ?? "", customer: self.originalTransactionId)
     }
+
+    /// Why the updater asks (the `reason` it writes; stable, so operators count requests by it).
+    public enum Reason {
+        /// A REFUND of a subscription without `data.status`: which period, and whether a newer one runs, is unknown.
+        public static let refundWithoutStatus = "refund without data.status"
+        /// `data.status` active beside a transaction that had ended when the notification was signed, and no newer
+        /// stored period running then: the subscription runs, until when is unknown.
+        public static let activeStatusOfEarlierPeriod = "data.status active about an earlier period"
+        /// A REFUND_REVERSED of an earlier period without `data.status`.
+        public static let reversalOfEarlierPeriod = "refund reversal of an earlier period without data.status"
+        /// The first input of a migrated subscription is an earlier period of it with an active status.
+        public static let migrationWithEarlierPeriod = "migration first seen with an earlier period"
+    }
 }

@@ -143,15 +143,17 @@ struct Context {
         return [moved]
     }
 
-    /// A refund whose effect is unclear: keep the state, ask for the current status.
-    func awaitStatus() -> EntitlementUpdate {
+    /// A notification whose effect on access is unclear (`reason`, one of ``StatusRequest/Reason``, says why): keep
+    /// the state, report the facts, and ask refund-resolver for the subscription's current status. The subject does
+    /// not advance, so the periods signed before it still apply when they arrive.
+    func awaitStatus(reason: String) -> EntitlementUpdate {
         let uuid = self.notification.payload.notificationUUID ?? ""
         let request = StatusRequest(
             requestId: EntitlementEvent.stableID(uuid, "status-request"), originalTransactionId: self.original,
-            environment: self.facts.environment, bundleId: self.facts.bundleId, reason: "refund without data.status",
+            environment: self.facts.environment, bundleId: self.facts.bundleId, reason: reason,
             notificationUUID: uuid)
         return EntitlementUpdate(
-            outcome: .awaitingStatus, detail: "refund of \(self.transactionId); status requested",
+            outcome: .awaitingStatus, detail: "\(reason) (transaction \(self.transactionId)); status requested",
             events: self.factEvents(state: self.current), statusRequest: request, advancesSubject: false)
     }
 

@@ -9,8 +9,10 @@ import JWSVerification
 /// revoke, declined refund, consumption request, consumable purchase or renewal change), marked `outOfOrder`;
 /// the repository still stores its transaction and renewal info.
 /// Truth: `data.status` (the subscription status as of the notification's signedDate) decides an
-/// auto-renewable subscription's access whenever present; otherwise the type and subtype do. A refund of
-/// an auto-renewable without `data.status` is ambiguous (an old period may have been refunded while a newer
+/// auto-renewable subscription's access whenever present; otherwise the type and subtype do. An active status
+/// beside a transaction that had ended by then (an earlier period refunded, reversed or asked about) says the
+/// subscription runs but not until when: a newer stored period stands, else refund-resolver asks Apple. A refund
+/// of an auto-renewable without `data.status` is ambiguous (an old period may have been refunded while a newer
 /// one is active), so it asks refund-resolver for the current status instead of guessing.
 public enum EntitlementRules {
     /// How long Apple gives the developer to answer a CONSUMPTION_REQUEST: 12 hours.
@@ -70,15 +72,12 @@ public enum EntitlementRules {
     private static func autoRenewable(_ c: Context) -> EntitlementUpdate {
         let payload = c.notification.payload
         if let status = payload.data?.status {
-            let access = Self.access(for: status, c)
-            if c.type == .refund, case .active = access, c.current?.active == true {
-                // An earlier period was refunded; the subscription is still active: nothing changes but the report.
-                return c.keep(detail: "refund of an earlier period; data.status \(status.rawValue)")
-            }
-            return c.settle(access: access, detail: "data.status \(status.rawValue)")
+            return Self.bySignedStatus(status, c)
         }
         switch c.type {
-        case .subscribed, .didRenew, .offerRedeemed, .renewalExtended, .refundReversed:
+        case .refundReversed:
+            return Self.grantOfNamedPeriod(c)
+        case .subscribed, .didRenew, .offerRedeemed, .renewalExtended:
             return c.settle(
                 access: .active(until: c.transaction.expiresDate?.millisecondsSince1970),
                 detail: "granted by \(c.typeName)")
@@ -94,7 +93,7 @@ public enum EntitlementRules {
         case .revoke:
             return c.settle(access: .revoked, detail: "family sharing revoked")
         case .refund:
-            return c.awaitStatus()
+            return c.awaitStatus(reason: StatusRequest.Reason.refundWithoutStatus)
         default:
             return c.keep(detail: "\(c.typeName) changes no access")
         }
@@ -138,12 +137,19 @@ public enum EntitlementRules {
     /// carries the new state and the previous one as the migration ended it. A late one (signed before the
     /// subject's newest) leaves the new subscription's entitlement as it is.
     static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
+        let reading = c.notification.payload.data?.status.map { Self.reading(of: $0, c) }
         var update =
             stale
             ? EntitlementUpdate(outcome: .applied, detail: "", entitlement: nil, advancesSubject: false)
-            : c.settle(
-                access: c.notification.payload.data?.status.map { Self.access(for: $0, c) } ?? c.currentOrDerived(),
-                detail: "")
+            : c.settle(access: reading?.settledAccess ?? c.currentOrDerived(), detail: "")
+        if !stale, reading == .unknownUntil {
+            // The first of the new subscription is an earlier period of it: the migration happens now, and Apple says
+            // until when the new subscription runs.
+            let waiting = c.awaitStatus(reason: StatusRequest.Reason.migrationWithEarlierPeriod)
+            update.outcome = waiting.outcome
+            update.statusRequest = waiting.statusRequest
+            update.advancesSubject = false
+        }
         update.detail = "migrated from \(migration.previousOriginalTransactionId)"
         let state = update.entitlement ?? c.current
         var ended = migration.previousEntitlement

@@ -6,18 +6,21 @@
 # resolver's App Store Server API calls; the app of some customers posts their purchases to customer-api, and some
 # renewal notifications are lost for good. The real Apple-signed notification, a tampered copy and a
 # malformed body go to ingest too. Then it prints the summary (deploy/local/summary.py).
-#   deploy/local/run.sh [--keep-running] [--customers N] [--seed S] [--rate POSTS_PER_SECOND]
+#   deploy/local/run.sh [--keep-running] [--customers N] [--seed S] [--rate POSTS_PER_SECOND] [--refunds-without-status]
 # --keep-running leaves the stack up until Ctrl-C. Every process it started is stopped on exit or Ctrl-C.
+# --refunds-without-status makes the sim send subscription REFUNDs without data.status (Apple always carries it), so
+# every one of them is refund-resolver's to settle.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-keep_running=false customers=300 seed=7 rate=300
+keep_running=false customers=300 seed=7 rate=300 refund_mode=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --keep-running) keep_running=true ;;
         --customers) customers=$2; shift ;;
         --seed) seed=$2; shift ;;
         --rate) rate=$2; shift ;;
-        *) echo "usage: $0 [--keep-running] [--customers N] [--seed S] [--rate R]" >&2; exit 2 ;;
+        --refunds-without-status) refund_mode=(--refunds-without-status) ;;
+        *) echo "usage: $0 [--keep-running] [--customers N] [--seed S] [--rate R] [--refunds-without-status]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -94,6 +97,11 @@ api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label loc
 admin_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run-support --role admin --rate 200 \
     | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
+if ((${#refund_mode[@]})); then
+    echo "   subscription REFUNDs without data.status (--refunds-without-status): refund-resolver settles every one;"
+else
+    echo "   every subscription notification carries data.status, REFUNDs included, as Apple sends them;"
+fi
 echo "   the app of 25% of the customers without an appAccountToken posts its purchase to customer-api first (half instead of"
 echo "   the notification), and 10% of DID_RENEW/EXPIRED notifications are lost for good (the renewal-time sweep makes up for them);"
 echo "   20% of the purchases have a refund request open now (CONSUMPTION_REQUEST), 70% of those customers consented through customer-api;"
@@ -101,7 +109,7 @@ echo "   half of the app's lapsed subscribers come back with a promotional offer
 "$bin/appstore-sim" run --dir "$work/sim" --port "$sim_port" --ingest-url "$ingest" --customers "$customers" --seed "$seed" \
     --rate "$rate" --retry-delays-ms 1000,2000 --expected-out "$work/expected.json" --facts-out "$work/facts.json" \
     --app-post-share 0.25 --lost-share 0.1 --customer-api-url "$customer_api" --customer-api-key "$api_key" \
-    --open-refund-requests 0.2 --consent-share 0.7 --offer-purchase-share 0.5 \
+    --open-refund-requests 0.2 --consent-share 0.7 --offer-purchase-share 0.5 ${refund_mode[@]+"${refund_mode[@]}"} \
     --keep-serving 2>"$work/appstore-sim.log" &
 pids+=($!)
 sim_follow "$work/appstore-sim.log" "${pids[-1]}"

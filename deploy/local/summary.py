@@ -288,6 +288,12 @@ def main():
         print(f"  revocation events / refund-like notifications (REFUND, REFUND_REVERSED, REVOKE, REFUND_DECLINED): "
               f"{one_event}/{refunds} with exactly one")
         complete = present == carried == newest and one_event == refunds
+        print("  status requests the updater made, by reason (each answered by a status snapshot):")
+        for reason, made, resolved in sql(args.database_url, """
+                SELECT r.reason, count(*), count(l.notification_uuid) FROM status_requests r
+                LEFT JOIN notification_log l ON l.notification_uuid = 'status-snapshot:' || r.request_id
+                WHERE r.notification_uuid <> 'renewal-sweep' GROUP BY r.reason ORDER BY r.reason"""):
+            print(f"    {reason}: {made} made, {resolved} resolved")
     print("== the app's side and lost notifications")
     bound = sql(args.database_url, "SELECT count(*), count(DISTINCT app_user_id) FROM customer_bindings")[0]
     posted = sql(args.database_url, "SELECT count(*) FROM notification_log WHERE notification_type = 'APP_PURCHASE'")[0][0]

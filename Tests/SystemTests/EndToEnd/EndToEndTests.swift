@@ -25,14 +25,18 @@ import Testing
         return logger
     }
 
-    @Test func thousandsOfCustomersEndInTheSimsStateWithNothingLostOrAppliedTwice() async throws {
-        try await Self.run(customers: 2000, seed: 61, kills: [])
+    /// Both ways the sim sends subscription REFUNDs: with `data.status` as Apple does (a refund of an earlier period
+    /// arriving before the renewals asks Apple until when), and without it (every one is the resolver's to settle).
+    @Test(arguments: RefundStatus.allCases)
+    func thousandsOfCustomersEndInTheSimsStateWithNothingLostOrAppliedTwice(refunds: RefundStatus) async throws {
+        try await Self.run(customers: 1200, seed: refunds == .carried ? 61 : 65, kills: [], refunds: refunds)
     }
 
     @Test func everyServiceSIGKILLedAndRestartedMidwayLosesNothing() async throws {
         try await Self.run(
             customers: 1000, seed: 62,
-            kills: ["entitlement-updater", "ingest", "chain-verifier", "event-publisher", "refund-resolver"])
+            kills: ["entitlement-updater", "ingest", "chain-verifier", "event-publisher", "refund-resolver"],
+            refunds: .withheld)
     }
 
     @Test func purchasesPostedByTheAppAndLostNotificationsEndInTheSimsStateThroughGET() async throws {
@@ -42,15 +46,17 @@ import Testing
     // MARK: The run
 
     /// Delivers the whole scenario while SIGKILLing `kills` one after another (each restarted at once), then
-    /// checks the database and the downstream topics against the sim. With `appSide`, 30 % of the customers
+    /// checks the database and the downstream topics against the sim; subscription REFUNDs carry `data.status` or
+    /// not as `refunds` says, and every refund-like notification has exactly one revocation event. With `appSide`, 30 % of the customers
     /// without an appAccountToken post their purchase from the app to customer-api first (half of them instead
     /// of the purchase notification), 15 % of DID_RENEW and EXPIRED notifications are lost for good (the
     /// renewal-time sweep must make up for them), and every expected entitlement is read back through GET.
     /// With `tracing`, every service exports its spans to a ``TraceCollector`` and one notification's trace is
     /// checked across all of them.
-    static func run(customers: Int, seed: UInt64, kills: [String], appSide: Bool = false, tracing: Bool = false)
-        async throws
-    {
+    static func run(
+        customers: Int, seed: UInt64, kills: [String], refunds: RefundStatus = .carried, appSide: Bool = false,
+        tracing: Bool = false
+    ) async throws {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(
@@ -58,6 +64,7 @@ import Testing
                     configure: {
                         $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
                         $0.environments = [.production, .sandbox]
+                        $0.refundCarriesStatus = refunds == .carried
                         if appSide {
                             $0.appPostShare = 0.3
                             $0.lostShare = 0.15
@@ -451,4 +458,13 @@ struct StoredRun {
         }
         return rows
     }
+}
+
+/// Whether the sim's subscription REFUNDs carry `data.status`: `carried` as Apple sends them (the default), `withheld`
+/// the less faithful mode in which refund-resolver settles every one.
+enum RefundStatus: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case carried
+    case withheld
+
+    var testDescription: String { "REFUNDs with data.status \(self.rawValue)" }
 }

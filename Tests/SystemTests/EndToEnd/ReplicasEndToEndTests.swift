@@ -24,14 +24,19 @@ import Testing
     static let scaled = ["ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher"]
     static let partitions = 12
 
-    @Test func replicasAddedStoppedAndKilledUnderLoadLoseNothingAndKeepEachSubscriptionsOrder() async throws {
+    /// Once with REFUNDs as Apple sends them and once without `data.status` (the resolver's path), each half the size.
+    @Test(arguments: RefundStatus.allCases)
+    func replicasAddedStoppedAndKilledUnderLoadLoseNothingAndKeepEachSubscriptionsOrder(refunds: RefundStatus)
+        async throws
+    {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
                 try await SimHarness.with(
-                    customers: 900, seed: 64,
+                    customers: 500, seed: refunds == .carried ? 64 : 66,
                     configure: {
                         $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
                         $0.environments = [.production, .sandbox]
+                        $0.refundCarriesStatus = refunds == .carried
                         // Slow enough that the whole plan of changes happens while notifications flow.
                         $0.rate = 250
                     }

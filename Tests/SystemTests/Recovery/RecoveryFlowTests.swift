@@ -31,7 +31,10 @@ import Testing
     ) async throws {
         try await withLocalBroker { bootstrap in
             try await withLocalPostgres { databaseURL in
-                try await SimHarness.with(customers: customers, seed: seed) { sim in
+                // Refunds without data.status: each one is the resolver's to settle, the path these tests prove.
+                try await SimHarness.with(
+                    customers: customers, seed: seed, configure: { $0.refundCarriesStatus = false }
+                ) { sim in
                     let logger = Self.logger
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
                         PipelineTopics().all.map { ($0, 2) })
