@@ -137,7 +137,10 @@ public enum EntitlementRules {
     /// carries the new state and the previous one as the migration ended it. A late one (signed before the
     /// subject's newest) leaves the new subscription's entitlement as it is.
     static func migrated(_ c: Context, from migration: SubjectMigration, stale: Bool) -> EntitlementUpdate {
-        let reading = c.notification.payload.data?.status.map { Self.reading(of: $0, c) }
+        // A status snapshot's transaction is the subscription's newest (Apple's lastTransactions): its status settles.
+        let reading = c.notification.payload.data?.status.map {
+            c.type == nil ? .settles(Self.access(for: $0, c)) : Self.reading(of: $0, c)
+        }
         var update =
             stale
             ? EntitlementUpdate(outcome: .applied, detail: "", entitlement: nil, advancesSubject: false)

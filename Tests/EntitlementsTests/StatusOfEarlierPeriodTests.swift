@@ -119,6 +119,19 @@ import Testing
         #expect(later.outcome == .applied && later.entitlement == stored)
     }
 
+    @Test func aMigratedSubscriptionFirstSeenThroughAnEarlierPeriodMigratesOnceAndAsksApple() throws {
+        var previous = NotificationTypeTable.activeState
+        previous.customer = "old-sub"
+        previous.originalTransactionId = "old-sub"
+        let migration = SubjectMigration(
+            previousOriginalTransactionId: "old-sub", customer: "old-sub", previousEntitlement: previous)
+        let update = EntitlementRules.apply(
+            Self.refund, subject: "sub-1", current: SubjectState(boundCustomer: "old-sub", migration: migration))
+        #expect(update.outcome == .awaitingStatus && !update.advancesSubject, "\(update.detail)")
+        #expect(update.statusRequest?.reason == StatusRequest.Reason.migrationWithEarlierPeriod)
+        #expect(update.events.map(\.eventType) == ["entitlement.migrated", "revocation.refunded"])
+    }
+
     @Test func anExpiredStatusAboutAnEarlierPeriodSettlesWithoutAsking() {
         let refund = Self.notification(
             "REFUND", period: 0, signedDate: Self.refundSigned, status: .expired, revoked: true)
