@@ -12,8 +12,20 @@ import Testing
 ///
 /// customer-api and the entitlement-updater run as their binaries, not inside the test process: a service sharing the
 /// test process's two threads with the suites running beside it once answered two requests past schemathesis's
-/// default 10 s. Each request may take up to 120 s: the answers are checked, not their speed.
+/// default 10 s. Each request may take up to 120 s, and `max_response_time` (which `--checks all` turns on with a 10 s
+/// limit; a fresh-clone run saw a mass-extension request, which asks the sim in the test process, answer in 11.3 s)
+/// is left out: the answers are checked, not their speed (performance.md measures that).
 @Suite(.tags(.integration), .notInUnitRuns) struct SchemathesisTests {
+    /// Every check of schemathesis about the answers, named one by one: `--checks all` also turns on
+    /// `max_response_time` with a 10 s limit, a timed assertion (which `--exclude-checks` cannot name). Left out too:
+    /// `positive_data_acceptance` (the API is stricter than the document's types: a key's app, a signed transaction)
+    /// and `object_level_authorization` (it needs two users' keys configured as peers and runs nothing without).
+    static let checks = [
+        "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance",
+        "response_schema_conformance", "negative_data_rejection", "missing_required_header", "unsupported_method",
+        "allow_header_conformance", "use_after_free", "ensure_resource_availability", "ignored_auth",
+    ]
+
     /// The services schemathesis needs: customer-api, and the updater that applies what it posts.
     static let services = ["entitlement-updater", "customer-api"]
 
@@ -29,7 +41,7 @@ import Testing
                     "--config-file",
                     LocalComponents.repositoryRoot.appending(path: "Tests/Contract/schemathesis.toml").path,
                     "run", customerAPI + "/openapi.json",
-                    "--checks", "all", "--exclude-checks", "positive_data_acceptance",
+                    "--checks", Self.checks.joined(separator: ","),
                     "--phases", "examples,coverage,fuzzing", "--workers", "1", "--seed", "20261125", "--no-shrink",
                     // What is checked is each answer, not its speed (performance.md measures that): routes that ask
                     // the sim (in this process, beside the other suites) took past schemathesis's default 10 s once.
