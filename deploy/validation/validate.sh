@@ -10,6 +10,8 @@
 #     production overlays no placeholder Secret;
 #   - the monitoring resources (deploy/validation/monitoring.py): promtool (Debian package prometheus) checks and
 #     unit-tests the alerts, runbooks exist, the Grafana dashboard passes its schema and its queries parse;
+#   - the image (deploy/validation/image.py): deploy/Dockerfile builds every executable of Package.swift, and every
+#     container of the manifests and of docker-compose.yml runs a program the image has;
 #   - and, so a validator that accepts everything cannot pass, a broken copy of each must be rejected.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -51,6 +53,7 @@ for overlay in development production production-strimzi; do
     kubectl kustomize "deploy/kubernetes/overlays/$overlay" > "$work/rendered.yaml"
     if [[ $overlay == development ]]; then validate_kubernetes "$work/rendered.yaml"
     else validate_kubernetes "$work/rendered.yaml" --production; fi
+    cp "$work/rendered.yaml" "$work/$overlay.yaml"
 done
 
 # MARK: the image runs the librdkafka the tests run
@@ -62,6 +65,13 @@ if [[ -z $image_kafka || $image_kafka != "$tests_kafka" ]]; then
     exit 1
 fi
 echo "librdkafka from $image_kafka, as in the tests"
+# validate_image DOCKERFILE COMPOSE RENDERED...: every executable of Package.swift is in the image, every container runs
+# a program the image has.
+validate_image() {
+    "$tools/python" deploy/validation/image.py "$1" Package.swift "$2" "${@:3}" || return 1
+}
+overlays=("$work/development.yaml" "$work/production.yaml" "$work/production-strimzi.yaml")
+validate_image deploy/Dockerfile docker-compose.yml "${overlays[@]}"
 
 # MARK: broken copies must fail
 echo "== broken copies are rejected"
@@ -101,4 +111,12 @@ broken 's/> 10000/> > 10000/' "monitoring: an alert that is not PromQL" --produc
 broken 's/(kafka_consumer_lag_messages) > 10000/(kafka_consumer_lag_messages) > 20000/' "monitoring: an alert its unit test no longer holds for" --production
 kubectl kustomize deploy/kubernetes/overlays/development > "$work/rendered.yaml"
 expect_rejected "rules: placeholder Secrets in a production rendering" validate_kubernetes "$work/rendered.yaml" --production
+sed 's/        retention-messaging iapctl appstore-sim; do/        iapctl appstore-sim; do/' deploy/Dockerfile > "$work/Dockerfile"
+cmp -s deploy/Dockerfile "$work/Dockerfile" && { echo "  the change for the image matched nothing" >&2; exit 1; }
+expect_rejected "image: an executable of Package.swift not built into the image" \
+    validate_image "$work/Dockerfile" docker-compose.yml "${overlays[@]}"
+sed '/^      - command:$/{n;s/^        - event-publisher$/        - event-relay/}' "$work/production.yaml" > "$work/rendered.yaml"
+cmp -s "$work/production.yaml" "$work/rendered.yaml" && { echo "  the change for the command matched nothing" >&2; exit 1; }
+expect_rejected "image: a container running a program the image does not have" \
+    validate_image deploy/Dockerfile docker-compose.yml "$work/rendered.yaml"
 echo "deployment files valid"
