@@ -42,10 +42,23 @@ struct TopicsCommand: AsyncParsableCommand {
             valueName: "cluster"))
     var strimziCluster: String?
 
+    @Option(
+        name: .customLong("print-kafka-users"),
+        help: ArgumentHelp(
+            "Print the topic-access table as Strimzi KafkaUser resources for this Kafka cluster name (one user per "
+                + "service, only its topics and groups) instead of creating topics.",
+            valueName: "cluster"))
+    var strimziUsersCluster: String?
+
     /// The retention of a topic added with --topic.
     static let extraTopicPolicy = TopicPolicy(retentionDays: 7, reason: "added with --topic")
 
     mutating func run() async throws {
+        if let cluster = self.strimziUsersCluster {
+            StandardStreams.writeOutput(
+                String(Self.kafkaUserResources(PipelineTopics().access, cluster: cluster).dropLast()))
+            return
+        }
         let plan = try self.plan()
         if let cluster = self.strimziCluster {
             StandardStreams.writeOutput(String(Self.kafkaTopicResources(plan, cluster: cluster).dropLast()))

@@ -55,3 +55,42 @@ import Testing
         #expect(expected.components(separatedBy: "kind: KafkaTopic").count - 1 == PipelineTopics().all.count)
     }
 }
+
+/// The Strimzi `KafkaUser`s in deploy/kubernetes/components/strimzi/users.yaml are exactly what
+/// `iapctl topics --print-kafka-users appstore-kafka` prints from the topic-access table.
+@Suite struct StrimziUsersTests {
+    @Test func theCommittedKafkaUsersAreTheTablesOutput() throws {
+        let expected = TopicsCommand.kafkaUserResources(PipelineTopics().access, cluster: "appstore-kafka")
+        let committed = try String(
+            contentsOf: LocalComponents.repositoryRoot.appending(
+                path: "deploy/kubernetes/components/strimzi/users.yaml"),
+            encoding: .utf8)
+        #expect(
+            committed == expected,
+            "regenerate: iapctl topics --print-kafka-users appstore-kafka > deploy/kubernetes/components/strimzi/users.yaml"
+        )
+    }
+
+    /// What the services write and read today, as their code does it (the table must grant each).
+    @Test func theTableGrantsWhatTheServicesDo() {
+        let topics = PipelineTopics()
+        let access = Dictionary(uniqueKeysWithValues: topics.access.map { ($0.principal, $0) })
+        func may(_ principal: String, _ use: TopicAccess.Use, _ topic: String) -> Bool {
+            access[principal]?.grants.contains {
+                $0.uses.contains(use) && ($0.prefix ? topic.hasPrefix($0.topic) : topic == $0.topic)
+            } ?? false
+        }
+        // refund-resolver's status snapshots and consumption outcomes go to verified (VerifiedTopicRecords).
+        #expect(may("refund-resolver", .produce, topics.verified))
+        // customer-api's console replays a chain-verifier dead letter to raw, a resolver's to status requests.
+        #expect(may("customer-api", .produce, topics.raw) && may("customer-api", .produce, topics.statusRequests))
+        // `iapctl topics` creates every topic.
+        #expect(topics.all.allSatisfy { may("pipeline-operator", .create, $0) })
+        // Only the chain-verifier, customer-api, refund-resolver and the operator write verified records.
+        #expect(
+            Set(topics.access.filter { may($0.principal, .produce, topics.verified) }.map(\.principal)) == [
+                "chain-verifier", "customer-api", "refund-resolver", "pipeline-operator",
+            ])
+        #expect(!may("customer-api", .consume, topics.verified), "the internet-facing API reads no topic")
+    }
+}

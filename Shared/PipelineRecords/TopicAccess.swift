@@ -1,0 +1,127 @@
+/// Who produces to, consumes from and creates each pipeline topic, with which consumer groups: the one table the
+/// Kafka ACLs follow (`iapctl topics --print-kafka-users` writes the Strimzi `KafkaUser`s from it, and a test keeps
+/// the committed ones equal to that output).
+public struct TopicAccess: Sendable, Hashable {
+    /// What a principal may do with a topic.
+    public enum Use: String, Sendable, Hashable, CaseIterable, Comparable {
+        case create
+        case consume
+        case produce
+
+        public static func < (a: Use, b: Use) -> Bool {
+            Self.allCases.firstIndex(of: a)! < Self.allCases.firstIndex(of: b)!
+        }
+    }
+
+    /// A topic (or every topic whose name starts with `name`) and what the principal does with it.
+    public struct Grant: Sendable, Hashable {
+        public var topic: String
+        public var prefix: Bool
+        public var uses: Set<Use>
+
+        /// A grant on one topic, or on every topic named with a prefix.
+        public init(_ topic: String, _ uses: Set<Use>, prefix: Bool = false) {
+            self.topic = topic
+            self.uses = uses
+            self.prefix = prefix
+        }
+    }
+
+    /// A consumer group the principal joins: its exact name, or every name starting with it.
+    public struct Group: Sendable, Hashable {
+        public var name: String
+        public var prefix: Bool
+
+        /// A group by name or prefix.
+        public init(_ name: String, prefix: Bool = false) {
+            self.name = name
+            self.prefix = prefix
+        }
+    }
+
+    /// The Kafka user: a service's name, or `pipeline-operator` for the Jobs and iapctl.
+    public var principal: String
+    /// What it does, in words (the resource's comment).
+    public var purpose: String
+    public var grants: [Grant]
+    public var groups: [Group]
+
+    /// Whether the principal produces anything (its producer is idempotent: IdempotentWrite on the cluster).
+    public var produces: Bool { self.grants.contains { $0.uses.contains(.produce) } }
+
+    /// One principal's access.
+    public init(principal: String, purpose: String, grants: [Grant], groups: [Group] = []) {
+        self.principal = principal
+        self.purpose = purpose
+        self.grants = grants
+        self.groups = groups
+    }
+}
+
+// MARK: - The table
+
+extension PipelineTopics {
+    /// Every principal's access to these topics, in the order of the flow.
+    public var access: [TopicAccess] {
+        [
+            TopicAccess(
+                principal: "ingest", purpose: "ingest writes the notifications Apple posted.",
+                grants: [.init(self.raw, [.produce])]),
+            TopicAccess(
+                principal: "chain-verifier", purpose: "chain-verifier reads raw, writes verified and the DLQ.",
+                grants: [
+                    .init(self.raw, [.consume]), .init(self.verified, [.produce]), .init(self.rejected, [.produce]),
+                ],
+                groups: [.init("chain-verifier")]),
+            TopicAccess(
+                principal: "entitlement-updater",
+                purpose:
+                    "entitlement-updater reads verified, writes the DLQ and records it (groups entitlement-updater "
+                    + "and -dead-letters).",
+                grants: [.init(self.verified, [.consume]), .init(self.rejected, [.consume, .produce])],
+                groups: [.init("entitlement-updater", prefix: true)]),
+            TopicAccess(
+                principal: "refund-resolver",
+                purpose:
+                    "refund-resolver reads status requests and its delay queue (groups refund-resolver and -retry), "
+                    + "writes the DLQ, and writes what Apple answered to verified: status snapshots and consumption "
+                    + "outcomes.",
+                grants: [
+                    .init(self.statusRequests, [.consume]), .init(self.statusRetry, [.consume, .produce]),
+                    .init(self.rejected, [.produce]), .init(self.verified, [.produce]),
+                ],
+                groups: [.init("refund-resolver", prefix: true)]),
+            TopicAccess(
+                principal: "event-publisher",
+                purpose: "event-publisher relays the outbox: entitlement events and status requests.",
+                grants: [
+                    .init(self.entitlementChanges, [.produce]), .init(self.entitlementFamily, [.produce]),
+                    .init(self.entitlementRevocations, [.produce]), .init(self.statusRequests, [.produce]),
+                ]),
+            TopicAccess(
+                principal: "customer-api",
+                purpose:
+                    "customer-api writes the purchases apps post (signed records) to verified, and its console "
+                    + "replays dead letters to the topic they came from: raw (verified again in full) and status "
+                    + "requests (answered by Apple).",
+                grants: [
+                    .init(self.verified, [.produce]), .init(self.raw, [.produce]),
+                    .init(self.statusRequests, [.produce]),
+                ]),
+            TopicAccess(
+                principal: "retention-messaging",
+                purpose: "retention-messaging writes its answers to retention.offered.",
+                grants: [.init(self.retentionOffered, [.produce])]),
+            TopicAccess(
+                principal: "pipeline-operator",
+                purpose:
+                    "the topics Job and iapctl's operator commands: create topics, replay the DLQ to raw, backfill and "
+                    + "resync to verified.",
+                grants: [
+                    .init("appstore.", [.create, .consume, .produce], prefix: true),
+                    .init("entitlements.", [.create], prefix: true), .init(self.retentionOffered, [.create]),
+                ],
+                groups: [.init("iapctl-", prefix: true)]),
+        ]
+    }
+}
