@@ -8,8 +8,8 @@ extension EntitlementRules {
     /// any earlier period (a REFUND, REFUND_REVERSED, CONSUMPTION_REQUEST or REFUND_DECLINED names the transaction
     /// it is about). An active status then says the subscription runs, never until when.
     enum StatusReading: Hashable {
-        /// The status with the transaction settle access (the transaction is the period in force, or the status
-        /// needs no period: grace, expired, billing retry, revoked).
+        /// The status, read with the transaction, settles access (the transaction is the period in force, or the
+        /// status needs no period: grace, expired, billing retry, revoked).
         case settles(Access)
         /// Active, about an earlier period, and the stored entitlement is a newer period that runs at `signedDate`:
         /// the stored state stands.
