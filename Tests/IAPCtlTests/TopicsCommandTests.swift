@@ -43,16 +43,19 @@ import Testing
     @Test func theCommittedKafkaTopicsAreTheCommandsOutput() throws {
         let command = try TopicsCommand.parse(["--partitions", "12", "--print-kafka-topics", "appstore-kafka"])
         let expected = TopicsCommand.kafkaTopicResources(try command.plan(), cluster: "appstore-kafka")
-        let committed = try String(
-            contentsOf: LocalComponents.repositoryRoot.appending(
-                path: "deploy/kubernetes/components/strimzi/topics.yaml"),
-            encoding: .utf8)
         #expect(
-            committed == expected,
+            try Self.committed("topics.yaml") == expected,
             "regenerate: iapctl topics --partitions 12 --print-kafka-topics appstore-kafka > deploy/kubernetes/components/strimzi/topics.yaml"
         )
         #expect(expected.contains("retention.ms: \"-1\""))
         #expect(expected.components(separatedBy: "kind: KafkaTopic").count - 1 == PipelineTopics().all.count)
+    }
+
+    /// A committed file of deploy/kubernetes/components/strimzi/.
+    static func committed(_ name: String) throws -> String {
+        try String(
+            contentsOf: LocalComponents.repositoryRoot.appending(path: "deploy/kubernetes/components/strimzi/" + name),
+            encoding: .utf8)
     }
 }
 
@@ -61,12 +64,8 @@ import Testing
 @Suite struct StrimziUsersTests {
     @Test func theCommittedKafkaUsersAreTheTablesOutput() throws {
         let expected = TopicsCommand.kafkaUserResources(PipelineTopics().access, cluster: "appstore-kafka")
-        let committed = try String(
-            contentsOf: LocalComponents.repositoryRoot.appending(
-                path: "deploy/kubernetes/components/strimzi/users.yaml"),
-            encoding: .utf8)
         #expect(
-            committed == expected,
+            try StrimziResourcesTests.committed("users.yaml") == expected,
             "regenerate: iapctl topics --print-kafka-users appstore-kafka > deploy/kubernetes/components/strimzi/users.yaml"
         )
     }
