@@ -38,8 +38,25 @@ extension EntitlementRules {
 
     /// The update for a notification whose `data.status` is given.
     static func bySignedStatus(_ status: Status, _ c: Context) -> EntitlementUpdate {
-        let said = "data.status \(status.rawValue)"
-        switch Self.reading(of: status, c) {
+        Self.update(
+            for: Self.reading(of: status, c), c, said: "data.status \(status.rawValue)",
+            reason: StatusRequest.Reason.activeStatusOfEarlierPeriod)
+    }
+
+    /// A grant by a type that may name an earlier period (REFUND_REVERSED without `data.status`): read as an active
+    /// status is, so the period in force is granted until its end and an earlier one keeps a newer stored period or
+    /// asks Apple.
+    static func grantOfNamedPeriod(_ c: Context) -> EntitlementUpdate {
+        Self.update(
+            for: Self.reading(of: .active, c), c, said: "granted by \(c.typeName)",
+            reason: StatusRequest.Reason.reversalOfEarlierPeriod)
+    }
+
+    /// The update a reading leads to; `said` names what was read (the log's detail), `reason` the status request's.
+    private static func update(for reading: StatusReading, _ c: Context, said: String, reason: String)
+        -> EntitlementUpdate
+    {
+        switch reading {
         case .settles(let access):
             if c.type == .refund, case .active = access, c.current?.active == true {
                 // An earlier period was refunded; the subscription is still active: nothing changes but the report.
@@ -49,21 +66,8 @@ extension EntitlementRules {
         case .keepsNewer:
             return c.keep(detail: "\(said) about the earlier period \(c.transactionId): the newer stored period stands")
         case .unknownUntil:
-            return c.awaitStatus(reason: StatusRequest.Reason.activeStatusOfEarlierPeriod)
+            return c.awaitStatus(reason: reason)
         }
-    }
-
-    /// A grant by a type that may name an earlier period (REFUND_REVERSED without `data.status`): the period in
-    /// force is granted until its end; an earlier one keeps a newer stored period or asks Apple, like an active status.
-    static func grantOfNamedPeriod(_ c: Context) -> EntitlementUpdate {
-        if c.transactionInForce {
-            return c.settle(access: .active(until: Self.latestExpiry(c)), detail: "granted by \(c.typeName)")
-        }
-        if c.storedRunsAtSignedDate {
-            return c.keep(
-                detail: "\(c.typeName) of the earlier period \(c.transactionId): the newer stored period stands")
-        }
-        return c.awaitStatus(reason: StatusRequest.Reason.reversalOfEarlierPeriod)
     }
 }
 
