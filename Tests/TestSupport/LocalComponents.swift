@@ -17,10 +17,11 @@ public enum LocalComponents {
         let result = try await Program.run(
             URL(fileURLWithPath: "/bin/bash"),
             [repositoryRoot.appendingPathComponent("deploy/local/\(name)").path] + arguments,
-            environment: environment, errors: .discarded)
+            environment: environment, errors: .separate)
         guard result.status == 0 else {
             throw LocalComponentError(
-                description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(result.status)")
+                description: "deploy/local/\(name) \(arguments.joined(separator: " ")) exited \(result.status): "
+                    + String(result.errors.suffix(2000)))
         }
         return trimmed ? result.output.trimmingCharacters(in: .whitespacesAndNewlines) : result.output
     }

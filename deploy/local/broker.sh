@@ -12,19 +12,20 @@ here="$(cd "$(dirname "$0")" && pwd)"
 command=${1:?usage: broker.sh start|start-tls|start-sasl|stop DIR [PORT|CERT_DIR]}
 dir=${2:?usage: broker.sh start|stop DIR [PORT]}
 mkdir -p "$dir"
-# Waits until PORT accepts connections while the process in PIDFILE lives (its LOG is shown if it dies).
+# Waits until PORT accepts connections for as long as the process in PIDFILE lives: a slow start on a loaded machine
+# is not a failure (an hour is only a guard against a hang). Returns 1, its LOG shown, if the process died.
 await_port() {
-    local port=$1 pidfile=$2 log=$3
-    for _ in $(seq 1 100); do
+    local port=$1 pidfile=$2 log=$3 started=$SECONDS
+    while (( SECONDS - started < 3600 )); do
         python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $port), 0.2)" 2>/dev/null && return 0
-        kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$log" >&2; exit 1; }
+        kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$log" >&2; return 1; }
         sleep 0.1
     done
     echo "nothing accepted connections on $port" >&2
     exit 1
 }
 
-# Starts Tansu listening on PORT and advertising ADVERTISED, with extra options.
+# Starts Tansu listening on PORT and advertising ADVERTISED, with extra options; returns 1 if it died starting.
 start_tansu() {
     local port=$1 advertised=$2; shift 2
     source "$here/close-inherited-fds.sh"
@@ -37,26 +38,41 @@ start_tansu() {
     await_port "$port" "$dir/tansu.pid" "$dir/tansu.log"
 }
 
+# start_on_free_port [OPTIONS]: Tansu on a free port, another one if the port was taken before Tansu bound it (another
+# test, an outgoing connection); prints the port.
+start_on_free_port() {
+    local port attempt
+    for attempt in 1 2 3 4 5; do
+        port=$("$here/free-port.sh")
+        if start_tansu "$port" "127.0.0.1:$port" "$@" >&2; then echo "$port"; return 0; fi
+    done
+    echo "Tansu did not start after $attempt ports" >&2
+    exit 1
+}
+
 case "$command" in
 start)
-    port=${3:-$("$here/free-port.sh")}
-    start_tansu "$port" "127.0.0.1:$port"
+    if [[ -n ${3:-} ]]; then
+        port=$3
+        start_tansu "$port" "127.0.0.1:$port" || exit 1
+    else
+        port=$(start_on_free_port)
+    fi
     echo "127.0.0.1:$port"
     ;;
 start-sasl)
-    port=$("$here/free-port.sh")
-    start_tansu "$port" "127.0.0.1:$port" --authentication
+    port=$(start_on_free_port --authentication)
     echo "127.0.0.1:$port"
     ;;
 start-tls)
     certificates=${3:?usage: broker.sh start-tls DIR CERT_DIR}
     inner=$("$here/free-port.sh")
     outer=$("$here/free-port.sh")
-    start_tansu "$inner" "localhost:$outer"
+    start_tansu "$inner" "localhost:$outer" || exit 1
     setsid nohup python3 "$here/kafka-tls-proxy.py" "$outer" "$inner" "$certificates" --require-client-certificate \
         > "$dir/proxy.log" 2>&1 &
     echo $! > "$dir/proxy.pid"
-    await_port "$outer" "$dir/proxy.pid" "$dir/proxy.log"
+    await_port "$outer" "$dir/proxy.pid" "$dir/proxy.log" || exit 1
     echo "localhost:$outer"
     ;;
 stop)

@@ -38,8 +38,25 @@ start)
         [[ $(id -u) -eq 0 ]] && chown -R postgres "$dir/tls"
         tls="-c ssl=on -c ssl_cert_file=$dir/tls/server.pem -c ssl_key_file=$dir/tls/server.key -c ssl_ca_file=$dir/tls/ca.pem"
     fi
-    "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 start \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200 $tls ${POSTGRES_OPTIONS:-}" >/dev/null
+    # pg_ctl waits until the server accepts connections or its process ends (it notices a dead postmaster at once);
+    # its time limit is only a guard against a hang, so a slow start on a loaded machine is not a failure. A port
+    # taken between free-port.sh and the server's bind (another test, an outgoing connection) ends the server: then
+    # a new port is tried, unless the caller named one.
+    for attempt in 1 2 3 4 5; do
+        : > "$dir/postgres.log"
+        [[ $(id -u) -eq 0 ]] && chown postgres "$dir/postgres.log"
+        if "${as_postgres[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 3600 start \
+            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=${POSTGRES_FSYNC:-off} -c synchronous_commit=${POSTGRES_FSYNC:-off} -c max_connections=200 $tls ${POSTGRES_OPTIONS:-}" >/dev/null; then
+            break
+        fi
+        if [[ -z ${3:-} && $attempt -lt 5 ]] && grep -qE 'could not bind|could not create any TCP/IP sockets' "$dir/postgres.log"; then
+            port=$("$here/free-port.sh")
+            continue
+        fi
+        echo "PostgreSQL did not start in $dir (port $port):" >&2
+        tail -n 20 "$dir/postgres.log" >&2
+        exit 1
+    done
     echo "$port" > "$dir/postgres.port"
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;
