@@ -17,10 +17,10 @@ struct ChainVerifierSettings: Sendable {
     var topics = PipelineTopics()
     var maximumBatch = 500
     /// The key the verified records are signed with (the updater applies only signed records).
-    var signing: RecordSigningKeys
+    var signing: RecordSigner
 
     /// Settings for tests and tools.
-    init(accepted: AcceptedApps, kafka: KafkaClientSettings, signing: RecordSigningKeys) {
+    init(accepted: AcceptedApps, kafka: KafkaClientSettings, signing: RecordSigner) {
         self.accepted = accepted
         self.kafka = kafka
         self.signing = signing
@@ -29,7 +29,7 @@ struct ChainVerifierSettings: Sendable {
     /// Reads the shared settings plus `APPSTORE_ROOT_CERTIFICATES`, `APPSTORE_STOREKIT_CERTIFICATES`,
     /// `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`, `CHAIN_VERIFIER_BATCH` and `RECORD_SIGNING_KEYS`.
     init(_ settings: EnvironmentSettings) throws {
-        self.signing = try RecordSigningKeys(settings)
+        self.signing = try RecordSigner(.chainVerifier, settings)
         self.accepted = try AcceptedApps(settings)
         self.kafka = try KafkaClientSettings(settings, clientID: "chain-verifier")
         self.topics = PipelineTopics(settings)

@@ -35,7 +35,7 @@ struct NotificationVerification: Sendable {
     let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
     let topics: PipelineTopics
     /// Signs each verified record for the updater.
-    let signing: RecordSigningKeys
+    let signing: RecordSigner
 
     /// Verifies a raw message; never throws: every input ends as a verified record, a DLQ record, or a retry.
     func verify(_ message: ConsumerRecord) async -> VerificationOutcome {

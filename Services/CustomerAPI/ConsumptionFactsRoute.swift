@@ -17,7 +17,7 @@ struct ConsumptionFactsRoute: Sendable {
     let producer: KafkaProducer
     let topics: PipelineTopics
     /// Signs the facts record for the updater.
-    let signing: RecordSigningKeys
+    let signing: RecordSigner
     let database: PostgresClient
     let applyWait: Duration
     /// How long the body may take to arrive (then 408).

@@ -26,7 +26,7 @@ struct CustomerAPISettings: Sendable {
     struct PurchaseSettings: Sendable {
         var accepted: AcceptedApps
         /// Signs the purchase, consumption-facts and resync records it writes to the verified topic.
-        var signing: RecordSigningKeys
+        var signing: RecordSigner
         var trust = TrustSettings()
         var kafka: KafkaClientSettings
         var topics = PipelineTopics()
@@ -70,7 +70,7 @@ struct CustomerAPISettings: Sendable {
         }
         let accepted = try AcceptedApps(settings)
         var purchases = PurchaseSettings(
-            accepted: accepted, signing: try RecordSigningKeys(settings),
+            accepted: accepted, signing: try RecordSigner(.customerAPI, settings),
             kafka: try KafkaClientSettings(settings, clientID: "customer-api"))
         purchases.trust = try TrustSettings(settings)
         purchases.topics = PipelineTopics(settings)

@@ -2044,7 +2044,8 @@ enum OpenAPIDocument {
                     "type": "string"
                   },
                   "statuses": {
-                    "type": "string"
+                    "type": "string",
+                    "description": "status requests written, one per subscription: refund-resolver answers each with Apple's status"
                   }
                 }
               },

@@ -21,7 +21,7 @@ struct SupportRoutes: Sendable {
     let producer: KafkaProducer
     let topics: PipelineTopics
     /// Signs the resync records for the updater.
-    let signing: RecordSigningKeys
+    let signing: RecordSigner
     let lookup: CustomerLookup
     let support: SupportLookup
     let deadLetters: DeadLetters
@@ -180,22 +180,31 @@ struct SupportRoutes: Sendable {
         }
         let json = try await self.lookup.view(
             bundleId: bundleId, customer: customer, kind: kind, asOf: Int64(Date().timeIntervalSince1970 * 1000))
-        let purchases = try JSONDecoder().decode([CustomerView.Purchase].self, from: Data(json.purchases.utf8))
-        let originals = Array(Set(purchases.map(\.originalTransactionId))).sorted()
+        // Subscriptions and the other purchases alike (each with its environment).
+        let decoder = JSONDecoder()
+        let purchases =
+            try decoder.decode([CustomerView.Purchase].self, from: Data(json.purchases.utf8)).map {
+                (original: $0.originalTransactionId, environment: $0.environment)
+            }
+            + decoder.decode([CustomerView.Subscription].self, from: Data(json.subscriptions.utf8)).map {
+                (original: $0.originalTransactionId, environment: $0.environment)
+            }
+        let originals = Array(Set(purchases.map(\.original))).sorted()
         guard !originals.isEmpty else {
             return APIErrorResponse.response(.notFound, "unknown-customer", "no purchase is stored for \(customer)")
         }
         var total = PurchaseImport.Resynced(transactions: 0, statuses: 0)
         do {
             for original in originals {
-                let environment = purchases.first { $0.originalTransactionId == original }.flatMap {
+                let environment = purchases.first { $0.original == original }.flatMap {
                     Environment(rawValue: $0.environment)
                 }
                 let resynced = try await purchaseImport.resync(
                     [original], bundleId: bundleId, environment: environment,
                     request: PurchaseImport.Request(
                         appUserId: kind == .appUserId ? customer : nil, onConflict: .refuse, source: .resync),
-                    producer: self.producer, topics: self.topics, signing: self.signing)
+                    producer: self.producer, topics: self.topics, signing: self.signing,
+                    statuses: .requests)
                 total.transactions += resynced.transactions
                 total.statuses += resynced.statuses
             }

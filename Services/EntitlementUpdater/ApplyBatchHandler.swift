@@ -22,7 +22,7 @@ struct ApplyBatchHandler: BatchHandler {
     let producer: KafkaProducer
     let topics: PipelineTopics
     /// Only records whose signature one of these keys reproduces change state; the rest go to the DLQ.
-    let signing: RecordSigningKeys
+    let signing: RecordVerifier
     let outcomes: LabelledCounter
     var lanes = 8
     /// How many inputs one transaction applies at most (`UPDATER_TRANSACTION_SIZE`).
@@ -54,8 +54,8 @@ struct ApplyBatchHandler: BatchHandler {
         case consumptionOutcome(ConsumptionOutcome)
         case consumptionFacts(ConsumptionFactsRecord)
         case undecodable
-        /// Not signed by a producer of the verified topic (``RecordSigningKeys``).
-        case unauthenticated(RecordSigningKeys.Refusal)
+        /// Not signed by a producer of the verified topic that may write its kind (``RecordVerifier``).
+        case unauthenticated(RecordVerifier.Refusal)
     }
 
     /// Applies one lane's records in order.

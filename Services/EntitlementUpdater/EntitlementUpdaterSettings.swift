@@ -34,10 +34,10 @@ struct EntitlementUpdaterSettings: Sendable {
     /// and how often requests past their deadline are reported (`CONSUMPTION_WATCH_INTERVAL_MS`).
     var consumptionPolicy: ConsumptionPolicy?
     var consumptionWatchInterval: Duration = .seconds(60)
-    /// The keys a verified-topic record must be signed with to be applied (``RecordSigningKeys``).
-    var signing: RecordSigningKeys
+    /// Each producer's keys: a verified-topic record is applied only when its producer signed it (``RecordVerifier``).
+    var signing: RecordVerifier
 
-    init(database: DatabaseSettings, kafka: KafkaClientSettings, signing: RecordSigningKeys) {
+    init(database: DatabaseSettings, kafka: KafkaClientSettings, signing: RecordVerifier) {
         self.database = database
         self.kafka = kafka
         self.signing = signing
@@ -45,9 +45,9 @@ struct EntitlementUpdaterSettings: Sendable {
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
     /// `UPDATER_BATCH`, `UPDATER_BATCH_LINGER_MS`, `UPDATER_LANES`, `UPDATER_TRANSACTION_SIZE`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
-    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`, `RECORD_SIGNING_KEYS`.
+    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`, `RECORD_VERIFYING_KEYS`.
     init(_ settings: EnvironmentSettings) throws {
-        self.signing = try RecordSigningKeys(settings)
+        self.signing = try RecordVerifier(settings)
         self.database = try DatabaseSettings(environment: settings.values)
         self.kafka = try KafkaClientSettings(settings, clientID: "entitlement-updater")
         self.topics = PipelineTopics(settings)

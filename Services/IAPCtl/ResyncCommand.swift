@@ -95,9 +95,9 @@ struct ResyncCommand: AsyncParsableCommand {
         }
         let logger = APIAccess.quietLogger
         let topics = PipelineTopics(.process)
-        let signing: RecordSigningKeys
+        let signing: RecordSigner
         do {
-            signing = try RecordSigningKeys(.process)
+            signing = try RecordSigner(.iapctl, .process)
         } catch {
             throw ValidationError("\(error): the updater applies only records signed with the pipeline's key")
         }

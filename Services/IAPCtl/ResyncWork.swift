@@ -17,7 +17,7 @@ struct ResyncWork: Sendable {
     let importer: PurchaseImport
     let producer: KafkaProducer
     let topics: PipelineTopics
-    let signing: RecordSigningKeys
+    let signing: RecordSigner
 
     /// Tallies for the summary.
     struct Tally: CustomStringConvertible {

@@ -33,10 +33,10 @@ struct RefundResolverSettings: Sendable {
     var reconcileWindow: Duration = .seconds(7 * 24 * 3600)
 
     /// Signs the records it writes to the verified topic.
-    var signing: RecordSigningKeys
+    var signing: RecordSigner
 
     /// Settings for tests.
-    init(accepted: AcceptedApps, api: AppStoreAPISettings, kafka: KafkaClientSettings, signing: RecordSigningKeys) {
+    init(accepted: AcceptedApps, api: AppStoreAPISettings, kafka: KafkaClientSettings, signing: RecordSigner) {
         self.accepted = accepted
         self.api = api
         self.kafka = kafka
@@ -45,7 +45,7 @@ struct RefundResolverSettings: Sendable {
 
     /// Reads the shared settings, the App Store API settings, `RECORD_SIGNING_KEYS`, `RESOLVER_*` and `RECONCILE_*`.
     init(_ settings: EnvironmentSettings) throws {
-        self.signing = try RecordSigningKeys(settings)
+        self.signing = try RecordSigner(.refundResolver, settings)
         self.accepted = try AcceptedApps(settings)
         self.trust = try TrustSettings(settings)
         self.api = try AppStoreAPISettings(settings, accepted: self.accepted)

@@ -37,7 +37,7 @@ struct StatusRequestHandler: BatchHandler {
     let producer: KafkaProducer
     let topics: PipelineTopics
     /// Signs the snapshots and consumption outcomes it writes to the verified topic.
-    let signing: RecordSigningKeys
+    let signing: RecordSigner
     let retryTopic: String
     let concurrency: Int
     let giveUpAfter: Duration

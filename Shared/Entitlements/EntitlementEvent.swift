@@ -237,5 +237,7 @@ public struct StatusRequest: Codable, Hashable, Sendable {
         public static let reversalOfEarlierPeriod = "refund reversal of an earlier period without data.status"
         /// The first input of a migrated subscription is an earlier period of it with an active status.
         public static let migrationWithEarlierPeriod = "migration first seen with an earlier period"
+        /// An operator asked the console to resync a customer from Apple (written by customer-api, not the updater).
+        public static let supportResync = "support resync"
     }
 }

@@ -114,7 +114,7 @@ public struct PurchaseImport: Sendable {
 
     /// Writes the records to the verified topic and returns once the broker acknowledged every one.
     public static func publish(
-        _ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics, signing: RecordSigningKeys
+        _ records: [AppPurchaseRecord], producer: KafkaProducer, topics: PipelineTopics, signing: RecordSigner
     )
         async throws
     {
@@ -140,13 +140,23 @@ public struct PurchaseImport: Sendable {
         }
     }
 
+    /// How a resync brings each subscription's status up to date.
+    public enum StatusStep: Sendable {
+        /// Asks Apple here and writes the answers as status snapshots (`iapctl resync`, which may sign them).
+        case snapshots
+        /// Writes a status request per subscription, which refund-resolver answers with a snapshot (customer-api's
+        /// console: its key may not sign snapshots, so a leaked one cannot invent a status).
+        case requests
+    }
+
     /// Resyncs the purchases `transactionIds` belong to: their whole history as app-purchase records (bound to
-    /// `request.appUserId` when set), then each subscription's status as a snapshot, so the newest state is
-    /// applied last. Returns once the broker acknowledged everything. `iapctl resync` and the console use it.
+    /// `request.appUserId` when set), then each subscription's status, as a snapshot or a status request
+    /// (`statuses`), so the newest state is applied last. Returns once the broker acknowledged everything.
+    /// `iapctl resync` (snapshots) and the console (requests) use it.
     public func resync(
         _ transactionIds: [String], bundleId: String, environment: Environment?, request: Request,
         producer: KafkaProducer,
-        topics: PipelineTopics, signing: RecordSigningKeys
+        topics: PipelineTopics, signing: RecordSigner, statuses: StatusStep = .snapshots
     ) async throws -> Resynced {
         let history = try await self.history(of: transactionIds, bundleId: bundleId, environment: environment)
         let records = Self.records(history, request: request)
@@ -156,6 +166,19 @@ public struct PurchaseImport: Sendable {
                 .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) }
                 }
         ) { first, _ in first }
+        if case .requests = statuses {
+            try await Self.publish(records, producer: producer, topics: topics, signing: signing)
+            var pending: [PendingDelivery] = []
+            for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key }) {
+                let statusRequest = StatusRequest(
+                    requestId: "resync:\(request.requestId):\(original)", originalTransactionId: original,
+                    environment: (subscriptionEnvironment ?? environment ?? .production).rawValue, bundleId: bundleId,
+                    reason: StatusRequest.Reason.supportResync, notificationUUID: "resync:\(request.requestId)")
+                pending.append(try await producer.enqueue(try Self.record(statusRequest, topics: topics)))
+            }
+            for delivery in pending { _ = try await delivery.report }
+            return Resynced(transactions: records.count, statuses: subscriptions.count)
+        }
         for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key })
         where !snapshots.contains(where: { $0.subject == original }) {
             snapshots += try await self.snapshots(
@@ -172,5 +195,17 @@ public struct PurchaseImport: Sendable {
         }
         for delivery in pending { _ = try await delivery.report }
         return Resynced(transactions: records.count, statuses: snapshots.count)
+    }
+
+    /// A status request as the status-requests topic carries it (the same record the event-publisher relays).
+    static func record(_ request: StatusRequest, topics: PipelineTopics) throws -> ProducerRecord {
+        ProducerRecord(
+            topic: topics.statusRequests, key: Array(request.key.utf8),
+            value: Array(try AppStoreJSON.makeCanonicalEncoder().encode(request)),
+            headers: [
+                KafkaHeader(name: "event-id", text: request.requestId),
+                KafkaHeader(name: PipelineHeaders.environment, text: request.environment),
+                KafkaHeader(name: PipelineHeaders.bundleId, text: request.bundleId ?? ""),
+            ])
     }
 }

@@ -5,11 +5,12 @@ public import RdKafka
 
 /// The records other producers than the chain-verifier write to the verified topic, keyed by their subject
 /// like the subscription's notifications, with the `schema` header the updater tells them apart by, each
-/// signed with the producer's record-signing key (``RecordSigningKeys``): unsigned, the updater refuses them.
+/// signed by its producer (``RecordSigner``): unsigned, or of a kind its producer may not write, the updater
+/// refuses them.
 public enum VerifiedTopicRecords {
     /// A status snapshot (refund-resolver's answer, or `iapctl resync`).
     public static func snapshot(
-        _ snapshot: StatusSnapshot, topics: PipelineTopics, requestId: String, signing: RecordSigningKeys,
+        _ snapshot: StatusSnapshot, topics: PipelineTopics, requestId: String, signing: RecordSigner,
         receivedAt: Date = Date()
     ) throws -> ProducerRecord {
         signing.sign(
@@ -23,7 +24,7 @@ public enum VerifiedTopicRecords {
 
     /// What became of a consumption answer (refund-resolver), keyed by the purchase.
     public static func consumptionOutcome(
-        _ outcome: ConsumptionOutcome, topics: PipelineTopics, signing: RecordSigningKeys,
+        _ outcome: ConsumptionOutcome, topics: PipelineTopics, signing: RecordSigner,
         receivedAt: Date = Date()
     ) throws -> ProducerRecord {
         signing.sign(
@@ -36,7 +37,7 @@ public enum VerifiedTopicRecords {
 
     /// Consumption facts the app team recorded (customer-api), keyed by the customer.
     public static func consumptionFacts(
-        _ record: ConsumptionFactsRecord, topics: PipelineTopics, signing: RecordSigningKeys,
+        _ record: ConsumptionFactsRecord, topics: PipelineTopics, signing: RecordSigner,
         receivedAt: Date = Date()
     ) throws -> ProducerRecord {
         signing.sign(
@@ -49,7 +50,7 @@ public enum VerifiedTopicRecords {
 
     /// A purchase the app posted (customer-api) or `iapctl resync` imported.
     public static func appPurchase(
-        _ record: AppPurchaseRecord, topics: PipelineTopics, signing: RecordSigningKeys,
+        _ record: AppPurchaseRecord, topics: PipelineTopics, signing: RecordSigner,
         receivedAt: Date = Date()
     ) throws -> ProducerRecord {
         signing.sign(

@@ -12,4 +12,10 @@ public enum PipelineHeaders {
     public static let verifiedAt = "verified-at"
     /// The schema of the value.
     public static let schema = "schema"
+    /// Who signed a verified-topic record (`chain-verifier`, `customer-api`, `refund-resolver`, `iapctl`).
+    public static let recordProducer = "record-producer"
+    /// When its producer signed it (epoch milliseconds).
+    public static let recordSignedAt = "record-signed-at"
+    /// `keyId:base64(HMAC-SHA256)` by the producer's key over the producer, time, schema, key and value.
+    public static let recordSignature = "record-signature"
 }

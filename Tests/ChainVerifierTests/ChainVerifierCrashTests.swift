@@ -50,7 +50,7 @@ import Testing
                 "APPSTORE_ROOT_CERTIFICATES": root.path, "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
                 "KAFKA_SESSION_TIMEOUT_MS": "6000",
                 "CHAIN_VERIFIER_BATCH": "50", "HTTP_HOST": "127.0.0.1", "HTTP_PORT": "0", "LOG_LEVEL": "warning",
-                "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
+                "RECORD_SIGNING_KEYS": TestRecordSigning.variable(.chainVerifier),
             ]
             let log = directory.appendingPathComponent("chain-verifier.log")
 

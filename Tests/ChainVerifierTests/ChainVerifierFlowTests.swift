@@ -27,7 +27,8 @@ import Testing
                 accepted: AcceptedApps(
                     apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
                     environments: [.sandbox]),
-                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]), signing: TestRecordSigning.keys)
+                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
+                signing: TestRecordSigning.signer(.chainVerifier))
             settings.trust.trustedRoots = [fixtures.pki.root]
             settings.sessionTimeout = .seconds(6)
             settings.http = HTTPSettings(host: "127.0.0.1", port: 0)

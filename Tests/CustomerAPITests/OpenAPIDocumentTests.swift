@@ -24,7 +24,7 @@ import Testing
                 [
                     "DATABASE_URL": "postgres://postgres@127.0.0.1:1/postgres", "APPSTORE_APPS": "com.example.app:1",
                     "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "OPERATIONS_PORT": "9085",
-                ].merging(TestRecordSigning.environment) { a, _ in a }))
+                ].merging(TestRecordSigning.environment(.customerAPI)) { a, _ in a }))
     }
 
     /// Every operation of the document as `METHOD /path` (Hummingbird describes a capture as `{name}` too).

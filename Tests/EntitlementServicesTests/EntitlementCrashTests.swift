@@ -62,7 +62,7 @@ import Testing
                 try await kafka.createTopics(topics.all.map { ($0, 4) })
                 try await kafka.produce(
                     try records.map {
-                        TestRecordSigning.keys.sign(
+                        TestRecordSigning.signer(.chainVerifier).sign(
                             ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded())
                         )
                     })
@@ -93,7 +93,7 @@ import Testing
                     "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
                     "HTTP_HOST": "127.0.0.1",
                     "HTTP_PORT": "0", "LOG_LEVEL": "error", "UPDATER_BATCH": "50", "PUBLISHER_BATCH": "40",
-                    "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
+                    "RECORD_VERIFYING_KEYS": TestRecordSigning.verifyingVariable,
                 ]
                 try await migrateDatabase(server, logger: logger)
                 var running = [

@@ -52,7 +52,7 @@ import Testing
                     ))
                 records.append(
                     Self.record("REVOKE", original: "fam-1", day: 10, expiresDay: 30, ownership: .familyShared))
-                let signing = TestRecordSigning.keys
+                let signing = TestRecordSigning.signer(.chainVerifier)
                 var raw = try records.map {
                     signing.sign(
                         ProducerRecord(topic: topics.verified, key: Array($0.subject.utf8), value: try $0.encoded()))
@@ -61,31 +61,13 @@ import Testing
                 raw.append(
                     signing.sign(
                         ProducerRecord(topic: topics.verified, key: Array("junk".utf8), value: Array("{}".utf8))))
-                // The attack: a made-up purchase written straight to the topic, unsigned, signed with a key the updater
-                // does not hold, and a genuine signed record altered after signing. None may grant anything.
-                var forgedTransaction = records[0].notification.transaction!
-                forgedTransaction.originalTransactionId = "forged-1"
-                forgedTransaction.transactionId = "forged-1"
-                forgedTransaction.expiresDate = Timestamp(
-                    millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000 * 365)
-                let forged = AppPurchaseRecord(
-                    requestId: "forged", appUserId: "thief", onConflict: .transfer, source: .signedTransaction,
-                    environment: "Sandbox", transaction: forgedTransaction, signedTransactionInfo: "x.y.z")
-                let unsigned = try VerifiedTopicRecords.appPurchase(forged, topics: topics, signing: signing)
-                var stripped = unsigned
-                stripped.headers.removeAll { $0.name == RecordSigningKeys.header }
-                let otherKey = try RecordSigningKeys([(id: "test", secret: Array(repeating: 1, count: 32))])
-                var altered = raw[0]
-                altered.value = Array(
-                    String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X")
-                        .utf8)
-                raw += [stripped, otherKey.sign(stripped), altered]
+                raw += try Self.forgeries(of: records[0], signedAs: raw[0], topics: topics)
                 try await kafka.produce(raw)
 
                 let database = try DatabaseSettings(url: url)
                 var updaterSettings = EntitlementUpdaterSettings(
                     database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                    signing: TestRecordSigning.keys)
+                    signing: TestRecordSigning.verifier)
                 updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                 updaterSettings.sessionTimeout = .seconds(6)
                 var publisherSettings = EventPublisherSettings(
@@ -104,7 +86,7 @@ import Testing
                     topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
                 let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
                 let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
-                let rejected = try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1))
+                let rejected = try await kafka.readAll(topics.rejected, atLeast: 10, quiet: .seconds(1))
                 await group.triggerGracefulShutdown()
                 try await running.value
 
@@ -137,13 +119,21 @@ import Testing
                 }
                 .map { "\($0.reason): \($0.detail)" }.sorted()
                 #expect(
-                    reasons.count == 4 && reasons.filter { $0.hasPrefix("unauthenticated") }.count == 3
+                    reasons.count == 10 && reasons.filter { $0.hasPrefix("unauthenticated") }.count == 9
                         && reasons.first?.hasPrefix("format") == true,
-                    "the junk is dead-lettered as a format error, the three forgeries as unauthenticated: \(reasons)")
+                    "the junk is dead-lettered as a format error, the nine forgeries as unauthenticated: \(reasons)")
+                for expected in [
+                    "no record-signature or record-producer header", "customer-api may not write appstore.notification",
+                    "refund-resolver may not write appstore.app.purchase", "billing-service, a producer this service",
+                    "chain-verifier's key test does not match", "customer-api's key test does not match",
+                    "signed with chain-verifier's key old",
+                ] {
+                    #expect(reasons.contains { $0.contains(expected) }, "\(expected) among \(reasons)")
+                }
                 #expect(
-                    reasons.contains { $0.contains("no record-signature header") }
-                        && reasons.contains { $0.contains("does not match") },
-                    "\(reasons)")
+                    reasons.filter { $0.contains("chain-verifier's key test does not match") }.count == 3,
+                    "the altered record, customer-api's key passed off as chain-verifier's, and its time moved: \(reasons)"
+                )
 
                 try await DatabaseClient.with(database, logger: logger) { client in
                     var active = 0, total = 0, unpublished = -1
@@ -159,8 +149,9 @@ import Testing
                     var forgedRows = -1
                     for try await count in try await client.query(
                         """
-                        SELECT (SELECT count(*) FROM notification_log WHERE subject IN ('forged-1', 'sub-X'))
-                             + (SELECT count(*) FROM customer_bindings) + (SELECT count(*) FROM transactions WHERE original_transaction_id = 'forged-1')
+                        SELECT (SELECT count(*) FROM notification_log WHERE subject IN ('forged-1', 'forged-2', 'sub-X'))
+                             + (SELECT count(*) FROM customer_bindings)
+                             + (SELECT count(*) FROM transactions WHERE original_transaction_id IN ('forged-1', 'forged-2'))
                         """, logger: logger
                     ).decode(Int.self) { forgedRows = count }
                     #expect(forgedRows == 0, "no trace of the forgeries in the entitlement tables")
@@ -180,6 +171,64 @@ import Testing
                     output.contains("Sandbox/com.example.app/sub-1 pro: entitlement.granted"), "\(output.prefix(300))")
             }
         }
+    }
+
+    /// What an attacker who can write to the verified topic, or holds one producer's key, might send; the updater
+    /// must dead-letter each as `unauthenticated` and apply none:
+    /// - an app purchase granting a year, unsigned; signed with a key the updater does not hold; signed by
+    ///   refund-resolver, which may not write purchases;
+    /// - a verified notification granting a year, signed with customer-api's key as customer-api (a kind it may not
+    ///   write), then passed off as chain-verifier's;
+    /// - a genuine record of chain-verifier altered after signing: its value, its time, and its producer renamed to
+    ///   one the updater does not know; and one signed with a key chain-verifier no longer has.
+    static func forgeries(
+        of record: VerifiedNotificationRecord, signedAs genuine: ProducerRecord, topics: PipelineTopics
+    )
+        throws -> [ProducerRecord]
+    {
+        var transaction = record.notification.transaction!
+        transaction.originalTransactionId = "forged-1"
+        transaction.transactionId = "forged-1"
+        transaction.expiresDate = Timestamp(
+            millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000) + 86_400_000 * 365)
+        let purchase = AppPurchaseRecord(
+            requestId: "forged", appUserId: "thief", onConflict: .transfer, source: .signedTransaction,
+            environment: "Sandbox", transaction: transaction, signedTransactionInfo: "x.y.z")
+        let byCustomerAPI = try VerifiedTopicRecords.appPurchase(
+            purchase, topics: topics, signing: TestRecordSigning.signer(.customerAPI))
+        var unsigned = byCustomerAPI
+        unsigned.headers.removeAll { $0.name.hasPrefix("record-") }
+        let strangerKey = try RecordSigningKeys([(id: "test", secret: Array(repeating: 1, count: 32))])
+        let byStranger = RecordSigner(.customerAPI, keys: strangerKey).sign(unsigned)
+        let byResolver = TestRecordSigning.signer(.refundResolver).sign(unsigned)
+
+        var notification = record
+        notification.subject = "forged-2"
+        notification.notification.transaction?.originalTransactionId = "forged-2"
+        notification.notification.transaction?.expiresDate = transaction.expiresDate
+        let grant = ProducerRecord(
+            topic: topics.verified, key: Array("forged-2".utf8), value: try notification.encoded())
+        let notificationByCustomerAPI = TestRecordSigning.signer(.customerAPI).sign(grant)
+        let passedOff = Self.replacingHeader(
+            PipelineHeaders.recordProducer, with: "chain-verifier", in: notificationByCustomerAPI)
+
+        var altered = genuine
+        altered.value = Array(
+            String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X").utf8)
+        let moved = Self.replacingHeader(PipelineHeaders.recordSignedAt, with: "1", in: genuine)
+        let renamed = Self.replacingHeader(PipelineHeaders.recordProducer, with: "billing-service", in: genuine)
+        let oldKey = try RecordSigningKeys([(id: "old", secret: TestRecordSigning.secret(.chainVerifier))])
+        let byOldKey = RecordSigner(.chainVerifier, keys: oldKey).sign(grant)
+        return [
+            unsigned, byStranger, byResolver, notificationByCustomerAPI, passedOff, altered, moved, renamed, byOldKey,
+        ]
+    }
+
+    /// The record with one header's text replaced.
+    static func replacingHeader(_ name: String, with text: String, in record: ProducerRecord) -> ProducerRecord {
+        var changed = record
+        changed.headers = record.headers.map { $0.name == name ? KafkaHeader(name: name, text: text) : $0 }
+        return changed
     }
 
     /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.

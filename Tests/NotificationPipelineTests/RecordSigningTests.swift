@@ -5,7 +5,8 @@ import RdKafka
 import ServiceRuntime
 import Testing
 
-/// The verified topic's record signatures: what is signed, how keys rotate, and which settings stop a service.
+/// The verified topic's record signatures: each producer signs as itself, the updater checks who signed what,
+/// how keys rotate, and which settings stop a service.
 @Suite struct RecordSigningTests {
     static func secret(_ byte: UInt8) -> String { Data(repeating: byte, count: 32).base64EncodedString() }
 
@@ -14,42 +15,113 @@ import Testing
             topic: record.topic, partition: 0, offset: 0, key: record.key, value: record.value, headers: record.headers)
     }
 
-    static let record = ProducerRecord(
+    static let purchase = ProducerRecord(
         topic: "appstore.notifications.verified", key: Array("sub-1".utf8), value: Array(#"{"a":1}"#.utf8),
         headers: [KafkaHeader(name: PipelineHeaders.schema, text: "appstore.app.purchase/v1")])
 
-    @Test func aSignedRecordVerifiesAndAnyChangeBreaksIt() throws {
-        let keys = try RecordSigningKeys(EnvironmentSettings(["RECORD_SIGNING_KEYS": "k1:\(Self.secret(1))"]))
-        let signed = keys.sign(Self.record)
-        #expect(keys.refusal(of: Self.consumed(signed)) == nil)
-        #expect(keys.refusal(of: Self.consumed(Self.record)) == .unsigned)
+    /// A producer's signer with one key.
+    static func signer(_ producer: RecordProducer, _ entries: String) throws -> RecordSigner {
+        try RecordSigner(producer, EnvironmentSettings(["RECORD_SIGNING_KEYS": entries]))
+    }
+
+    /// The updater's verifier from a `RECORD_VERIFYING_KEYS` value.
+    static func verifier(_ entries: String) throws -> RecordVerifier {
+        try RecordVerifier(EnvironmentSettings(["RECORD_VERIFYING_KEYS": entries]))
+    }
+
+    /// The record with one header's text replaced.
+    static func replacing(_ name: String, with text: String, in record: ProducerRecord) -> ProducerRecord {
+        var changed = record
+        changed.headers = record.headers.map { $0.name == name ? KafkaHeader(name: name, text: text) : $0 }
+        return changed
+    }
+
+    @Test func aSignedRecordNamesItsProducerAndTimeAndAnyChangeBreaksIt() throws {
+        let signer = try Self.signer(.customerAPI, "k1:\(Self.secret(1))")
+        let verifier = try Self.verifier("customer-api:k1:\(Self.secret(1))")
+        let signed = signer.sign(Self.purchase, at: Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(signed.headers.first { $0.name == PipelineHeaders.recordProducer }?.text == "customer-api")
+        #expect(signed.headers.first { $0.name == PipelineHeaders.recordSignedAt }?.text == "1700000000000")
+        #expect(verifier.refusal(of: Self.consumed(signed)) == nil)
+        #expect(verifier.refusal(of: Self.consumed(Self.purchase)) == .unsigned)
         var otherValue = signed
         otherValue.value = Array(#"{"a":2}"#.utf8)
         var otherKey = signed
         otherKey.key = Array("sub-2".utf8)
-        var otherSchema = signed
-        otherSchema.headers = otherSchema.headers.map {
-            $0.name == PipelineHeaders.schema ? KafkaHeader(name: $0.name, text: "appstore.status.snapshot/v1") : $0
+        let altered = [
+            otherValue, otherKey,
+            Self.replacing(PipelineHeaders.schema, with: "appstore.consumption.facts/v1", in: signed),
+            Self.replacing(PipelineHeaders.recordSignedAt, with: "1800000000000", in: signed),
+        ]
+        for record in altered {
+            #expect(verifier.refusal(of: Self.consumed(record)) == .wrongSignature(producer: "customer-api", id: "k1"))
         }
-        for altered in [otherValue, otherKey, otherSchema] {
-            #expect(keys.refusal(of: Self.consumed(altered)) == .wrongSignature("k1"))
+        #expect(
+            verifier.refusal(of: Self.consumed(Self.replacing(PipelineHeaders.recordSignature, with: "x", in: signed)))
+                == .malformed)
+        var timeless = signed
+        timeless.headers.removeAll { $0.name == PipelineHeaders.recordSignedAt }
+        #expect(verifier.refusal(of: Self.consumed(timeless)) == .malformed)
+    }
+
+    @Test func eachProducerWritesOnlyItsKindsWithItsOwnKey() throws {
+        let verifier = try Self.verifier(
+            "chain-verifier:k1:\(Self.secret(1)),customer-api:k1:\(Self.secret(2)),"
+                + "refund-resolver:k1:\(Self.secret(3)),iapctl:k1:\(Self.secret(4))")
+        let chainVerifier = try Self.signer(.chainVerifier, "k1:\(Self.secret(1))")
+        let customerAPI = try Self.signer(.customerAPI, "k1:\(Self.secret(2))")
+        let refundResolver = try Self.signer(.refundResolver, "k1:\(Self.secret(3))")
+        let iapctl = try Self.signer(.iapctl, "k1:\(Self.secret(4))")
+        var notification = Self.purchase
+        notification.headers = [KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema)]
+        var unnamed = Self.purchase
+        unnamed.headers = []
+        let snapshot = Self.replacing(PipelineHeaders.schema, with: "appstore.status.snapshot/v1", in: Self.purchase)
+        // Who may write what.
+        for (signer, record) in [
+            (chainVerifier, notification), (chainVerifier, unnamed), (customerAPI, Self.purchase),
+            (refundResolver, snapshot), (iapctl, Self.purchase), (iapctl, snapshot),
+        ] {
+            #expect(verifier.refusal(of: Self.consumed(signer.sign(record))) == nil, "\(signer.producer)")
         }
-        var garbled = signed
-        garbled.headers = garbled.headers.map {
-            $0.name == RecordSigningKeys.header ? KafkaHeader(name: $0.name, text: "nonsense") : $0
-        }
-        #expect(keys.refusal(of: Self.consumed(garbled)) == .malformed)
+        // customer-api's key on a verified notification (named or not), refund-resolver's on a purchase, chain-verifier's on a snapshot.
+        #expect(
+            verifier.refusal(of: Self.consumed(customerAPI.sign(notification)))
+                == .kindNotAllowed(producer: "customer-api", schema: VerifiedNotificationRecord.schema))
+        #expect(
+            verifier.refusal(of: Self.consumed(customerAPI.sign(unnamed)))
+                == .kindNotAllowed(producer: "customer-api", schema: VerifiedNotificationRecord.schema))
+        #expect(
+            verifier.refusal(of: Self.consumed(refundResolver.sign(Self.purchase)))
+                == .kindNotAllowed(producer: "refund-resolver", schema: "appstore.app.purchase/v1"))
+        #expect(
+            verifier.refusal(of: Self.consumed(chainVerifier.sign(snapshot)))
+                == .kindNotAllowed(producer: "chain-verifier", schema: "appstore.status.snapshot/v1"))
+        // customer-api's key passed off as chain-verifier's, and a producer the updater does not know.
+        let passedOff = Self.replacing(
+            PipelineHeaders.recordProducer, with: "chain-verifier", in: customerAPI.sign(notification))
+        #expect(
+            verifier.refusal(of: Self.consumed(passedOff)) == .wrongSignature(producer: "chain-verifier", id: "k1"))
+        let stranger = Self.replacing(
+            PipelineHeaders.recordProducer, with: "billing", in: customerAPI.sign(notification))
+        #expect(verifier.refusal(of: Self.consumed(stranger)) == .unknownProducer("billing"))
+        // A producer the updater holds no keys of.
+        let partial = try Self.verifier("chain-verifier:k1:\(Self.secret(1))")
+        #expect(partial.refusal(of: Self.consumed(customerAPI.sign(Self.purchase))) == .unknownProducer("customer-api"))
     }
 
     @Test func keysRotate() throws {
-        let old = try RecordSigningKeys(EnvironmentSettings(["RECORD_SIGNING_KEYS": "old:\(Self.secret(1))"]))
-        let both = try RecordSigningKeys(
-            EnvironmentSettings(["RECORD_SIGNING_KEYS": "new:\(Self.secret(2)),old:\(Self.secret(1))"]))
-        let newOnly = try RecordSigningKeys(EnvironmentSettings(["RECORD_SIGNING_KEYS": "new:\(Self.secret(2))"]))
-        let byOld = Self.consumed(old.sign(Self.record)), byNew = Self.consumed(both.sign(Self.record))
-        #expect(both.refusal(of: byOld) == nil && both.refusal(of: byNew) == nil, "during the rotation both verify")
-        #expect(byNew.header(RecordSigningKeys.header)?.text?.hasPrefix("new:") == true, "the first key signs")
-        #expect(newOnly.refusal(of: byOld) == .unknownKey("old"), "after it, the old key's records are refused")
+        let old = try Self.signer(.refundResolver, "old:\(Self.secret(1))")
+        let both = try Self.signer(.refundResolver, "new:\(Self.secret(2)),old:\(Self.secret(1))")
+        let snapshot = Self.replacing(PipelineHeaders.schema, with: "appstore.status.snapshot/v1", in: Self.purchase)
+        let byOld = Self.consumed(old.sign(snapshot)), byNew = Self.consumed(both.sign(snapshot))
+        let during = try Self.verifier("refund-resolver:new:\(Self.secret(2)),refund-resolver:old:\(Self.secret(1))")
+        let after = try Self.verifier("refund-resolver:new:\(Self.secret(2))")
+        #expect(during.refusal(of: byOld) == nil && during.refusal(of: byNew) == nil, "during the rotation both verify")
+        #expect(byNew.header(PipelineHeaders.recordSignature)?.text?.hasPrefix("new:") == true, "the first key signs")
+        #expect(
+            after.refusal(of: byOld) == .unknownKey(producer: "refund-resolver", id: "old"),
+            "after it, the old key's records are refused")
     }
 
     @Test(arguments: [
@@ -59,16 +131,35 @@ import Testing
         ["RECORD_SIGNING_KEYS": "k1:\(RecordSigningTests.secret(1))", "RECORD_SIGNING_KEYS_FILE": "/nonexistent"],
         ["RECORD_SIGNING_KEYS_FILE": "/nonexistent/keys"],
     ])
-    func badKeysStopTheService(values: [String: String]) {
-        #expect(throws: SettingsError.self) { try RecordSigningKeys(EnvironmentSettings(values)) }
+    func badSigningKeysStopTheService(values: [String: String]) {
+        #expect(throws: SettingsError.self) { try RecordSigner(.chainVerifier, EnvironmentSettings(values)) }
+    }
+
+    @Test(arguments: [
+        [:], ["RECORD_VERIFYING_KEYS": "k1:\(RecordSigningTests.secret(1))"],
+        ["RECORD_VERIFYING_KEYS": "billing:k1:\(RecordSigningTests.secret(1))"],
+        ["RECORD_VERIFYING_KEYS": "customer-api:k1:%%%"],
+        ["RECORD_VERIFYING_KEYS": "customer-api:k1:\(Data(repeating: 1, count: 16).base64EncodedString())"],
+        [
+            "RECORD_VERIFYING_KEYS":
+                "iapctl:k1:\(RecordSigningTests.secret(1)),iapctl:k1:\(RecordSigningTests.secret(2))"
+        ],
+        // The updater holds no signing key: a deployment that gives it one is wrong.
+        [
+            "RECORD_VERIFYING_KEYS": "iapctl:k1:\(RecordSigningTests.secret(1))",
+            "RECORD_SIGNING_KEYS": "k1:\(RecordSigningTests.secret(1))",
+        ],
+    ])
+    func badVerifyingKeysStopTheUpdater(values: [String: String]) {
+        #expect(throws: SettingsError.self) { try RecordVerifier(EnvironmentSettings(values)) }
     }
 
     @Test func keysComeFromAFileToo() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("record-keys-\(UUID().uuidString)")
-        try Data("k1:\(Self.secret(3))\n".utf8).write(to: file)
+        try Data("chain-verifier:k1:\(Self.secret(3))\ncustomer-api:k1:\(Self.secret(4))\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let fromFile = try RecordSigningKeys(EnvironmentSettings(["RECORD_SIGNING_KEYS_FILE": file.path]))
-        let inline = try RecordSigningKeys(EnvironmentSettings(["RECORD_SIGNING_KEYS": "k1:\(Self.secret(3))"]))
-        #expect(inline.refusal(of: Self.consumed(fromFile.sign(Self.record))) == nil)
+        let fromFile = try RecordVerifier(EnvironmentSettings(["RECORD_VERIFYING_KEYS_FILE": file.path]))
+        let signer = try Self.signer(.customerAPI, "k1:\(Self.secret(4))")
+        #expect(fromFile.refusal(of: Self.consumed(signer.sign(Self.purchase))) == nil)
     }
 }

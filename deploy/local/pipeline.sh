@@ -47,8 +47,15 @@ pipeline_start() {
     # The sim's certificates name its OCSP responder (APPSTORE_ONLINE_CHECKS=true asks it; off by default).
     "$bin/appstore-sim" init --dir "$dir/sim" --ocsp-url "http://127.0.0.1:$sim_port/sim/ocsp" > /dev/null
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap" HTTP_HOST=127.0.0.1 LOG_LEVEL=${LOG_LEVEL:-warning} KAFKA_SESSION_TIMEOUT_MS=6000
-    # The verified topic's records are signed (the updater applies nothing else): a fresh key for this run.
-    export RECORD_SIGNING_KEYS="${RECORD_SIGNING_KEYS:-local:$(head -c 32 /dev/urandom | base64 -w0)}"
+    # The verified topic's records are signed by their producer, each with a key of its own (fresh for this run); the
+    # updater holds them all and applies nothing else. iapctl, run from this shell (resync), signs as itself.
+    local producer verifying=""
+    declare -gA record_key=()
+    for producer in chain-verifier customer-api refund-resolver iapctl; do
+        record_key[$producer]="local:$(head -c 32 /dev/urandom | base64 -w0)"
+        verifying+="${verifying:+,}$producer:${record_key[$producer]}"
+    done
+    export RECORD_SIGNING_KEYS="${record_key[iapctl]}"
     export APPSTORE_APPS="$sim_app,$real_app" APPSTORE_ENVIRONMENTS=Production,Sandbox
     export APPSTORE_ROOT_CERTIFICATES="$PWD/Tests/Fixtures/real-sandbox/AppleRootCA-G3.der,$dir/sim/root.der"
     export APPSTORE_API_KEY_FILE="$dir/sim/api-key.p8" APPSTORE_API_KEY_ID=SIMKEY0001
@@ -68,7 +75,9 @@ pipeline_start() {
         # The two services with a public port serve /health, /ready and /metrics on an operations port of their own.
         case $service in ingest|customer-api|retention-messaging) operations_port[$service]=$(deploy/local/free-port.sh) ;; esac
         # Each service connects with its own role; the updater leaves migrations to the owner (done above).
-        OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
+        # Only the producers get a signing key, only the updater the verifying keys.
+        RECORD_SIGNING_KEYS=${record_key[$service]:-} RECORD_VERIFYING_KEYS=$([[ $service == entitlement-updater ]] && echo "$verifying") \
+            OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
             DATABASE_URL=${service_database_url[$service]:-$DATABASE_URL} MIGRATE_ON_START=false \
             HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
         service_pid[$service]=$!

@@ -89,7 +89,7 @@ import Testing
                     "APPSTORE_ROOT_CERTIFICATES": root.path, "APPSTORE_ONLINE_CHECKS": "true",
                     "APPSTORE_OCSP_CACHE_SECONDS": "1", "KAFKA_BOOTSTRAP_SERVERS": bootstrap,
                     "KAFKA_SESSION_TIMEOUT_MS": "6000", "HTTP_HOST": "127.0.0.1", "HTTP_PORT": "0",
-                    "LOG_LEVEL": "warning", "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
+                    "LOG_LEVEL": "warning", "RECORD_SIGNING_KEYS": TestRecordSigning.variable(.chainVerifier),
                 ]
                 /// Raw records of the sim's signed notifications, as ingest writes them.
                 func raw(_ items: ArraySlice<SimDelivery.Item>) -> [ProducerRecord] {

@@ -142,7 +142,7 @@ import Testing
                     var accepted = sim.accepted
                     accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
                     var purchases = CustomerAPISettings.PurchaseSettings(
-                        accepted: accepted, signing: TestRecordSigning.keys,
+                        accepted: accepted, signing: TestRecordSigning.signer(.customerAPI),
                         kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                     purchases.trust = sim.trust
                     purchases.api = try sim.apiSettings(fallback: true)
@@ -162,7 +162,7 @@ import Testing
                     if runUpdater {
                         var updaterSettings = EntitlementUpdaterSettings(
                             database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                            signing: TestRecordSigning.keys)
+                            signing: TestRecordSigning.verifier)
                         updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
                         updaterSettings.sessionTimeout = .seconds(6)
                         services.append(

@@ -121,6 +121,7 @@ import Testing
                         try await Self.checkDeadLetterAndConsole(
                             sim, api: api, database: database, bootstrap: bootstrap, topics: topics,
                             customer: ownerOf[open.first { consenting.contains($0) }!]!)
+                        try await Self.checkResync(sim, api: api, database: database)
                     } catch {
                         await fleet.stopAll()
                         throw error
@@ -129,6 +130,48 @@ import Testing
                 }
             }
         }
+    }
+
+    // MARK: Resync
+
+    /// The console's resync of a subscriber: their purchases re-imported, and one status request per subscription
+    /// (customer-api's key may not write status snapshots) that refund-resolver answers with a snapshot the updater
+    /// applies.
+    static func checkResync(_ sim: SimHarness, api: Admin, database: DatabaseSettings) async throws {
+        let logger = Self.logger
+        // A Production subscriber the pipeline stores (the console finds them).
+        var found: SimPurchase?
+        for candidate in sim.simulator.scenario.purchases.values.sorted(by: {
+            $0.originalTransactionId < $1.originalTransactionId
+        }) where candidate.productType == .autoRenewableSubscription && candidate.environment == .production {
+            let (status, view) = try await api.get("/support/\(candidate.customer)")
+            if status == 200, !(view["subscriptions"] as? [Any] ?? []).isEmpty {
+                found = candidate
+                break
+            }
+        }
+        let subscriber = try #require(found, "a stored Production subscriber")
+        let (status, answer) = try await api.post("/customers/\(subscriber.customer)/resync", [:])
+        #expect(status == 202, "\(answer)")
+        let statuses = Int(answer["statuses"] as? String ?? "") ?? 0
+        let transactions = Int(answer["transactions"] as? String ?? "") ?? 0
+        #expect(
+            statuses >= 1 && transactions >= 1,
+            "purchases re-imported and a status request per subscription: \(answer)")
+        let applied = try await pollUntil(within: .seconds(60), longestPause: .milliseconds(500)) {
+            try await DatabaseClient.with(database, logger: logger) { client in
+                var count = 0
+                for try await value in try await client.query(
+                    """
+                    SELECT count(*)::bigint FROM notification_log
+                    WHERE notification_uuid LIKE 'status-snapshot:resync:%' AND subject = \(subscriber.originalTransactionId)
+                    """, logger: logger
+                ).decode(Int64.self) { count = Int(value) }
+                return count > 0 ? count : nil
+            }
+        }
+        #expect(
+            applied != nil, "refund-resolver answered the console's status request with a snapshot the updater logged")
     }
 
     // MARK: Consumption requests

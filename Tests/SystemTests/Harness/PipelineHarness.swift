@@ -32,18 +32,20 @@ enum PipelineHarness {
         var ingest = IngestSettings(accepted: accepted, kafka: kafka)
         ingest.http = HTTPSettings(host: "127.0.0.1", port: ingestPort)
         ingest.trust = sim.trust
-        var verifier = ChainVerifierSettings(accepted: accepted, kafka: kafka, signing: TestRecordSigning.keys)
+        var verifier = ChainVerifierSettings(
+            accepted: accepted, kafka: kafka, signing: TestRecordSigning.signer(.chainVerifier))
         verifier.http = HTTPSettings(host: "127.0.0.1", port: 0)
         verifier.trust = sim.trust
         verifier.sessionTimeout = .seconds(6)
         let database = try DatabaseSettings(url: databaseURL)
-        var updater = EntitlementUpdaterSettings(database: database, kafka: kafka, signing: TestRecordSigning.keys)
+        var updater = EntitlementUpdaterSettings(database: database, kafka: kafka, signing: TestRecordSigning.verifier)
         updater.http = HTTPSettings(host: "127.0.0.1", port: 0)
         updater.sessionTimeout = .seconds(6)
         var publisher = EventPublisherSettings(database: database, kafka: kafka)
         publisher.http = HTTPSettings(host: "127.0.0.1", port: 0)
         var resolver = RefundResolverSettings(
-            accepted: accepted, api: try sim.apiSettings(), kafka: kafka, signing: TestRecordSigning.keys)
+            accepted: accepted, api: try sim.apiSettings(), kafka: kafka,
+            signing: TestRecordSigning.signer(.refundResolver))
         resolver.trust = sim.trust
         resolver.http = HTTPSettings(host: "127.0.0.1", port: 0)
         resolver.sessionTimeout = .seconds(6)

@@ -70,9 +70,12 @@ actor ServiceFleet {
 
     /// Starts an instance (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {
-        let environment = self.environment.merging(["HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!)]) {
-            _, new in new
-        }
+        // Each service holds only its own record keys, as deploy/secret-access.yaml gives them.
+        let environment = self.environment.merging(
+            TestRecordSigning.environment(service: Self.service(of: name)).merging([
+                "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
+            ]) { _, new in new }
+        ) { _, new in new }
         self.processes[name] = try ServiceProcess.start(
             Self.service(of: name), environment: environment,
             log: self.directory.appendingPathComponent("\(name).log"))

@@ -148,7 +148,7 @@ struct SimHarness: Sendable {
             "APPSTORE_OFFER_KEY_FILE": offerKeyFile.path, "APPSTORE_OFFER_KEY_ID": Self.offerKeyID,
             "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString,
             "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
-            "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable,
+            "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable(.iapctl),
         ]
     }
 

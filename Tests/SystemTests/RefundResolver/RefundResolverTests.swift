@@ -28,7 +28,7 @@ import Testing
         var settings = RefundResolverSettings(
             accepted: sim.accepted, api: try sim.apiSettings(),
             kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-            signing: TestRecordSigning.keys)
+            signing: TestRecordSigning.signer(.refundResolver))
         settings.trust = sim.trust
         settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
         settings.sessionTimeout = .seconds(6)
