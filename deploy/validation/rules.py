@@ -16,7 +16,7 @@
 - every ScaledObject targets an existing Deployment; a Kafka scaler names the service's consumer group and
   a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS);
 - with --production: the namespace enforces the restricted standard, and no Secret is rendered with a placeholder
-  (CHANGE-ME) or under the names the secret manager owns (pipeline-secrets, appstore-api-key).
+  (CHANGE-ME) or under the names the secret manager owns (each workload's `<workload>-secrets`, the key files).
 """
 import sys
 
@@ -29,7 +29,7 @@ CONSUMER_GROUPS = {"chain-verifier": "appstore.notifications.raw",
                    "refund-resolver": "appstore.status.requests"}
 DATABASE_SERVICES = {"entitlement-updater", "customer-api", "event-publisher", "retention-messaging"}
 PUBLIC_SERVICES = {"ingest", "customer-api", "retention-messaging"}
-SECRET_MANAGER_OWNS = {"pipeline-secrets", "appstore-api-key"}
+SECRET_MANAGER_OWNS = {"appstore-api-key", "appstore-offer-key"}
 
 
 def pod_problems(name, pod):
@@ -147,7 +147,8 @@ def main():
             problems.append("production: the namespace must enforce pod-security.kubernetes.io/enforce=restricted")
         for secret in by_kind.get("Secret", []):
             values = list((secret.get("stringData") or {}).values()) + list((secret.get("data") or {}).values())
-            if secret["metadata"]["name"] in SECRET_MANAGER_OWNS or any("CHANGE-ME" in str(v) for v in values):
+            name = secret["metadata"]["name"]
+            if name in SECRET_MANAGER_OWNS or name.endswith("-secrets") or any("CHANGE-ME" in str(v) for v in values):
                 problems.append(f"production: Secret {secret['metadata']['name']} is rendered; it would overwrite the "
                                 "real one (use the ExternalSecret)")
     for problem in problems:

@@ -10,6 +10,8 @@
 #     production overlays no placeholder Secret;
 #   - the monitoring resources (deploy/validation/monitoring.py): promtool (Debian package prometheus) checks and
 #     unit-tests the alerts, runbooks exist, the Grafana dashboard passes its schema and its queries parse;
+#   - the secrets (deploy/validation/secrets.py): every workload of each overlay and every service of
+#     docker-compose.yml holds exactly the secrets deploy/secret-access.yaml gives it;
 #   - the image (deploy/validation/image.py): deploy/Dockerfile builds every executable of Package.swift, and every
 #     container of the manifests and of docker-compose.yml runs a program the image has;
 #   - and, so a validator that accepts everything cannot pass, a broken copy of each must be rejected.
@@ -55,6 +57,11 @@ for overlay in development production production-strimzi; do
     else validate_kubernetes "$work/rendered.yaml" --production; fi
     cp "$work/rendered.yaml" "$work/$overlay.yaml"
 done
+
+# MARK: each workload holds only its own secrets
+echo "== deploy/secret-access.yaml"
+validate_secrets() { "$tools/python" deploy/validation/secrets.py deploy/secret-access.yaml "$@" || return 1; }
+validate_secrets "$work/development.yaml" "$work/production.yaml" "$work/production-strimzi.yaml" --compose docker-compose.yml
 
 # MARK: the image runs the librdkafka the tests run
 echo "== deploy/Dockerfile"
@@ -119,4 +126,29 @@ sed '/^      - command:$/{n;s/^        - event-publisher$/        - event-relay/
 cmp -s "$work/production.yaml" "$work/rendered.yaml" && { echo "  the change for the command matched nothing" >&2; exit 1; }
 expect_rejected "image: a container running a program the image does not have" \
     validate_image deploy/Dockerfile docker-compose.yml "$work/rendered.yaml"
+# broken_secrets "sed expression" "what" FILE: the file (a rendering or the compose file) with one change must be rejected.
+broken_secrets() {
+    local expression=$1 what=$2 file=$3
+    sed "$expression" "$file" > "$work/changed"
+    cmp -s "$file" "$work/changed" && { echo "  the change for '$what' matched nothing" >&2; exit 1; }
+    if [[ $file == docker-compose.yml ]]; then
+        cp "$work/changed" "$work/compose-changed.yml"
+        expect_rejected "$what" validate_secrets --compose "$work/compose-changed.yml"
+    else
+        cp "$work/changed" "$work/changed.yaml"
+        expect_rejected "$what" validate_secrets "$work/changed.yaml"
+    fi
+}
+broken_secrets '/^  name: event-publisher-secrets$/,/^---$/s/^  DATABASE_URL: \(.*\)$/  DATABASE_URL: \1\n  RECORD_SIGNING_KEYS: CHANGE-ME/' \
+    "secrets: one extra secret in a workload's Secret (event-publisher holding a record-signing key)" "$work/development.yaml"
+broken_secrets '0,/name: chain-verifier-secrets$/s/name: chain-verifier-secrets$/name: customer-api-secrets/' \
+    "secrets: a workload reading another's Secret (chain-verifier reading customer-api's)" "$work/production.yaml"
+broken_secrets '/^  name: event-publisher$/,/^---$/s/^      volumes:$/      volumes:\n      - name: stolen\n        secret:\n          defaultMode: 256\n          secretName: appstore-api-key/' \
+    "secrets: a key file mounted where the table does not give it (the API key in event-publisher)" "$work/production-strimzi.yaml"
+broken_secrets 's#^  DATABASE_URL: postgres://iap_event_publisher:[^@]*@#  DATABASE_URL: postgres://pipeline:CHANGE-ME@#' \
+    "secrets: a service connecting as the schema's owner" "$work/development.yaml"
+broken_secrets '/^  ingest:$/,/^  chain-verifier:$/s#^      HTTP_PORT: "8080"$#      HTTP_PORT: "8080"\n      RECORD_SIGNING_KEYS_FILE: /keys/signing#' \
+    "secrets: compose giving ingest a record-signing key" docker-compose.yml
+broken_secrets '/^  event-publisher:$/,/^  customer-api:$/s#^      HTTP_PORT: "8083"$#      HTTP_PORT: "8083"\n    volumes:\n      - record-keys-chain-verifier:/keys:ro#' \
+    "secrets: compose mounting another service's record keys" docker-compose.yml
 echo "deployment files valid"
