@@ -13,6 +13,8 @@ struct RecordSignatureInputs {
     private let signed: ConsumerRecord
     private let signer: RecordSigner
     private let verifier: RecordVerifier
+    /// The record value's size.
+    var valueBytes: Int { self.record.value?.count ?? 0 }
 
     /// Inputs around a value of `value`'s bytes.
     init(value: [UInt8]) throws {
