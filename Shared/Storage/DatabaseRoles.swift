@@ -65,10 +65,22 @@ public enum DatabaseRoles {
     }
 
     /// Creates or updates the role of each service in `passwords` and grants exactly its privileges (revoking
-    /// whatever else it had on the schema's tables). Run by the schema's owner, after the migrations.
+    /// whatever else it had on the schema's tables). Run by the schema's owner, after the migrations. Each password
+    /// reaches the server only as its SCRAM-SHA-256 verifier (``ScramVerifier``), so no statement or log holds it;
+    /// and CREATE on schema public is revoked from PUBLIC (PostgreSQL before 15 grants it), so no role but the
+    /// owner can add objects beside the pipeline's.
     public static func apply(passwords: [Service: String], client: PostgresClient, logger: Logger) async throws {
+        var verifiers: [Service: String] = [:]
+        for (service, password) in passwords {
+            do {
+                verifiers[service] = try ScramVerifier.make(password: password)
+            } catch {
+                throw StorageError("\(service.passwordVariable): \(error)")
+            }
+        }
         try await client.withTransaction(logger: logger) { connection in
-            for (service, password) in passwords.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            try await connection.query("REVOKE CREATE ON SCHEMA public FROM PUBLIC", logger: logger)
+            for (service, password) in verifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 let role = service.role
                 var statements: [String] = []
                 // Utility statements take no bound parameters: PostgreSQL quotes the name and the password itself

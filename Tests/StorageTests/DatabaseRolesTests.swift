@@ -4,7 +4,7 @@ import Logging
 import NotificationPipeline
 import PipelineRecords
 import PostgresNIO
-import Storage
+@testable import Storage
 import TestSupport
 import Testing
 
@@ -37,6 +37,51 @@ import Testing
         } catch {
             return false
         }
+    }
+
+    /// A role's password reaches PostgreSQL only as its SCRAM-SHA-256 verifier: the server's statement log never holds
+    /// it, the verifier made here is the one PostgreSQL makes itself for the same password and salt, and a service's
+    /// role may not create anything in schema public.
+    @Test func passwordsArriveAsScramVerifiersAndNoRoleCreatesInPublic() async throws {
+        let logger = self.logger
+        try await withLocalPostgresDirectory { url, directory in
+            let password = "pw-\(UUID().uuidString)"
+            try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
+                try await MigrationRunner().migrate(client: client, logger: logger)
+                try await client.query("ALTER SYSTEM SET log_statement = 'all'", logger: logger)
+                try await client.query("SELECT pg_reload_conf()", logger: logger)
+                try await DatabaseRoles.apply(passwords: [.customerAPI: password], client: client, logger: logger)
+                // PostgreSQL's own verifier of another password, recomputed here from its salt.
+                let stored = try await client.withConnection { connection in
+                    try await connection.query("SET password_encryption = 'scram-sha-256'", logger: logger)
+                    try await connection.query("CREATE ROLE scram_check PASSWORD 'check-Pa55word'", logger: logger)
+                    var verifiers: [String: String] = [:]
+                    for try await (name, verifier) in try await connection.query(
+                        "SELECT rolname::text, rolpassword FROM pg_authid WHERE rolname IN ('scram_check', 'iap_customer_api')",
+                        logger: logger
+                    ).decode((String, String).self) { verifiers[name] = verifier }
+                    return verifiers
+                }
+                let postgres = try #require(stored["scram_check"])
+                let parameters = try #require(ScramVerifier.parameters(of: postgres))
+                #expect(parameters.iterations == ScramVerifier.iterations)
+                #expect(try ScramVerifier.make(password: "check-Pa55word", salt: parameters.salt) == postgres)
+                #expect(stored["iap_customer_api"]?.hasPrefix("SCRAM-SHA-256$4096:") == true)
+            }
+            let log = try String(contentsOf: directory.appendingPathComponent("postgres.log"), encoding: .utf8)
+            #expect(log.contains("SCRAM-SHA-256$4096:"), "the statements were logged")
+            #expect(!log.contains(password), "the password itself never reached the server")
+            try await DatabaseClient.with(
+                try DatabaseSettings(url: Self.url(url, as: "iap_customer_api", password: password)), logger: logger
+            ) { client in
+                #expect(await Self.refused("CREATE TABLE intruder (a int)", client: client, logger: logger))
+            }
+        }
+    }
+
+    @Test func badRolePasswordsAreRefusedBeforeAnythingChanges() {
+        #expect(throws: StorageError.self) { try ScramVerifier.make(password: "") }
+        #expect(throws: StorageError.self) { try ScramVerifier.make(password: "pässword") }
     }
 
     @Test func eachServiceDoesItsWorkAndNothingElse() async throws {
