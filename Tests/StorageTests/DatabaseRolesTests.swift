@@ -4,9 +4,10 @@ import Logging
 import NotificationPipeline
 import PipelineRecords
 import PostgresNIO
-@testable import Storage
 import TestSupport
 import Testing
+
+@testable import Storage
 
 /// The services' least-privilege roles against a real PostgreSQL: each does its own work with its grants (the
 /// updater applies notifications, customer-api reads a customer and declares a token, the publisher marks the

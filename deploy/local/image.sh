@@ -25,7 +25,7 @@ bin=$(swift build --show-bin-path)
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 mkdir -p "$context/.build-image/bin" "$context/.build-image/lib/swift" "$context/Tests/Fixtures/real-sandbox"
-products=$(python3 -c 'import sys; sys.path.insert(0, "deploy/validation"); import image; print(" ".join(sorted(image.image_executables("deploy/Dockerfile"))))')
+products=$("$APPSTORE_TOOLS_PYTHON" -c 'import sys; sys.path.insert(0, "deploy/validation"); import image; print(" ".join(sorted(image.image_executables("deploy/Dockerfile"))))')
 for product in $products; do
     [[ -x "$bin/$product" ]] || { echo "$bin/$product is missing: run swift build first" >&2; exit 1; }
     strip -o "$context/.build-image/bin/$product" "$bin/$product"
