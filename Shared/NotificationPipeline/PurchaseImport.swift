@@ -118,13 +118,8 @@ public struct PurchaseImport: Sendable {
     )
         async throws
     {
-        var pending: [PendingDelivery] = []
-        for record in records {
-            pending.append(
-                try await producer.enqueue(
-                    try VerifiedTopicRecords.appPurchase(record, topics: topics, signing: signing)))
-        }
-        for delivery in pending { _ = try await delivery.report }
+        try await producer.send(
+            try records.map { try VerifiedTopicRecords.appPurchase($0, topics: topics, signing: signing) })
     }
 
     // MARK: Resync
@@ -160,41 +155,38 @@ public struct PurchaseImport: Sendable {
     ) async throws -> Resynced {
         let history = try await self.history(of: transactionIds, bundleId: bundleId, environment: environment)
         let records = Self.records(history, request: request)
-        var snapshots: [StatusSnapshot] = []
         let subscriptions = Dictionary(
             history.filter { $0.transaction.type == .autoRenewableSubscription }
                 .compactMap { item in item.transaction.originalTransactionId.map { ($0, item.transaction.environment) }
                 }
         ) { first, _ in first }
-        if case .requests = statuses {
-            try await Self.publish(records, producer: producer, topics: topics, signing: signing)
-            var pending: [PendingDelivery] = []
-            for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key }) {
+        .sorted { $0.key < $1.key }
+        // Each subscription's status record, made before anything is written (Apple is asked here for snapshots).
+        var statusRecords: [ProducerRecord] = []
+        switch statuses {
+        case .requests:
+            for (original, subscriptionEnvironment) in subscriptions {
                 let statusRequest = StatusRequest(
                     requestId: "resync:\(request.requestId):\(original)", originalTransactionId: original,
                     environment: (subscriptionEnvironment ?? environment ?? .production).rawValue, bundleId: bundleId,
                     reason: StatusRequest.Reason.supportResync, notificationUUID: "resync:\(request.requestId)")
-                pending.append(try await producer.enqueue(try Self.record(statusRequest, topics: topics)))
+                statusRecords.append(try Self.record(statusRequest, topics: topics))
             }
-            for delivery in pending { _ = try await delivery.report }
-            return Resynced(transactions: records.count, statuses: subscriptions.count)
-        }
-        for (original, subscriptionEnvironment) in subscriptions.sorted(by: { $0.key < $1.key })
-        where !snapshots.contains(where: { $0.subject == original }) {
-            snapshots += try await self.snapshots(
-                of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment,
-                requestId: "resync:\(request.requestId)")
+        case .snapshots:
+            var snapshots: [StatusSnapshot] = []
+            for (original, subscriptionEnvironment) in subscriptions
+            where !snapshots.contains(where: { $0.subject == original }) {
+                snapshots += try await self.snapshots(
+                    of: original, bundleId: bundleId, environment: subscriptionEnvironment ?? environment,
+                    requestId: "resync:\(request.requestId)")
+            }
+            statusRecords = try snapshots.map {
+                try VerifiedTopicRecords.snapshot($0, topics: topics, requestId: $0.requestId, signing: signing)
+            }
         }
         try await Self.publish(records, producer: producer, topics: topics, signing: signing)
-        var pending: [PendingDelivery] = []
-        for snapshot in snapshots {
-            pending.append(
-                try await producer.enqueue(
-                    try VerifiedTopicRecords.snapshot(
-                        snapshot, topics: topics, requestId: snapshot.requestId, signing: signing)))
-        }
-        for delivery in pending { _ = try await delivery.report }
-        return Resynced(transactions: records.count, statuses: snapshots.count)
+        try await producer.send(statusRecords)
+        return Resynced(transactions: records.count, statuses: statusRecords.count)
     }
 
     /// A status request as the status-requests topic carries it (the same record the event-publisher relays).

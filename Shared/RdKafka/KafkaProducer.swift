@@ -64,6 +64,14 @@ public final class KafkaProducer: Service, Sendable {
         try await self.enqueue(record).report
     }
 
+    /// Produces records in order (each partition keeps it) and returns once the broker acknowledged every one.
+    public func send(_ records: [ProducerRecord]) async throws {
+        var pending: [PendingDelivery] = []
+        pending.reserveCapacity(records.count)
+        for record in records { pending.append(try await self.enqueue(record)) }
+        for delivery in pending { _ = try await delivery.report }
+    }
+
     /// Hands a record to librdkafka and returns its pending delivery. Records enqueued one after another
     /// keep their order per partition (the producer is idempotent), so a batch can be enqueued in order and
     /// its reports awaited afterwards.

@@ -80,17 +80,17 @@ public enum DatabaseRoles {
         }
         try await client.withTransaction(logger: logger) { connection in
             try await connection.query("REVOKE CREATE ON SCHEMA public FROM PUBLIC", logger: logger)
-            for (service, password) in verifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            for (service, verifier) in verifiers.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 let role = service.role
                 var statements: [String] = []
-                // Utility statements take no bound parameters: PostgreSQL quotes the name and the password itself
+                // Utility statements take no bound parameters: PostgreSQL quotes the name and the verifier itself
                 // (format's %I and %L), from values bound as parameters.
                 let exists =
                     try await connection.query("SELECT 1 FROM pg_roles WHERE rolname = \(role)", logger: logger)
                     .collect().count > 0
                 statements.append(
                     try await Self.formatted(
-                        exists ? "ALTER ROLE %I LOGIN PASSWORD %L" : "CREATE ROLE %I LOGIN PASSWORD %L", role, password,
+                        exists ? "ALTER ROLE %I LOGIN PASSWORD %L" : "CREATE ROLE %I LOGIN PASSWORD %L", role, verifier,
                         on: connection, logger: logger))
                 statements.append(
                     try await Self.formatted(

@@ -209,26 +209,19 @@ import Testing
         let grant = ProducerRecord(
             topic: topics.verified, key: Array("forged-2".utf8), value: try notification.encoded())
         let notificationByCustomerAPI = TestRecordSigning.signer(.customerAPI).sign(grant)
-        let passedOff = Self.replacingHeader(
-            PipelineHeaders.recordProducer, with: "chain-verifier", in: notificationByCustomerAPI)
+        let passedOff = notificationByCustomerAPI.replacingHeader(
+            PipelineHeaders.recordProducer, with: "chain-verifier")
 
         var altered = genuine
         altered.value = Array(
             String(decoding: altered.value!, as: UTF8.self).replacingOccurrences(of: "sub-0", with: "sub-X").utf8)
-        let moved = Self.replacingHeader(PipelineHeaders.recordSignedAt, with: "1", in: genuine)
-        let renamed = Self.replacingHeader(PipelineHeaders.recordProducer, with: "billing-service", in: genuine)
+        let moved = genuine.replacingHeader(PipelineHeaders.recordSignedAt, with: "1")
+        let renamed = genuine.replacingHeader(PipelineHeaders.recordProducer, with: "billing-service")
         let oldKey = try RecordSigningKeys([(id: "old", secret: TestRecordSigning.secret(.chainVerifier))])
         let byOldKey = RecordSigner(.chainVerifier, keys: oldKey).sign(grant)
         return [
             unsigned, byStranger, byResolver, notificationByCustomerAPI, passedOff, altered, moved, renamed, byOldKey,
         ]
-    }
-
-    /// The record with one header's text replaced.
-    static func replacingHeader(_ name: String, with text: String, in record: ProducerRecord) -> ProducerRecord {
-        var changed = record
-        changed.headers = record.headers.map { $0.name == name ? KafkaHeader(name: name, text: text) : $0 }
-        return changed
     }
 
     /// Runs `deploy/examples/consume_entitlements.py` until it has been idle for 4 s; returns what it printed.

@@ -29,13 +29,6 @@ import Testing
         try RecordVerifier(EnvironmentSettings(["RECORD_VERIFYING_KEYS": entries]))
     }
 
-    /// The record with one header's text replaced.
-    static func replacing(_ name: String, with text: String, in record: ProducerRecord) -> ProducerRecord {
-        var changed = record
-        changed.headers = record.headers.map { $0.name == name ? KafkaHeader(name: name, text: text) : $0 }
-        return changed
-    }
-
     @Test func aSignedRecordNamesItsProducerAndTimeAndAnyChangeBreaksIt() throws {
         let signer = try Self.signer(.customerAPI, "k1:\(Self.secret(1))")
         let verifier = try Self.verifier("customer-api:k1:\(Self.secret(1))")
@@ -50,14 +43,14 @@ import Testing
         otherKey.key = Array("sub-2".utf8)
         let altered = [
             otherValue, otherKey,
-            Self.replacing(PipelineHeaders.schema, with: "appstore.consumption.facts/v1", in: signed),
-            Self.replacing(PipelineHeaders.recordSignedAt, with: "1800000000000", in: signed),
+            signed.replacingHeader(PipelineHeaders.schema, with: "appstore.consumption.facts/v1"),
+            signed.replacingHeader(PipelineHeaders.recordSignedAt, with: "1800000000000"),
         ]
         for record in altered {
             #expect(verifier.refusal(of: Self.consumed(record)) == .wrongSignature(producer: "customer-api", id: "k1"))
         }
         #expect(
-            verifier.refusal(of: Self.consumed(Self.replacing(PipelineHeaders.recordSignature, with: "x", in: signed)))
+            verifier.refusal(of: Self.consumed(signed.replacingHeader(PipelineHeaders.recordSignature, with: "x")))
                 == .malformed)
         var timeless = signed
         timeless.headers.removeAll { $0.name == PipelineHeaders.recordSignedAt }
@@ -76,7 +69,7 @@ import Testing
         notification.headers = [KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema)]
         var unnamed = Self.purchase
         unnamed.headers = []
-        let snapshot = Self.replacing(PipelineHeaders.schema, with: "appstore.status.snapshot/v1", in: Self.purchase)
+        let snapshot = Self.purchase.replacingHeader(PipelineHeaders.schema, with: "appstore.status.snapshot/v1")
         // Who may write what.
         for (signer, record) in [
             (chainVerifier, notification), (chainVerifier, unnamed), (customerAPI, Self.purchase),
@@ -98,12 +91,11 @@ import Testing
             verifier.refusal(of: Self.consumed(chainVerifier.sign(snapshot)))
                 == .kindNotAllowed(producer: "chain-verifier", schema: "appstore.status.snapshot/v1"))
         // customer-api's key passed off as chain-verifier's, and a producer the updater does not know.
-        let passedOff = Self.replacing(
-            PipelineHeaders.recordProducer, with: "chain-verifier", in: customerAPI.sign(notification))
+        let passedOff = customerAPI.sign(notification).replacingHeader(
+            PipelineHeaders.recordProducer, with: "chain-verifier")
         #expect(
             verifier.refusal(of: Self.consumed(passedOff)) == .wrongSignature(producer: "chain-verifier", id: "k1"))
-        let stranger = Self.replacing(
-            PipelineHeaders.recordProducer, with: "billing", in: customerAPI.sign(notification))
+        let stranger = customerAPI.sign(notification).replacingHeader(PipelineHeaders.recordProducer, with: "billing")
         #expect(verifier.refusal(of: Self.consumed(stranger)) == .unknownProducer("billing"))
         // A producer the updater holds no keys of.
         let partial = try Self.verifier("chain-verifier:k1:\(Self.secret(1))")
@@ -113,7 +105,7 @@ import Testing
     @Test func keysRotate() throws {
         let old = try Self.signer(.refundResolver, "old:\(Self.secret(1))")
         let both = try Self.signer(.refundResolver, "new:\(Self.secret(2)),old:\(Self.secret(1))")
-        let snapshot = Self.replacing(PipelineHeaders.schema, with: "appstore.status.snapshot/v1", in: Self.purchase)
+        let snapshot = Self.purchase.replacingHeader(PipelineHeaders.schema, with: "appstore.status.snapshot/v1")
         let byOld = Self.consumed(old.sign(snapshot)), byNew = Self.consumed(both.sign(snapshot))
         let during = try Self.verifier("refund-resolver:new:\(Self.secret(2)),refund-resolver:old:\(Self.secret(1))")
         let after = try Self.verifier("refund-resolver:new:\(Self.secret(2))")
