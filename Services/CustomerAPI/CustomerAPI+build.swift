@@ -8,12 +8,22 @@ import ServiceLifecycle
 import ServiceRuntime
 import Storage
 
-/// Builds customer-api: the router of ``buildRouter(settings:registry:logger:)`` served with its services.
-/// Tests call this too.
+/// Builds customer-api: the routers of ``buildRouter(settings:registry:logger:)`` served with its services, the
+/// support routes and console on their own listener when `CUSTOMER_API_ADMIN_PORT` names one. Tests call this too.
 func buildApplication(
     settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let (router, services) = try buildRouter(settings: settings, registry: registry, logger: logger)
+    let (router, adminRouter, routerServices) = try buildRouter(
+        settings: settings, registry: registry, logger: logger)
+    var services = routerServices
+    if let adminRouter, let adminPort = settings.adminPort {
+        services.append(
+            Application(
+                router: adminRouter, server: settings.http.server,
+                configuration: ApplicationConfiguration(
+                    address: .hostname(settings.http.host, port: adminPort), serverName: "customer-api-admin"),
+                logger: logger))
+    }
     return Application(
         router: router,
         server: settings.http.server,
@@ -24,31 +34,24 @@ func buildApplication(
 }
 
 /// The routes of customer-api and the services they need: the PostgreSQL client, `/health`, `/ready`, `/metrics`
-/// (unless the operations port serves it), `/openapi.json`, the console's files, and the `/v1` routes behind the
-/// API key middleware; with purchase settings also the producer, the HTTP client of the App Store Server API,
-/// the POST of purchases and the support routes. Nothing connects until the services run, so the route test
-/// reads `router.routes` without a database or broker.
+/// (unless the operations port serves it), `/openapi.json`, and the `/v1` routes behind the API key middleware;
+/// with purchase settings also the producer, the HTTP client of the App Store Server API, the POST of purchases
+/// and the support routes. The support routes (`/v1/admin/…`) and the console's files go to `admin`, a router of
+/// their own, when settings name an admin port, and to `router` otherwise. Nothing connects until the services
+/// run, so the route test reads `router.routes` without a database or broker.
 func buildRouter(
     settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, logger: Logger
-) throws -> (router: Router<CustomerAPIContext>, services: [any Service]) {
+) throws -> (router: Router<CustomerAPIContext>, admin: Router<CustomerAPIContext>?, services: [any Service]) {
     let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
     let readiness = Readiness()
     readiness.set(true)
     let outcomes = LabelledCounter(
         registry: registry, namespace: "customer_api", name: "requests", label: "outcome",
         help: "customer-api requests by outcome")
-    let router = Router(context: CustomerAPIContext.self)
-    let routeMethods = RouteMethods()
-    router.add(middleware: TracingMiddleware())
-    router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "customer_api"))
-    // The libraries' view of the same requests (hb_requests_total, hb_request_duration_seconds) through swift-metrics,
-    // which each executable's main bootstraps to this registry.
-    router.add(middleware: MetricsMiddleware())
-    router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
-    router.add(
-        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
-            outcomes.increment("overloaded")
-        })
+    let (router, routeMethods) = makeRouter(settings: settings, registry: registry, outcomes: outcomes)
+    let (adminRouter, adminRouteMethods) =
+        settings.adminPort == nil
+        ? (router, routeMethods) : makeRouter(settings: settings, registry: registry, outcomes: outcomes)
     OperationsRoutes.add(
         to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     for (path, type, text) in [
@@ -56,7 +59,7 @@ func buildRouter(
         ("console.js", "text/javascript; charset=utf-8", SupportPage.script),
         ("console.css", "text/css; charset=utf-8", SupportPage.stylesheet),
     ] {
-        router.get(RouterPath(path)) { _, _ in
+        adminRouter.get(RouterPath(path)) { _, _ in
             var headers = SupportPage.securityHeaders
             headers[.contentType] = type
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
@@ -67,13 +70,14 @@ func buildRouter(
             status: .ok, headers: [.contentType: "application/json"],
             body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
     }
-    let v1 = router.group("v1").add(
-        middleware: APIKeyMiddleware(
-            store: APIKeyStore(client: database, logger: logger),
-            cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-            limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
-            concurrency: KeyConcurrency(
-                share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4))))
+    let keys = APIKeyMiddleware(
+        store: APIKeyStore(client: database, logger: logger),
+        cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
+        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
+        concurrency: KeyConcurrency(
+            share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4)))
+    let v1 = router.group("v1").add(middleware: keys)
+    let adminV1 = settings.adminPort == nil ? v1 : adminRouter.group("v1").add(middleware: keys)
     let lookup = CustomerLookup(client: database, logger: logger)
     let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
     views.add(to: v1)
@@ -117,7 +121,7 @@ func buildRouter(
             support: SupportLookup(client: database, logger: logger),
             deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
             bodyTimeout: settings.http.bodyTimeout
-        ).add(to: v1)
+        ).add(to: adminV1)
         services += [http, producer]
         checks.append(.broker(producer))
     } else {
@@ -125,7 +129,7 @@ func buildRouter(
             APIErrorResponse.response(
                 .serviceUnavailable, "not-configured", "taking purchases needs APPSTORE_APPS and KAFKA_BROKERS")
         }
-        v1.get("admin/apps/:bundleId/**") { _, _ in
+        adminV1.get("admin/apps/:bundleId/**") { _, _ in
             APIErrorResponse.response(
                 .serviceUnavailable, "not-configured", "the support routes need APPSTORE_APPS and KAFKA_BROKERS")
         }
@@ -133,5 +137,27 @@ func buildRouter(
     services.append(DependencyProbe(checks: checks, readiness: readiness, logger: logger))
     services += OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger)
     routeMethods.fill(from: router)
-    return (router, services)
+    guard settings.adminPort != nil else { return (router, nil, services) }
+    adminRouteMethods.fill(from: adminRouter)
+    return (router, adminRouter, services)
+}
+
+/// A router with the middleware every listener of customer-api has: tracing, answer times, the libraries'
+/// metrics, 405 for a known path's other methods, and load shedding.
+private func makeRouter(
+    settings: CustomerAPISettings, registry: PrometheusCollectorRegistry, outcomes: LabelledCounter
+) -> (Router<CustomerAPIContext>, RouteMethods) {
+    let router = Router(context: CustomerAPIContext.self)
+    let routeMethods = RouteMethods()
+    router.add(middleware: TracingMiddleware())
+    router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "customer_api"))
+    // The libraries' view of the same requests (hb_requests_total, hb_request_duration_seconds) through swift-metrics,
+    // which each executable's main bootstraps to this registry.
+    router.add(middleware: MetricsMiddleware())
+    router.add(middleware: MethodNotAllowedMiddleware(routes: routeMethods))
+    router.add(
+        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
+            outcomes.increment("overloaded")
+        })
+    return (router, routeMethods)
 }

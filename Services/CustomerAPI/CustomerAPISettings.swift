@@ -20,6 +20,9 @@ struct CustomerAPISettings: Sendable {
     var purchases: PurchaseSettings?
     /// The key offers are signed with; nil: the offer route answers 503 `not-configured`.
     var offers: OfferSigningSettings?
+    /// The listener of the support routes (`/v1/admin/…`) and the console (`CUSTOMER_API_ADMIN_PORT`), which no
+    /// public Service exposes; nil: they share the public port (local runs only; the manifests set it).
+    var adminPort: Int?
 
     /// What taking purchases from apps needs: the apps and roots JWS are verified against, the broker the
     /// records go to, the App Store Server API for ids and receipts (optional), and the policies.
@@ -45,7 +48,7 @@ struct CustomerAPISettings: Sendable {
         self.purchases = purchases
     }
 
-    /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_KEY_CACHE_MS` and
+    /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_ADMIN_PORT`, `CUSTOMER_API_KEY_CACHE_MS` and
     /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`, `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
     /// set, the purchase settings: `KAFKA_BROKERS`, `RECORD_SIGNING_KEYS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`; the offer key (`APPSTORE_OFFER_KEY_*`).
@@ -57,6 +60,16 @@ struct CustomerAPISettings: Sendable {
             "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
         guard self.keyLookupsPerSecond >= 1 else {
             throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1")
+        }
+        if let text = settings.values["CUSTOMER_API_ADMIN_PORT"], !text.isEmpty {
+            guard let port = Int(text), (1...65_535).contains(port), port != self.http.port,
+                port != self.http.operationsPort
+            else {
+                throw SettingsError(
+                    "CUSTOMER_API_ADMIN_PORT must be a port from 1 to 65535 other than HTTP_PORT and OPERATIONS_PORT, "
+                        + "not \(text)")
+            }
+            self.adminPort = port
         }
         if let share = settings.values["CUSTOMER_API_KEY_CONCURRENCY"], !share.isEmpty {
             guard let value = Int(share), value >= 1 else {

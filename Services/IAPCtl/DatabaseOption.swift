@@ -17,7 +17,10 @@ struct DatabaseOption: ParsableArguments {
             throw ValidationError("--database-url or DATABASE_URL is required")
         }
         let settings: DatabaseSettings
-        do { settings = try DatabaseSettings(url: url) } catch { throw ValidationError(error.description) }
+        do {
+            settings = try DatabaseSettings(url: url)
+            try settings.requireVerifiedTLS(ProcessInfo.processInfo.environment)
+        } catch { throw ValidationError(error.description) }
         var logger = Logger(label: "iapctl")
         logger.logLevel = .warning
         let quiet = logger

@@ -50,10 +50,19 @@ struct TopicsCommand: AsyncParsableCommand {
             valueName: "cluster"))
     var strimziUsersCluster: String?
 
+    @Flag(
+        name: .customLong("print-kafka-egress"),
+        help: "Print the NetworkPolicy giving exactly the topic-access table's workloads egress to Kafka.")
+    var printKafkaEgress = false
+
     /// The retention of a topic added with --topic.
     static let extraTopicPolicy = TopicPolicy(retentionDays: 7, reason: "added with --topic")
 
     mutating func run() async throws {
+        if self.printKafkaEgress {
+            StandardStreams.writeOutput(String(Self.kafkaEgressPolicy(PipelineTopics().access).dropLast()))
+            return
+        }
         if let cluster = self.strimziUsersCluster {
             StandardStreams.writeOutput(
                 String(Self.kafkaUserResources(PipelineTopics().access, cluster: cluster).dropLast()))

@@ -125,3 +125,49 @@ extension PipelineTopics {
         ]
     }
 }
+
+// MARK: - Checking what a service did
+
+extension TopicAccess {
+    /// What a principal was seen doing: the topics it produced to, and the (topic, group) pairs it consumed.
+    public struct ObservedUse: Sendable, Hashable {
+        public var produced: Set<String>
+        public var consumed: Set<[String]>
+
+        /// `consumed` holds `[topic, group]` pairs.
+        public init(produced: Set<String> = [], consumed: Set<[String]> = []) {
+            self.produced = produced
+            self.consumed = consumed
+        }
+    }
+
+    /// Whether the grants allow a use of a topic.
+    public func allows(_ use: Use, on topic: String) -> Bool {
+        self.grants.contains { grant in
+            grant.uses.contains(use) && (grant.prefix ? topic.hasPrefix(grant.topic) : topic == grant.topic)
+        }
+    }
+
+    /// Whether the principal may join a consumer group.
+    public func allowsGroup(_ group: String) -> Bool {
+        self.groups.contains { $0.prefix ? group.hasPrefix($0.name) : group == $0.name }
+    }
+
+    /// What the principal did that its grants do not allow, one sentence each (empty: all of it is allowed).
+    public func violations(of observed: ObservedUse) -> [String] {
+        var violations: [String] = []
+        for topic in observed.produced.sorted() where !self.allows(.produce, on: topic) {
+            violations.append("\(self.principal) produced to \(topic) without a Write grant")
+        }
+        for pair in observed.consumed.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let (topic, group) = (pair.first ?? "", pair.last ?? "")
+            if !self.allows(.consume, on: topic) {
+                violations.append("\(self.principal) consumed \(topic) without a Read grant")
+            }
+            if !self.allowsGroup(group) {
+                violations.append("\(self.principal) consumed in group \(group) without a grant on it")
+            }
+        }
+        return violations
+    }
+}

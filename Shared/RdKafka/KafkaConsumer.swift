@@ -13,6 +13,8 @@ public final class KafkaConsumer: Sendable {
     private let client: RdKafkaClient
     private let logger: Logger
     private let queue: DispatchQueue
+    /// The consumer group, for the process's ``KafkaTraffic``.
+    private let groupID: String
     /// The offset stored last per partition: where this member's durable work ends (for ``lag()``).
     private let stored = Mutex<[PartitionKey: Int64]>([:])
 
@@ -44,6 +46,7 @@ public final class KafkaConsumer: Sendable {
         self.client = try RdKafkaClient(
             type: RD_KAFKA_CONSUMER, properties: configuration.librdkafkaProperties, logger: logger)
         self.queue = DispatchQueue(label: "kafka-consumer-\(configuration.groupID)")
+        self.groupID = configuration.groupID
         rd_kafka_poll_set_consumer(self.client.handle)
         let list = rd_kafka_topic_partition_list_new(Int32(configuration.topics.count))
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -97,7 +100,9 @@ public final class KafkaConsumer: Sendable {
                 continuation.resume(returning: .success(records))
             }
         }
-        return try result.get()
+        let records = try result.get()
+        KafkaTraffic.process.consumed(records, group: self.groupID)
+        return records
     }
 
     // MARK: Offsets

@@ -97,7 +97,10 @@ public final class KafkaProducer: Service, Sendable {
     private func produce(_ record: ProducerRecord, id: UInt) async throws(KafkaError) {
         let deadline = ContinuousClock.now + self.configuration.deliveryTimeout
         while true {
-            guard let error = Self.produce(record, id: id, on: self.client.handle) else { return }
+            guard let error = Self.produce(record, id: id, on: self.client.handle) else {
+                KafkaTraffic.process.produced(record.topic)
+                return
+            }
             let code = rd_kafka_error_code(error)
             guard code == RD_KAFKA_RESP_ERR__QUEUE_FULL, ContinuousClock.now < deadline else {
                 throw KafkaError(.produce, "produce to \(record.topic)", consuming: error)

@@ -84,9 +84,12 @@ public struct DatabaseSettings: Sendable, Hashable {
 
     /// Reads `DATABASE_URL`, `DATABASE_POOL_SIZE` and `DATABASE_TRANSACTION_TIMEOUT_MS` from the environment's
     /// variables (a service passes `EnvironmentSettings.values`; Storage does not depend on the service runtime).
+    /// With `REQUIRE_VERIFIED_TLS=true` (the production overlays) a `DATABASE_URL` other than `sslmode=verify-full`
+    /// stops the service at start.
     public init(environment values: [String: String]) throws(StorageError) {
         guard let url = values["DATABASE_URL"], !url.isEmpty else { throw StorageError("DATABASE_URL must be set") }
         try self.init(url: url)
+        try self.requireVerifiedTLS(values)
         if let text = values["DATABASE_TRANSACTION_TIMEOUT_MS"], !text.isEmpty {
             guard let milliseconds = Int64(text), milliseconds > 0 else {
                 throw StorageError(
@@ -99,6 +102,21 @@ public struct DatabaseSettings: Sendable, Hashable {
                 throw StorageError("DATABASE_POOL_SIZE must be a number of connections from 1 to 1000, not \(text)")
             }
             self.poolSize = size
+        }
+    }
+
+    /// Refuses a connection weaker than `sslmode=verify-full` when `REQUIRE_VERIFIED_TLS` is `true` (an
+    /// unreadable value refuses too: a typo must not turn the requirement off).
+    public func requireVerifiedTLS(_ values: [String: String]) throws(StorageError) {
+        switch values["REQUIRE_VERIFIED_TLS"] ?? "" {
+        case "", "false": return
+        case "true":
+            guard self.sslMode == .verifyFull else {
+                throw StorageError(
+                    "REQUIRE_VERIFIED_TLS is true, so DATABASE_URL must use sslmode=verify-full, not "
+                        + self.sslMode.rawValue)
+            }
+        case let other: throw StorageError("REQUIRE_VERIFIED_TLS must be true or false, not \(other)")
         }
     }
 

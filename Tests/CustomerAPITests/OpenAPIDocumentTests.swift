@@ -17,13 +17,15 @@ import Testing
 @Suite struct OpenAPIDocumentTests {
     static let documentURL = LocalComponents.repositoryRoot.appending(path: "docs/openapi.json")
 
-    /// The settings of a customer-api that takes purchases and serves the support routes (nothing connects).
+    /// The settings of a customer-api that takes purchases and serves the support routes on its admin listener
+    /// (nothing connects).
     static func fullSettings() throws -> CustomerAPISettings {
         try CustomerAPISettings(
             EnvironmentSettings(
                 [
                     "DATABASE_URL": "postgres://postgres@127.0.0.1:1/postgres", "APPSTORE_APPS": "com.example.app:1",
                     "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1", "OPERATIONS_PORT": "9085",
+                    "CUSTOMER_API_ADMIN_PORT": "8088",
                 ].merging(TestRecordSigning.environment(.customerAPI)) { a, _ in a }))
     }
 
@@ -55,15 +57,23 @@ import Testing
     }
 
     @Test func theDocumentDescribesExactlyTheRoutes() async throws {
-        let (router, services) = try buildRouter(
+        let (router, admin, services) = try buildRouter(
             settings: Self.fullSettings(), registry: PrometheusCollectorRegistry(), logger: Logger(label: "openapi"))
         // The services never run here; the HTTP client must still be shut down before it goes.
         for case let http as HTTPClientService in services { try await http.client.shutdown() }
-        let routes = Set(
-            router.routes.map { route in
-                let path = route.path.description
-                return route.method.rawValue + " " + (path.hasPrefix("/") ? path : "/" + path)
-            })
+        func described(_ router: Router<CustomerAPIContext>) -> Set<String> {
+            Set(
+                router.routes.map { route in
+                    let path = route.path.description
+                    return route.method.rawValue + " " + (path.hasPrefix("/") ? path : "/" + path)
+                })
+        }
+        let publicRoutes = described(router)
+        let adminRoutes = described(try #require(admin, "an admin port gives the support routes a router of their own"))
+        let isAdmin = { (route: String) in route.contains(" /v1/admin/") || route.contains(" /console") }
+        #expect(!publicRoutes.contains(where: isAdmin), "the public listener serves no support route or console")
+        #expect(adminRoutes.allSatisfy(isAdmin), "the admin listener serves only those: \(adminRoutes.sorted())")
+        let routes = publicRoutes.union(adminRoutes)
         let documented = try Self.documentedOperations()
         #expect(routes.count > 15, "the router lists its routes: \(routes.sorted())")
         #expect(

@@ -70,6 +70,19 @@ import Testing
         )
     }
 
+    /// The network policy's Kafka egress names exactly the table's workloads (the migrate Job reaches no broker).
+    @Test func theCommittedKafkaEgressIsTheTablesOutput() throws {
+        let expected = TopicsCommand.kafkaEgressPolicy(PipelineTopics().access)
+        let committed = try String(
+            contentsOf: LocalComponents.repositoryRoot.appending(
+                path: "deploy/kubernetes/base/network-policy-kafka.yaml"),
+            encoding: .utf8)
+        #expect(
+            committed == expected,
+            "regenerate: iapctl topics --print-kafka-egress > deploy/kubernetes/base/network-policy-kafka.yaml")
+        #expect(!expected.contains("pipeline-migrate") && expected.contains("\"refund-resolver\""))
+    }
+
     /// What the services write and read today, as their code does it (the table must grant each).
     @Test func theTableGrantsWhatTheServicesDo() {
         let topics = PipelineTopics()

@@ -51,6 +51,28 @@ import Testing
         #expect(!"\(client.security.sasl!)".contains("s3cret"))
     }
 
+    /// With `REQUIRE_VERIFIED_TLS=true` (the production overlays) only SASL_SSL with host names checked starts.
+    @Test func requiringVerifiedTLSRefusesEverythingButSASLOverCheckedTLS() throws {
+        let files = try Self.files()
+        defer { try? FileManager.default.removeItem(at: files.directory) }
+        let sasl = [
+            "KAFKA_SASL_MECHANISM": "SCRAM-SHA-512", "KAFKA_SASL_USERNAME": "ingest",
+            "KAFKA_SASL_PASSWORD_FILE": files.password, "KAFKA_SSL_CA_FILE": files.ca, "REQUIRE_VERIFIED_TLS": "true",
+        ]
+        for weaker in [
+            ["KAFKA_SECURITY_PROTOCOL": "PLAINTEXT"], ["KAFKA_SECURITY_PROTOCOL": "SSL"],
+            ["KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT"],
+            ["KAFKA_SECURITY_PROTOCOL": "SASL_SSL", "KAFKA_SSL_VERIFY_HOSTNAME": "false"],
+        ] {
+            #expect(throws: SettingsError.self, "\(weaker)") {
+                try KafkaSecurity(EnvironmentSettings(sasl.merging(weaker) { _, new in new }))
+            }
+        }
+        let verified = try KafkaSecurity(
+            EnvironmentSettings(sasl.merging(["KAFKA_SECURITY_PROTOCOL": "SASL_SSL"]) { _, new in new }))
+        #expect(verified.transport == .saslSSL)
+    }
+
     @Test(arguments: KafkaSecurity.SASLMechanism.allCases)
     func everyMechanismIsAccepted(_ mechanism: KafkaSecurity.SASLMechanism) throws {
         let files = try Self.files()

@@ -26,6 +26,32 @@ import Testing
         }
     }
 
+    /// With `REQUIRE_VERIFIED_TLS=true` (the production overlays) only `sslmode=verify-full` starts.
+    @Test func requiringVerifiedTLSRefusesEveryWeakerMode() throws {
+        let base = "postgres://u:p@db.example.com/pipeline"
+        for mode in ["disable", "prefer", "require", "verify-ca"] {
+            #expect(throws: StorageError.self, "sslmode=\(mode)") {
+                try DatabaseSettings(environment: [
+                    "DATABASE_URL": base + "?sslmode=" + mode, "REQUIRE_VERIFIED_TLS": "true",
+                ])
+            }
+        }
+        #expect(throws: StorageError.self, "no sslmode") {
+            try DatabaseSettings(environment: ["DATABASE_URL": base, "REQUIRE_VERIFIED_TLS": "true"])
+        }
+        #expect(throws: StorageError.self, "a value that is neither true nor false") {
+            try DatabaseSettings(environment: [
+                "DATABASE_URL": base + "?sslmode=verify-full", "REQUIRE_VERIFIED_TLS": "yes",
+            ])
+        }
+        let verified = try DatabaseSettings(
+            environment: ["DATABASE_URL": base + "?sslmode=verify-full", "REQUIRE_VERIFIED_TLS": "true"])
+        #expect(verified.sslMode == .verifyFull)
+        #expect(
+            try DatabaseSettings(environment: ["DATABASE_URL": base, "REQUIRE_VERIFIED_TLS": "false"]).sslMode
+                != .verifyFull)
+    }
+
     @Test func aPasswordIsNeverPrinted() {
         do {
             _ = try DatabaseSettings(url: "postgresql://app:hunter2-secret@/x")

@@ -69,6 +69,8 @@ pipeline_start() {
     export APPSTORE_API_APPS="${sim_app%%:*}"
     export RESOLVER_RATE_PER_SECOND=${RESOLVER_RATE_PER_SECOND:-50} RECONCILE_INTERVAL_SECONDS=${RECONCILE_INTERVAL_SECONDS:-60}
     local service
+    # customer-api's support routes and console listen on a port of their own, as in the manifests.
+    customer_api_admin_port=$(deploy/local/free-port.sh)
     for service in "${pipeline_services[@]}"; do
         service_port[$service]=$(deploy/local/free-port.sh)
         operations_port[$service]=${service_port[$service]}
@@ -78,6 +80,7 @@ pipeline_start() {
         # Only the producers get a signing key, only the updater the verifying keys.
         RECORD_SIGNING_KEYS=${record_key[$service]:-} RECORD_VERIFYING_KEYS=$([[ $service == entitlement-updater ]] && echo "$verifying") \
             OPERATIONS_PORT=$([[ ${operations_port[$service]} != "${service_port[$service]}" ]] && echo "${operations_port[$service]}") \
+            CUSTOMER_API_ADMIN_PORT=$([[ $service == customer-api ]] && echo "$customer_api_admin_port") \
             DATABASE_URL=${service_database_url[$service]:-$DATABASE_URL} MIGRATE_ON_START=false \
             HTTP_PORT=${service_port[$service]} "$bin/$service" 2>>"$dir/$service.log" &
         service_pid[$service]=$!

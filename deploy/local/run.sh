@@ -119,6 +119,7 @@ services=()
 for service in "${pipeline_services[@]}"; do services+=(--service "$service=http://127.0.0.1:${operations_port[$service]}"); done
 status=0
 "$APPSTORE_TOOLS_PYTHON" deploy/local/summary.py --customer-api "$customer_api" --api-key "$api_key" --admin-key "$admin_key" \
+    --customer-api-admin "http://127.0.0.1:$customer_api_admin_port" \
     --bootstrap "$bootstrap" --database-url "$DATABASE_URL" \
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)

@@ -156,7 +156,8 @@ def print_customer_api(url, api_key, expected):
 # MARK: printing
 
 def print_support(database_url, customer_api, admin_key, expected):
-    """Consumption requests (answered in time / total, and why the others were not) and the support console's URL."""
+    """Consumption requests (answered in time / total, and why the others were not) and the support console's URL
+    (`customer_api` is customer-api's admin listener, where the console is served)."""
     print("== refund and support work")
     deadline = time.time() + 60
     while True:
@@ -251,6 +252,7 @@ def main():
     parser.add_argument("--customer-api", help="customer-api's base URL, to ask it about a customer")
     parser.add_argument("--api-key", help="a customer-api key of the sim's app")
     parser.add_argument("--admin-key", help="an admin key of the sim's app (the support console)")
+    parser.add_argument("--customer-api-admin", help="customer-api's admin listener (support routes and console)")
     parser.add_argument("--service", action="append", default=[], help="NAME=http://host:port")
     parser.add_argument("--wait", type=float, default=0)
     parser.add_argument("--timelines", type=int, default=3)
@@ -301,7 +303,7 @@ def main():
     print(f"  purchases posted by the app: {posted} applied, {bound[0]} purchases bound to {bound[1]} app users")
     print(f"  renewal-time sweep: {swept} subscriptions past their end asked for their status (lost DID_RENEW/EXPIRED made up for)")
     api_ok = print_customer_api(args.customer_api, args.api_key, expected)
-    support_ok = print_support(args.database_url, args.customer_api, args.admin_key, expected)
+    support_ok = print_support(args.database_url, args.customer_api_admin or args.customer_api, args.admin_key, expected)
     print("== entitlement timelines of a few customers")
     print_timelines(args.database_url, expected, args.timelines)
     print("== topics")

@@ -12,11 +12,16 @@
 - a Deployment that a ScaledObject scales sets no spec.replicas (KEDA owns the count);
 - no Deployment migrates the schema itself (MIGRATE_ON_START false where set); those using PostgreSQL wait for the
   schema in an init container (`iapctl migrate --check`);
-- NetworkPolicies deny by default and open ingress from anywhere only to ingest, customer-api and retention-messaging;
+- NetworkPolicies deny by default and open ingress from anywhere only to ingest, customer-api and retention-messaging,
+  and only to their port `http`;
+- customer-api serves its support routes and console on a port of its own (CUSTOMER_API_ADMIN_PORT, port `admin`),
+  which only the ClusterIP Service customer-api-admin exposes and only a NetworkPolicy naming its clients opens;
 - every ScaledObject targets an existing Deployment; a Kafka scaler names the service's consumer group and
   a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS);
 - with --production: the namespace enforces the restricted standard, and no Secret is rendered with a placeholder
-  (CHANGE-ME) or under the names the secret manager owns (each workload's `<workload>-secrets`, the key files).
+  (CHANGE-ME) or under the names the secret manager owns (each workload's `<workload>-secrets`, the key files);
+  every connection is verified TLS: REQUIRE_VERIFIED_TLS true (the services then refuse PostgreSQL without
+  sslmode=verify-full), Kafka SASL_SSL, no container overriding either, and the lag scalers over TLS.
 """
 import sys
 
@@ -60,6 +65,61 @@ def pod_problems(name, pod):
     for volume in pod.get("volumes", []):
         if "secret" in volume and volume["secret"].get("defaultMode") != 0o400:
             problems.append(f"{name}: secret volume {volume['name']} must be mounted with defaultMode 0400")
+    return problems
+
+
+def verified_tls_problems(config, deployments, jobs, scalers):
+    """Production connects only over verified TLS: the ConfigMap requires it and no container says otherwise."""
+    problems = []
+    if config.get("REQUIRE_VERIFIED_TLS") != "true":
+        problems.append("production: pipeline-config must set REQUIRE_VERIFIED_TLS \"true\" (PostgreSQL sslmode=verify-full, "
+                        "Kafka SASL_SSL, or no service starts)")
+    if config.get("KAFKA_SECURITY_PROTOCOL") != "SASL_SSL":
+        problems.append(f"production: KAFKA_SECURITY_PROTOCOL must be SASL_SSL, not {config.get('KAFKA_SECURITY_PROTOCOL')}")
+    pods = [(name, d["spec"]["template"]["spec"]) for name, d in deployments.items()]
+    pods += [(f"Job {j['metadata']['name']}", j["spec"]["template"]["spec"]) for j in jobs]
+    for name, pod in pods:
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            for entry in container.get("env", []):
+                if entry["name"] in ("REQUIRE_VERIFIED_TLS", "KAFKA_SECURITY_PROTOCOL", "KAFKA_SSL_VERIFY_HOSTNAME"):
+                    problems.append(f"production: {name} overrides {entry['name']}; the ConfigMap's verified TLS holds")
+    for scaler in scalers:
+        for trigger in scaler["spec"]["triggers"]:
+            if trigger["type"] == "kafka" and trigger["metadata"].get("tls") != "enable":
+                problems.append(f"production: ScaledObject {scaler['metadata']['name']} reads Kafka without TLS")
+    return problems
+
+
+def admin_listener_problems(deployments, services, policies):
+    """customer-api's admin port: set, exposed by the ClusterIP Service customer-api-admin only, never opened to
+    everyone; and every rule open to everyone names its ports, `http` only."""
+    problems = []
+    api = deployments.get("customer-api")
+    if api:
+        container = api["spec"]["template"]["spec"]["containers"][0]
+        ports = {p.get("name"): p["containerPort"] for p in container.get("ports", [])}
+        environment = {e["name"]: e.get("value") for e in container.get("env", [])}
+        if "admin" not in ports or environment.get("CUSTOMER_API_ADMIN_PORT") != str(ports.get("admin")):
+            problems.append("customer-api: the support routes and console need CUSTOMER_API_ADMIN_PORT equal to its "
+                            "container port `admin`")
+        admin_numbers = {"admin", ports.get("admin")}
+        for service in services:
+            if service["spec"].get("selector", {}).get("app.kubernetes.io/name") != "customer-api":
+                continue
+            exposes = any(p.get("targetPort") in admin_numbers or p.get("port") == ports.get("admin")
+                          for p in service["spec"].get("ports", []))
+            name = service["metadata"]["name"]
+            if exposes and (name != "customer-api-admin" or service["spec"].get("type", "ClusterIP") != "ClusterIP"):
+                problems.append(f"Service {name}: exposes customer-api's admin port; only the ClusterIP Service "
+                                "customer-api-admin may")
+    for policy in policies:
+        for rule in policy["spec"].get("ingress", []):
+            if rule.get("from"):
+                continue
+            opened = [p.get("port") for p in rule.get("ports", [])]
+            if not opened or any(port != "http" for port in opened):
+                problems.append(f"NetworkPolicy {policy['metadata']['name']}: a rule open to everyone must name the "
+                                f"port `http` only, not {opened or 'every port'}")
     return problems
 
 
@@ -125,6 +185,7 @@ def main():
                 if not opened or not opened <= PUBLIC_SERVICES:
                     problems.append(f"NetworkPolicy {policy['metadata']['name']}: opens ingress from anywhere to "
                                     f"{sorted(opened) or 'every pod'}; only {sorted(PUBLIC_SERVICES)} may be reached from outside")
+    problems += admin_listener_problems(deployments, by_kind.get("Service", []), policies)
     for scaled in by_kind.get("ScaledObject", []):
         name, spec = scaled["metadata"]["name"], scaled["spec"]
         target = spec["scaleTargetRef"]["name"]
@@ -145,6 +206,7 @@ def main():
         if not namespaces or any(n["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") != "restricted"
                                  for n in namespaces):
             problems.append("production: the namespace must enforce pod-security.kubernetes.io/enforce=restricted")
+        problems += verified_tls_problems(config, deployments, by_kind.get("Job", []), by_kind.get("ScaledObject", []))
         for secret in by_kind.get("Secret", []):
             values = list((secret.get("stringData") or {}).values()) + list((secret.get("data") or {}).values())
             name = secret["metadata"]["name"]

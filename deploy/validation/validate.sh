@@ -110,6 +110,14 @@ broken 's/- "5"$/- "0"/' "rules: an HTTP service without a preStop pause" --prod
 broken 's/topologyKey: kubernetes.io\/hostname/topologyKey: example.com\/rack/' "rules: replicas not spread over nodes" --production
 broken 's/value: "false"/value: "true"/' "rules: a service migrating the schema itself" --production
 broken '/^  name: public-http$/,/^---$/s/^      - customer-api$/      - customer-api\n      - entitlement-updater/' "rules: a worker reachable from anywhere" --production
+broken 's/REQUIRE_VERIFIED_TLS: "true"/REQUIRE_VERIFIED_TLS: "false"/' "rules: production without verified TLS required" --production
+broken 's/KAFKA_SECURITY_PROTOCOL: SASL_SSL/KAFKA_SECURITY_PROTOCOL: SASL_PLAINTEXT/' "rules: production Kafka without TLS" --production
+broken '0,/^        - name: KAFKA_SASL_USERNAME$/s/^        - name: KAFKA_SASL_USERNAME$/        - name: KAFKA_SSL_VERIFY_HOSTNAME\n          value: "false"\n        - name: KAFKA_SASL_USERNAME/' "rules: a container turning host-name checks off" --production
+broken 's/^      tls: enable$/      tls: disable/' "rules: a lag scaler reading Kafka in clear" --production
+broken 's/^  type: ClusterIP$/  type: LoadBalancer/' "rules: the admin Service made public" --production
+broken '/^  name: public-http$/,/^---$/s/^    - port: http$/    - port: http\n    - port: admin/' "rules: the admin port opened to everyone" --production
+broken '/^  name: customer-api$/,/^---$/s/^    targetPort: http$/    targetPort: http\n  - name: admin\n    port: 8088\n    targetPort: admin/' "rules: the public Service exposing the admin port" --production
+broken '/name: CUSTOMER_API_ADMIN_PORT/,+1d' "rules: customer-api without its admin listener" --production
 broken 's/pod-security.kubernetes.io\/enforce: restricted/pod-security.kubernetes.io\/enforce: baseline/' "rules: a namespace that does not enforce restricted" --production
 broken 's/partitions: 12$/partitions: 0/' "strimzi: a KafkaTopic with no partitions" --production
 broken 's/type: scram-sha-512/type: plain/' "strimzi: a KafkaUser with an unknown authentication" --production

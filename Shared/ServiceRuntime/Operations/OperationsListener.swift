@@ -97,7 +97,7 @@ final class OperationsHandler: ChannelInboundHandler, @unchecked Sendable {
             self.readiness.isReady
                 ? (.ok, "text/plain; charset=utf-8", Array("ready\n".utf8))
                 : (.serviceUnavailable, "text/plain; charset=utf-8", Array("not ready\n".utf8))
-        case "/metrics": (.ok, "text/plain; version=0.0.4", self.registry.emitToBuffer())
+        case "/metrics": (.ok, "text/plain; version=0.0.4", KafkaTrafficMetrics.emit(self.registry))
         default: (.notFound, "text/plain; charset=utf-8", Array("not found\n".utf8))
         }
     }

@@ -19,7 +19,8 @@ public enum OperationsRoutes {
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4"
             return Response(
-                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+                status: .ok, headers: headers,
+                body: .init(byteBuffer: ByteBuffer(bytes: KafkaTrafficMetrics.emit(registry))))
         }
     }
 

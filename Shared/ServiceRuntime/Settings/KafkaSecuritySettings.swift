@@ -33,7 +33,8 @@ extension KafkaSecurity {
     /// `KAFKA_SASL_MECHANISM` (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), `KAFKA_SASL_USERNAME`,
     /// `KAFKA_SASL_PASSWORD_FILE`, `KAFKA_SSL_CA_FILE`, `KAFKA_SSL_CERTIFICATE_FILE`, `KAFKA_SSL_KEY_FILE`,
     /// `KAFKA_SSL_KEY_PASSWORD_FILE` and `KAFKA_SSL_VERIFY_HOSTNAME` (default true). Secrets come from files only;
-    /// settings that do not fit together stop the service at start.
+    /// settings that do not fit together stop the service at start, and so does anything but SASL_SSL with the
+    /// host name checked when `REQUIRE_VERIFIED_TLS` is true (the production overlays).
     public init(_ settings: EnvironmentSettings) throws(SettingsError) {
         let protocolText = settings.string("KAFKA_SECURITY_PROTOCOL", default: "PLAINTEXT")
         guard let transport = TransportProtocol(rawValue: protocolText.uppercased()) else {
@@ -62,6 +63,13 @@ extension KafkaSecurity {
             keyFile: try settings.readablePath("KAFKA_SSL_KEY_FILE"),
             keyPassword: try settings.secretFile("KAFKA_SSL_KEY_PASSWORD_FILE"),
             verifyHostName: try settings.bool("KAFKA_SSL_VERIFY_HOSTNAME", default: true))
+        if try settings.bool("REQUIRE_VERIFIED_TLS", default: false) {
+            guard transport == .saslSSL, tls.verifyHostName else {
+                throw SettingsError(
+                    "REQUIRE_VERIFIED_TLS is true, so KAFKA_SECURITY_PROTOCOL must be SASL_SSL (not "
+                        + "\(transport.rawValue)) with KAFKA_SSL_VERIFY_HOSTNAME true")
+            }
+        }
         do {
             self = try KafkaSecurity(transport: transport, sasl: sasl, tls: tls).validated()
         } catch {

@@ -73,6 +73,8 @@ import Testing
                         "RESOLVER_RETRY_BASE_MS": "200", "RESOLVER_RETRY_MAX_MS": "2000",
                         "CONSUMPTION_POLICY": "refundPreference=DECLINE,sampleContentProvided=false",
                         "CONSUMPTION_WATCH_INTERVAL_MS": "500",
+                        // The support routes and the console on a listener of their own, as the manifests run them.
+                        "CUSTOMER_API_ADMIN_PORT": String(try LocalComponents.freePortBelowEphemeralRange()),
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(
                         environment: environment, directory: directory, ports: ["ingest": ingestPort])
@@ -99,7 +101,10 @@ import Testing
                         _ = await sim.simulator.deliver(plan, http: sim.http, to: ingest)
                         await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
                         let api = Admin(
-                            base: await fleet.customerAPIURL, app: sim.app.bundleId, key: adminKey, http: sim.http)
+                            base: await fleet.customerAPIAdminURL, app: sim.app.bundleId, key: adminKey, http: sim.http)
+                        try await Self.checkAdminListenerOnly(
+                            exposed: Admin(base: customerAPI, app: sim.app.bundleId, key: adminKey, http: sim.http),
+                            admin: api)
                         try await Self.checkConsumption(
                             sim, database: database, open: open, consenting: consenting, refusing: refusing)
                         // Every repeated delivery is counted on its notification's log row (the console's "duplicates").
@@ -122,6 +127,8 @@ import Testing
                             sim, api: api, database: database, bootstrap: bootstrap, topics: topics,
                             customer: ownerOf[open.first { consenting.contains($0) }!]!)
                         try await Self.checkResync(sim, api: api, database: database)
+                        try await fleet.expectTopicAccessAsTheTableSays(
+                            http: sim.http, run: "support: consumption answers, console replays, resync")
                     } catch {
                         await fleet.stopAll()
                         throw error
@@ -245,6 +252,22 @@ import Testing
     }
 
     // MARK: Look-ups
+
+    /// The support routes and the console answer on the admin listener only: the public port, which apps reach,
+    /// does not know them (404), even with an admin key.
+    static func checkAdminListenerOnly(exposed: Admin, admin: Admin) async throws {
+        let (publicStatus, _) = try await exposed.get("/support/anyone")
+        let (adminStatus, _) = try await admin.get("/support/anyone")
+        #expect(publicStatus == 404 && adminStatus != 404, "support view: public \(publicStatus), admin \(adminStatus)")
+        for path in ["/console", "/console.js"] {
+            let onPublic = try await exposed.http.execute(
+                HTTPClientRequest(url: exposed.base + path), timeout: .seconds(10))
+            let onAdmin = try await admin.http.execute(HTTPClientRequest(url: admin.base + path), timeout: .seconds(10))
+            #expect(
+                onPublic.status == .notFound && onAdmin.status == .ok,
+                "\(path): public \(onPublic.status), admin \(onAdmin.status)")
+        }
+    }
 
     /// Look Up Order ID, Get Refund History and Get Transaction Info through the admin routes and `iapctl support`.
     static func checkLookups(

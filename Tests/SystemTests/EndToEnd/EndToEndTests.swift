@@ -96,6 +96,8 @@ import Testing
                         try await Self.check(
                             sim, databaseURL: databaseURL, bootstrap: bootstrap,
                             publisherKilled: kills.contains("event-publisher"))
+                        try await fleet.expectTopicAccessAsTheTableSays(
+                            http: sim.http, run: "end to end, seed \(seed), refunds \(refunds)")
                         if let key {
                             try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL)
                             try await Self.checkMetrics(sim, fleet: fleet)

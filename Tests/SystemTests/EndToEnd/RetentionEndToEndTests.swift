@@ -59,6 +59,7 @@ import Testing
                     do {
                         try await fleet.startAll(http: sim.http)
                         try await Self.run(sim, fleet: fleet, databaseURL: databaseURL, bootstrap: bootstrap)
+                        try await fleet.expectTopicAccessAsTheTableSays(http: sim.http, run: "retention messaging")
                     } catch {
                         await fleet.stopAll()
                         throw error

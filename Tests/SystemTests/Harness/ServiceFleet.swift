@@ -61,6 +61,10 @@ actor ServiceFleet {
             .map { "http://127.0.0.1:\(self.ports[$0]!)/notifications" }
     }
     var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
+    /// Where customer-api serves its support routes and console: its admin port when the environment names one.
+    var customerAPIAdminURL: String {
+        self.environment["CUSTOMER_API_ADMIN_PORT"].map { "http://127.0.0.1:\($0)" } ?? self.customerAPIURL
+    }
     var retentionURL: String { "http://127.0.0.1:\(self.ports["retention-messaging"] ?? 0)/retention-message" }
 
     /// The instances of a service, in the order they were added.
@@ -70,14 +74,8 @@ actor ServiceFleet {
 
     /// Starts an instance (again) and waits until it answers `/ready`.
     func start(_ name: String, http: HTTPClient) async throws {
-        // Each service holds only its own record keys, as deploy/secret-access.yaml gives them.
-        let environment = self.environment.merging(
-            TestRecordSigning.environment(service: Self.service(of: name)).merging([
-                "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
-            ]) { _, new in new }
-        ) { _, new in new }
         self.processes[name] = try ServiceProcess.start(
-            Self.service(of: name), environment: environment,
+            Self.service(of: name), environment: self.environment(of: name),
             log: self.directory.appendingPathComponent("\(name).log"))
         let url = "http://127.0.0.1:\(self.ports[name]!)/ready"
         for _ in 0..<300 {
@@ -86,6 +84,16 @@ actor ServiceFleet {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
+    }
+
+    /// What an instance runs with: the fleet's environment, its own port and only its service's record keys (as
+    /// deploy/secret-access.yaml gives them), on every start and restart alike.
+    private func environment(of name: String) -> [String: String] {
+        self.environment.merging(
+            TestRecordSigning.environment(service: Self.service(of: name)).merging([
+                "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
+            ]) { _, new in new }
+        ) { _, new in new }
     }
 
     /// Adds one more instance of a running service (a scale-out), started and ready; returns its name.
@@ -103,11 +111,8 @@ actor ServiceFleet {
         guard !self.stopping else { return }
         for (name, process) in self.processes where !process.isRunning {
             self.restarts.append(name)
-            let environment = self.environment.merging([
-                "HTTP_HOST": "127.0.0.1", "HTTP_PORT": String(self.ports[name]!),
-            ]) { _, new in new }
             self.processes[name] = try ServiceProcess.start(
-                Self.service(of: name), environment: environment,
+                Self.service(of: name), environment: self.environment(of: name),
                 log: self.directory.appendingPathComponent("\(name).log"))
         }
     }
