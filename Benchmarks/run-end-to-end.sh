@@ -10,7 +10,7 @@
 # Before each phase's posts, one warm-up notification goes through (every consumer group has joined); only what the sim
 # posts after it is counted. Accept → committed second by second goes to stderr.
 # Memory: each process's RSS after phase 1 (now / peak). Prints a table; the last line is JSON for scripts.
-# Usage: Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES]   (default 2000, 100,250,500)
+# Usage: [PIPELINE_BIN=DIR] Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES]   (default 2000, 100,250,500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 customers=${1:-2000}
@@ -20,8 +20,13 @@ deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
 # One build of every product (building them one by one recompiles shared modules per product).
-swift build -c release 2>&1 | grep -E "error:" || true
-bin=$(swift build -c release --show-bin-path)
+# PIPELINE_BIN: binaries built elsewhere (another commit's release build, to compare two builds in one session).
+if [[ -n ${PIPELINE_BIN:-} ]]; then
+    bin=$PIPELINE_BIN
+else
+    swift build -c release 2>&1 | grep -E "error:" || true
+    bin=$(swift build -c release --show-bin-path)
+fi
 work=$(mktemp -d)
 pids=()
 stop_phase() { pids_stop; stack_stop "$1"; }

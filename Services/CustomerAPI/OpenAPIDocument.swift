@@ -8,7 +8,7 @@ enum OpenAPIDocument {
           "info": {
             "title": "customer-api",
             "version": "1",
-            "description": "The app teams' door to the App Store Server Notifications pipeline: purchases posted by apps, entitlements read as of now, and the support routes of an app's admin keys. Every refusal is a JSON `Error`. `/metrics` is on the operations port (OPERATIONS_PORT) and not described here. docs/customer-api.md explains each route."
+            "description": "The app teams' door to the App Store Server Notifications pipeline: purchases posted by apps, entitlements read as of now, and the support routes of an app's admin keys (`/v1/admin/…` and the console are served on the admin listener, CUSTOMER_API_ADMIN_PORT, when it is set, and answer 404 on the public port). Every refusal is a JSON `Error`. `/metrics` is on the operations port (OPERATIONS_PORT) and not described here. docs/customer-api.md explains each route."
           },
           "servers": [
             {
