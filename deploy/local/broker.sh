@@ -69,9 +69,10 @@ start-tls)
     inner=$("$here/free-port.sh")
     outer=$("$here/free-port.sh")
     start_tansu "$inner" "localhost:$outer" || exit 1
-    setsid nohup python3 "$here/kafka-tls-proxy.py" "$outer" "$inner" "$certificates" --require-client-certificate \
-        > "$dir/proxy.log" 2>&1 &
-    echo $! > "$dir/proxy.pid"
+    # The proxy writes its own pid (setsid may fork, and then $! is not the proxy's: stop left proxies running).
+    setsid bash -c 'echo $$ > "$1"; exec python3 "$2" "$3" "$4" "$5" --require-client-certificate' _ \
+        "$dir/proxy.pid" "$here/kafka-tls-proxy.py" "$outer" "$inner" "$certificates" > "$dir/proxy.log" 2>&1 < /dev/null &
+    for _ in $(seq 1 50); do [[ -s "$dir/proxy.pid" ]] && break; sleep 0.1; done
     await_port "$outer" "$dir/proxy.pid" "$dir/proxy.log" || exit 1
     echo "localhost:$outer"
     ;;

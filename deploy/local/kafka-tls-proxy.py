@@ -27,8 +27,11 @@ async def pipe(reader, writer):
 
 
 async def main():
-    # A process started by a service or a test may inherit SIGTERM as ignored: stop on it explicitly.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # A process started by a test inherits the test thread's signal mask (SIGTERM blocked) and may inherit SIGTERM as
+    # ignored: unblock it and stop the loop on it, or `broker.sh stop` leaves the proxy running.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    stopped = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stopped.set)
     listen_port, broker_port, directory = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(f"{directory}/server.pem", f"{directory}/server.key")
@@ -52,7 +55,7 @@ async def main():
     server = await asyncio.start_server(accept, "127.0.0.1", listen_port, ssl=context)
     print("listening", flush=True)
     async with server:
-        await server.serve_forever()
+        await stopped.wait()
 
 
 asyncio.run(main())
