@@ -196,7 +196,7 @@ import Testing
             func status(_ token: String?) async throws -> UInt {
                 var request = HTTPClientRequest(url: url)
                 if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-                return try await sim.http.execute(request, timeout: .seconds(5)).status.code
+                return try await sim.http.execute(request, timeout: .minutes(2)).status.code
             }
             func factory(
                 key: P256.Signing.PrivateKey = sim.apiKey, keyID: String = SimHarness.keyID,

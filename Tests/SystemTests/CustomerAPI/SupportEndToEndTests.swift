@@ -261,8 +261,8 @@ import Testing
         #expect(publicStatus == 404 && adminStatus != 404, "support view: public \(publicStatus), admin \(adminStatus)")
         for path in ["/console", "/console.js"] {
             let onPublic = try await exposed.http.execute(
-                HTTPClientRequest(url: exposed.base + path), timeout: .seconds(10))
-            let onAdmin = try await admin.http.execute(HTTPClientRequest(url: admin.base + path), timeout: .seconds(10))
+                HTTPClientRequest(url: exposed.base + path), timeout: .minutes(1))
+            let onAdmin = try await admin.http.execute(HTTPClientRequest(url: admin.base + path), timeout: .minutes(1))
             #expect(
                 onPublic.status == .notFound && onAdmin.status == .ok,
                 "\(path): public \(onPublic.status), admin \(onAdmin.status)")

@@ -135,7 +135,7 @@ actor ServiceFleet {
     /// What a service serves on `/metrics`.
     func metrics(_ name: String, http: HTTPClient) async throws -> String {
         let response = try await http.execute(
-            HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics"), timeout: .seconds(10))
+            HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics"), timeout: .minutes(1))
         return String(buffer: try await response.body.collect(upTo: 1 << 24))
     }
 
