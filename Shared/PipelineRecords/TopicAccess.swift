@@ -129,13 +129,27 @@ extension PipelineTopics {
 // MARK: - Checking what a service did
 
 extension TopicAccess {
-    /// What a principal was seen doing: the topics it produced to, and the (topic, group) pairs it consumed.
+    /// A topic a principal read, with the consumer group it read it in.
+    public struct Consumption: Sendable, Hashable, Comparable {
+        public var topic: String
+        public var group: String
+
+        /// A topic read in a group.
+        public init(_ topic: String, group: String) {
+            self.topic = topic
+            self.group = group
+        }
+
+        public static func < (a: Consumption, b: Consumption) -> Bool { (a.topic, a.group) < (b.topic, b.group) }
+    }
+
+    /// What a principal was seen doing: the topics it produced to, and the topics it consumed in which groups.
     public struct ObservedUse: Sendable, Hashable {
         public var produced: Set<String>
-        public var consumed: Set<[String]>
+        public var consumed: Set<Consumption>
 
-        /// `consumed` holds `[topic, group]` pairs.
-        public init(produced: Set<String> = [], consumed: Set<[String]> = []) {
+        /// What was produced and consumed.
+        public init(produced: Set<String> = [], consumed: Set<Consumption> = []) {
             self.produced = produced
             self.consumed = consumed
         }
@@ -159,13 +173,12 @@ extension TopicAccess {
         for topic in observed.produced.sorted() where !self.allows(.produce, on: topic) {
             violations.append("\(self.principal) produced to \(topic) without a Write grant")
         }
-        for pair in observed.consumed.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-            let (topic, group) = (pair.first ?? "", pair.last ?? "")
-            if !self.allows(.consume, on: topic) {
-                violations.append("\(self.principal) consumed \(topic) without a Read grant")
+        for consumption in observed.consumed.sorted() {
+            if !self.allows(.consume, on: consumption.topic) {
+                violations.append("\(self.principal) consumed \(consumption.topic) without a Read grant")
             }
-            if !self.allowsGroup(group) {
-                violations.append("\(self.principal) consumed in group \(group) without a grant on it")
+            if !self.allowsGroup(consumption.group) {
+                violations.append("\(self.principal) consumed in group \(consumption.group) without a grant on it")
             }
         }
         return violations

@@ -11,7 +11,8 @@ import Testing
         TopicAccess.ObservedUse(
             produced: [self.topics.verified, self.topics.statusRetry, self.topics.rejected],
             consumed: [
-                [self.topics.statusRequests, "refund-resolver"], [self.topics.statusRetry, "refund-resolver-retry"],
+                .init(self.topics.statusRequests, group: "refund-resolver"),
+                .init(self.topics.statusRetry, group: "refund-resolver-retry"),
             ])
     }
 
@@ -32,7 +33,7 @@ import Testing
     @Test func aTopicOrGroupNobodyGrantedIsReported() throws {
         let row = try #require(self.topics.access.first { $0.principal == "customer-api" })
         let use = TopicAccess.ObservedUse(
-            produced: [self.topics.entitlementChanges], consumed: [[self.topics.verified, "customer-api"]])
+            produced: [self.topics.entitlementChanges], consumed: [.init(self.topics.verified, group: "customer-api")])
         #expect(
             row.violations(of: use) == [
                 "customer-api produced to entitlements.changes without a Write grant",
@@ -44,7 +45,8 @@ import Testing
     @Test func prefixGrantsCoverTheTopicsAndGroupsTheyName() throws {
         let row = try #require(self.topics.access.first { $0.principal == "pipeline-operator" })
         let use = TopicAccess.ObservedUse(
-            produced: [self.topics.raw, self.topics.verified], consumed: [[self.topics.rejected, "iapctl-replay"]])
+            produced: [self.topics.raw, self.topics.verified],
+            consumed: [.init(self.topics.rejected, group: "iapctl-replay")])
         #expect(row.violations(of: use).isEmpty)
         #expect(!row.violations(of: .init(produced: [self.topics.entitlementChanges])).isEmpty)
     }

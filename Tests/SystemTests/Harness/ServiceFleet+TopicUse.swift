@@ -6,7 +6,7 @@ import Testing
 // MARK: - Which topics each service really used
 
 extension ServiceFleet {
-    /// The topics each service produced to and the (topic, group) pairs it consumed, from every running
+    /// The topics each service produced to and consumed in which groups, from every running
     /// instance's `kafka_records_produced_total` and `kafka_records_consumed_total`.
     func observedTopicUse(http: HTTPClient) async throws -> [String: TopicAccess.ObservedUse] {
         var observed: [String: TopicAccess.ObservedUse] = [:]
@@ -44,13 +44,13 @@ extension ServiceFleet {
         let (violations, used) = try await self.topicAccessViolations(http: http)
         #expect(violations.isEmpty, "Kafka use beyond the topic-access table: \(violations)")
         let summary = used.sorted { $0.key < $1.key }.map { service, use in
-            let consumed = use.consumed.map { "\($0[0]) (\($0[1]))" }.sorted()
+            let consumed = use.consumed.sorted().map { "\($0.topic) (\($0.group))" }
             return "\(service): wrote \(use.produced.sorted()), read \(consumed)"
         }
         print("topic access, \(run): \(violations.count) outside the table; " + summary.joined(separator: "; "))
     }
 
-    /// The produced topics and consumed (topic, group) pairs with a count above zero in a `/metrics` text.
+    /// The produced topics and the topics consumed per group with a count above zero in a `/metrics` text.
     static func topicUse(fromMetrics text: String) -> TopicAccess.ObservedUse {
         var use = TopicAccess.ObservedUse()
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
@@ -60,7 +60,8 @@ extension ServiceFleet {
             let labels = Self.labels(String(line[line.index(after: open)..<close]))
             switch line[..<open] {
             case "kafka_records_produced_total": use.produced.insert(labels["topic"] ?? "")
-            case "kafka_records_consumed_total": use.consumed.insert([labels["topic"] ?? "", labels["group"] ?? ""])
+            case "kafka_records_consumed_total":
+                use.consumed.insert(TopicAccess.Consumption(labels["topic"] ?? "", group: labels["group"] ?? ""))
             default: continue
             }
         }
