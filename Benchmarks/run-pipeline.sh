@@ -6,17 +6,22 @@
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate.
-# Usage: Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
+# Usage: [PIPELINE_BIN=DIR] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
 deploy/local/prerequisites.sh
 command -v wrk >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
 source deploy/local/env.sh
-for product in ingest chain-verifier http-baseline produce-baseline verification-benchmark iapctl; do
-    swift build -c release --product "$product" 2>&1 | grep -E "error|warning: unre" || true
-done
-bin=$(swift build -c release --show-bin-path)
+# PIPELINE_BIN: binaries built elsewhere (another commit's release build, to compare two builds in one session).
+if [[ -n ${PIPELINE_BIN:-} ]]; then
+    bin=$PIPELINE_BIN
+else
+    for product in ingest chain-verifier http-baseline produce-baseline verification-benchmark iapctl; do
+        swift build -c release --product "$product" 2>&1 | grep -E "error|warning: unre" || true
+    done
+    bin=$(swift build -c release --show-bin-path)
+fi
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -116,7 +121,10 @@ raw_rate=$(echo "$verify_line" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-
 [[ -n "$raw_rate" ]] || raw_rate=$(echo "$verify_line" | grep -oE '[0-9]{3,}' | head -n 1)
 
 verifier_port=$(deploy/local/free-port.sh)
-HTTP_PORT=$verifier_port KAFKA_SESSION_TIMEOUT_MS=6000 "$bin/chain-verifier" 2>"$work/verifier.log" & pids+=($!)
+# chain-verifier signs every verified record as itself: a fresh key of its own for this run (without one it refuses
+# to start, and this script stopped here unnoticed since records are signed).
+RECORD_SIGNING_KEYS="bench:$(head -c 32 /dev/urandom | base64 -w0)" HTTP_PORT=$verifier_port KAFKA_SESSION_TIMEOUT_MS=6000 \
+    "$bin/chain-verifier" 2>"$work/verifier.log" & pids+=($!)
 wait_ready "http://127.0.0.1:$verifier_port/health"
 # Steady-state rate: from 10% to 90% of the stored notifications (skips the group join and the tail). One Python
 # process reads the counter every 200 ms and interpolates the two crossings: a curl, awk and date every 50 ms took
