@@ -276,7 +276,8 @@ let modules: [Module] = [
     Module(
         name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
         imports: [
-            "AppStoreModels", "EntitlementUpdater", "Entitlements", "EventPublisher", "JWSVerification", "Logging",
+            "AppStoreModels", "AppStoreSigning", "EntitlementUpdater", "Entitlements", "EventPublisher",
+            "JWSVerification", "Logging",
             "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
             "ServiceRuntime",
             "Storage", "TestSupport",

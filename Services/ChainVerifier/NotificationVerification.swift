@@ -57,22 +57,13 @@ struct NotificationVerification: Sendable {
         do {
             let (verified, signedJSON) = try await verifier.verifyNotificationKeepingJSON(signedPayload)
             // Encoding plain decoded values cannot fail. Apple's JSON goes out as Apple signed it.
-            let (record, value) = try! VerifiedNotificationRecord.encoding(
-                verified, json: signedJSON,
-                source: .init(topic: message.topic, partition: message.partition, offset: message.offset))
-            var headers = message.headers.filter {
-                [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name)
-            }
-            headers.append(KafkaHeader(name: PipelineHeaders.environment, text: record.environment))
-            headers.append(
-                KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""))
-            headers.append(
-                KafkaHeader(name: PipelineHeaders.verifiedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))))
-            headers.append(KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema))
             return .verified(
-                self.signing.sign(
-                    ProducerRecord(
-                        topic: self.topics.verified, key: Array(record.subject.utf8), value: value, headers: headers)))
+                try! VerifiedTopicRecords.notification(
+                    verified, json: signedJSON,
+                    source: .init(topic: message.topic, partition: message.partition, offset: message.offset),
+                    carrying: message.headers.filter {
+                        [PipelineHeaders.receivedAt, PipelineHeaders.requestID].contains($0.name)
+                    }, topics: self.topics, signing: self.signing))
         } catch  where error.isRetryable {
             return .retry(error)
         } catch {

@@ -23,6 +23,9 @@ struct ApplyBatchHandler: BatchHandler {
     let topics: PipelineTopics
     /// Only records whose signature one of these keys reproduces change state; the rest go to the DLQ.
     let signing: RecordVerifier
+    /// When set, a verified notification changes state only when it holds exactly what Apple signed in its
+    /// `apple-signed-payload` header (`UPDATER_APPLE_SIGNATURE_CHECK`).
+    var appleSignature: AppleSignatureCheck?
     let outcomes: LabelledCounter
     var lanes = 8
     /// How many inputs one transaction applies at most (`UPDATER_TRANSACTION_SIZE`).
@@ -54,8 +57,9 @@ struct ApplyBatchHandler: BatchHandler {
         case consumptionOutcome(ConsumptionOutcome)
         case consumptionFacts(ConsumptionFactsRecord)
         case undecodable
-        /// Not signed by a producer of the verified topic that may write its kind (``RecordVerifier``).
-        case unauthenticated(RecordVerifier.Refusal)
+        /// Not signed by a producer of the verified topic that may write its kind (``RecordVerifier``), or a
+        /// notification that is not what Apple signed (``AppleSignatureCheck``): why.
+        case unauthenticated(String)
     }
 
     /// Applies one lane's records in order.
@@ -63,7 +67,7 @@ struct ApplyBatchHandler: BatchHandler {
         var dead: [PendingDelivery] = []
         var inputs: [EntitlementInput] = []
         for record in records {
-            switch self.decode(record) {
+            switch try await self.decode(record) {
             case .input(var input):
                 // The trace the record continues (the chain-verifier's span, or customer-api's request).
                 input.traceParent = record.headers.last { $0.name == "traceparent" }?.text
@@ -83,7 +87,7 @@ struct ApplyBatchHandler: BatchHandler {
             case .unauthenticated(let refusal):
                 dead.append(
                     try await self.producer.enqueue(
-                        self.deadLetter(record, reason: "unauthenticated", detail: refusal.description)))
+                        self.deadLetter(record, reason: "unauthenticated", detail: refusal)))
                 self.count("unauthenticated")
             }
         }
@@ -121,9 +125,9 @@ struct ApplyBatchHandler: BatchHandler {
     }
 
     /// The record's kind by its `schema` header (a verified notification when it has none), once its signature
-    /// is checked; unauthenticated and undecodable records go to the DLQ.
-    private func decode(_ record: ConsumerRecord) -> Decoded {
-        if let refusal = self.signing.refusal(of: record) { return .unauthenticated(refusal) }
+    /// is checked (and, for a notification, Apple's); unauthenticated and undecodable records go to the DLQ.
+    private func decode(_ record: ConsumerRecord) async throws -> Decoded {
+        if let refusal = self.signing.refusal(of: record) { return .unauthenticated(refusal.description) }
         guard let value = record.value else { return .undecodable }
         let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
         let data = Data(value)
@@ -149,6 +153,12 @@ struct ApplyBatchHandler: BatchHandler {
             break
         }
         if let verified = try? decoder.decode(VerifiedNotificationRecord.self, from: data) {
+            if let check = self.appleSignature,
+                let refusal = try await check.refusal(
+                    of: verified, signedPayload: record.header(PipelineHeaders.appleSignedPayload)?.value)
+            {
+                return .unauthenticated(refusal.description)
+            }
             return .input(EntitlementInput(.notification(verified), receivedAt: receivedAt))
         }
         return .undecodable

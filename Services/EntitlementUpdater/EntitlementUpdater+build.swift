@@ -31,6 +31,7 @@ func buildApplication(
         consumptionStatuses: { consumptionStatuses.increment($0) })
     let handler = ApplyBatchHandler(
         repository: repository, producer: producer, topics: settings.topics, signing: settings.signing,
+        appleSignature: settings.appleSignature,
         outcomes: LabelledCounter(
             registry: registry, namespace: "entitlement_updater", name: "notifications", label: "outcome",
             help: "Verified notifications by outcome"),

@@ -36,6 +36,9 @@ struct EntitlementUpdaterSettings: Sendable {
     var consumptionWatchInterval: Duration = .seconds(60)
     /// Each producer's keys: a verified-topic record is applied only when its producer signed it (``RecordVerifier``).
     var signing: RecordVerifier
+    /// Apple's signature checked again on every verified notification (`UPDATER_APPLE_SIGNATURE_CHECK`, default
+    /// `required`; nil: off). Settings built in code start without it.
+    var appleSignature: AppleSignatureCheck?
 
     init(database: DatabaseSettings, kafka: KafkaClientSettings, signing: RecordVerifier) {
         self.database = database
@@ -45,9 +48,11 @@ struct EntitlementUpdaterSettings: Sendable {
 
     /// Reads `DATABASE_URL`, the shared Kafka/HTTP/topic settings, `KAFKA_GROUP_ID`, `KAFKA_SESSION_TIMEOUT_MS`,
     /// `UPDATER_BATCH`, `UPDATER_BATCH_LINGER_MS`, `UPDATER_LANES`, `UPDATER_TRANSACTION_SIZE`, `ENTITLEMENT_MAP`, `MIGRATE_ON_START` and `RENEWAL_SWEEP_INTERVAL_MS` (0: off),
-    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`, `RECORD_VERIFYING_KEYS`.
+    /// `RENEWAL_SWEEP_MARGIN_MS`, `RENEWAL_SWEEP_BATCH`, `CONSUMPTION_POLICY`, `CONSUMPTION_WATCH_INTERVAL_MS`, `RECORD_VERIFYING_KEYS`,
+    /// `UPDATER_APPLE_SIGNATURE_CHECK` (with the apps and roots it needs).
     init(_ settings: EnvironmentSettings) throws {
         self.signing = try RecordVerifier(settings)
+        self.appleSignature = try AppleSignatureCheck.configured(settings)
         self.database = try DatabaseSettings(environment: settings.values)
         self.kafka = try KafkaClientSettings(settings, clientID: "entitlement-updater")
         self.topics = PipelineTopics(settings)

@@ -18,4 +18,7 @@ public enum PipelineHeaders {
     public static let recordSignedAt = "record-signed-at"
     /// `keyId:base64(HMAC-SHA256)` by the producer's key over the producer, time, schema, key and value.
     public static let recordSignature = "record-signature"
+    /// On a verified notification: Apple's `signedPayload`, byte for byte, so the entitlement-updater can check
+    /// Apple's signature itself and no key of ours can invent a notification (the value leaves it out).
+    public static let appleSignedPayload = "apple-signed-payload"
 }

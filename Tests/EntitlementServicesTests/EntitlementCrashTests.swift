@@ -94,6 +94,8 @@ import Testing
                     "HTTP_HOST": "127.0.0.1",
                     "HTTP_PORT": "0", "LOG_LEVEL": "error", "UPDATER_BATCH": "50", "PUBLISHER_BATCH": "40",
                     "RECORD_VERIFYING_KEYS": TestRecordSigning.verifyingVariable,
+                    // The records are built, not signed by Apple (AppleSignatureRecheckTests covers the check).
+                    "UPDATER_APPLE_SIGNATURE_CHECK": "off",
                 ]
                 try await migrateDatabase(server, logger: logger)
                 var running = [

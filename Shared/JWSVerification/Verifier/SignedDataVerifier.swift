@@ -87,6 +87,39 @@ public final class SignedDataVerifier: Sendable {
         return notification.payload
     }
 
+    /// Verifies a notification's outer JWS (chain, signature, one container, app and environment) and decodes the
+    /// JWS nested in it without checking their own signatures: Apple's outer signature covers their text, so
+    /// what they decode to is what Apple sent. This is the entitlement-updater's second look at a notification the
+    /// chain-verifier verified in full: one signature check (the chain cached), and the values the record must
+    /// hold.
+    public func verifyNotificationOuterSignature(_ signedPayload: String) async throws(VerificationError)
+        -> VerifiedNotification
+    {
+        let (payload, _, _) = try await self.verifyEnvelope(signedPayload)
+        var verified = VerifiedNotification(signedPayload: signedPayload, payload: payload)
+        if let signed = payload.data?.signedTransactionInfo {
+            verified.transaction = try Self.decodeCovered(signed, at: "data.signedTransactionInfo")
+        }
+        if let signed = payload.data?.signedRenewalInfo {
+            verified.renewalInfo = try Self.decodeCovered(signed, at: "data.signedRenewalInfo")
+        }
+        if let signed = payload.appData?.signedAppTransactionInfo {
+            verified.appTransaction = try Self.decodeCovered(signed, at: "appData.signedAppTransactionInfo")
+        }
+        return verified
+    }
+
+    /// The payload of a JWS nested in a verified one, decoded without checking its own signature.
+    private static func decodeCovered<Payload: SignedPayload>(_ signed: String, at field: String)
+        throws(VerificationError) -> Payload
+    {
+        do {
+            return try Self.decode(try CompactJWS(signed.utf8).decodedPayload())
+        } catch {
+            throw error.nested(in: field)
+        }
+    }
+
     /// Whether the chain of this notification's JWS was verified before and is cached (its verification then
     /// costs one signature check): lets a caller bound the work spent on chains it has not seen.
     public func knowsChain(of notification: UnverifiedNotification) -> Bool {

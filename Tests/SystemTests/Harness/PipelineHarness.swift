@@ -41,6 +41,7 @@ enum PipelineHarness {
         var updater = EntitlementUpdaterSettings(database: database, kafka: kafka, signing: TestRecordSigning.verifier)
         updater.http = HTTPSettings(host: "127.0.0.1", port: 0)
         updater.sessionTimeout = .seconds(6)
+        updater.appleSignature = AppleSignatureCheck(verifiers: try sim.trust.makeVerifiers(for: accepted))
         var publisher = EventPublisherSettings(database: database, kafka: kafka)
         publisher.http = HTTPSettings(host: "127.0.0.1", port: 0)
         var resolver = RefundResolverSettings(
