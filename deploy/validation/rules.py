@@ -16,6 +16,8 @@
   and only to their port `http`;
 - customer-api serves its support routes and console on a port of its own (CUSTOMER_API_ADMIN_PORT, port `admin`),
   which only the ClusterIP Service customer-api-admin exposes and only a NetworkPolicy naming its clients opens;
+- the entitlement-updater checks Apple's signature on every notification again: UPDATER_APPLE_SIGNATURE_CHECK is
+  `required` in the ConfigMap (or unset: the default) and no container turns it off;
 - every ScaledObject targets an existing Deployment; a Kafka scaler names the service's consumer group and
   a pipeline topic and never allows more replicas than the topic has partitions (TOPIC_PARTITIONS);
 - with --production: the namespace enforces the restricted standard, and no Secret is rendered with a placeholder
@@ -87,6 +89,20 @@ def verified_tls_problems(config, deployments, jobs, scalers):
         for trigger in scaler["spec"]["triggers"]:
             if trigger["type"] == "kafka" and trigger["metadata"].get("tls") != "enable":
                 problems.append(f"production: ScaledObject {scaler['metadata']['name']} reads Kafka without TLS")
+    return problems
+
+
+def apple_check_problems(config, deployments):
+    """No key of ours can invent a notification: the updater's Apple check stays `required` (the default)."""
+    problems = []
+    if config.get("UPDATER_APPLE_SIGNATURE_CHECK", "required") != "required":
+        problems.append("pipeline-config: UPDATER_APPLE_SIGNATURE_CHECK must be required (the updater checks Apple's "
+                        f"signature on every notification), not {config['UPDATER_APPLE_SIGNATURE_CHECK']}")
+    for name, deployment in deployments.items():
+        for container in deployment["spec"]["template"]["spec"]["containers"]:
+            for entry in container.get("env", []):
+                if entry["name"] == "UPDATER_APPLE_SIGNATURE_CHECK" and entry.get("value") != "required":
+                    problems.append(f"{name}: UPDATER_APPLE_SIGNATURE_CHECK {entry.get('value')}: must be required")
     return problems
 
 
@@ -201,6 +217,7 @@ def main():
                 problems.append(f"ScaledObject {name}: maxReplicaCount {spec.get('maxReplicaCount')} > {partitions} partitions")
             if "sasl" in metadata and "authenticationRef" not in trigger:
                 problems.append(f"ScaledObject {name}: SASL without a TriggerAuthentication")
+    problems += apple_check_problems(config, deployments)
     if production:
         namespaces = by_kind.get("Namespace", [])
         if not namespaces or any(n["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") != "restricted"

@@ -110,6 +110,7 @@ broken 's/- "5"$/- "0"/' "rules: an HTTP service without a preStop pause" --prod
 broken 's/topologyKey: kubernetes.io\/hostname/topologyKey: example.com\/rack/' "rules: replicas not spread over nodes" --production
 broken 's/value: "false"/value: "true"/' "rules: a service migrating the schema itself" --production
 broken '/^  name: public-http$/,/^---$/s/^      - customer-api$/      - customer-api\n      - entitlement-updater/' "rules: a worker reachable from anywhere" --production
+broken 's/UPDATER_APPLE_SIGNATURE_CHECK: required/UPDATER_APPLE_SIGNATURE_CHECK: "off"/' "rules: the updater no longer checking Apple's signature" --production
 broken 's/REQUIRE_VERIFIED_TLS: "true"/REQUIRE_VERIFIED_TLS: "false"/' "rules: production without verified TLS required" --production
 broken 's/KAFKA_SECURITY_PROTOCOL: SASL_SSL/KAFKA_SECURITY_PROTOCOL: SASL_PLAINTEXT/' "rules: production Kafka without TLS" --production
 broken '0,/^        - name: KAFKA_SASL_USERNAME$/s/^        - name: KAFKA_SASL_USERNAME$/        - name: KAFKA_SSL_VERIFY_HOSTNAME\n          value: "false"\n        - name: KAFKA_SASL_USERNAME/' "rules: a container turning host-name checks off" --production
