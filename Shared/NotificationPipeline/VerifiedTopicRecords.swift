@@ -4,10 +4,10 @@ import Foundation
 public import PipelineRecords
 public import RdKafka
 
-/// The records other producers than the chain-verifier write to the verified topic, keyed by their subject
-/// like the subscription's notifications, with the `schema` header the updater tells them apart by, each
-/// signed by its producer (``RecordSigner``): unsigned, or of a kind its producer may not write, the updater
-/// refuses them.
+/// The records of the verified topic: the chain-verifier's verified notifications and what the other producers
+/// write, keyed by their subject like the subscription's notifications, with the `schema` header the updater tells
+/// them apart by, each signed by its producer (``RecordSigner``): unsigned, or of a kind its producer may not
+/// write, the updater refuses them.
 public enum VerifiedTopicRecords {
     /// A verified notification (chain-verifier): the record of ``VerifiedNotificationRecord/encoding(_:json:source:)``
     /// keyed by its subject, with the ingest headers it `carries` (received-at, request-id), its environment, app,
