@@ -5,7 +5,8 @@
    Package.swift declares; the sources' `import` lines give what they use). The system's modules (Foundation,
    Glibc, Testing …) are not declared and not counted.
 2. The layers point one way: models ← records ← storage and Kafka ← services. The rules below say what each
-   shared module may not import; a service never imports another service (tests and benchmarks may).
+   shared module may (ONLY) or may not (FORBIDDEN) import; no shared module imports a service, and a service never
+   imports another service (tests and benchmarks may).
 
 Exit 0 when everything holds, else 1 with one line per problem.
 """
@@ -18,12 +19,17 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Synchronization", "Testing",
           "XCTest", "_Concurrency", "os"}
-SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "RefundResolver", "CustomerAPI", "IAPCtl", "AppStoreSim"}
+SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "RefundResolver", "CustomerAPI", "IAPCtl",
+            "AppStoreSim", "RetentionMessaging"}
 # The only modules a shared module may import, and why.
 ONLY = {
     "AppStoreModels": ({"SwiftASN1"}, "the models stand alone (swift-asn1 reads receipts' BER)"),
     "RateAndRetry": (set(), "the token bucket and the back-off are arithmetic"),
     "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
+    "JWSVerification": ({"AppStoreModels", "Crypto", "SwiftASN1", "X509"},
+                        "verification is cryptography over the models: no network, no pipeline"),
+    "AppStoreSigning": ({"AppStoreModels", "Crypto", "JWSVerification", "SwiftASN1", "X509"},
+                        "signing mirrors verification: cryptography over the models"),
 }
 # What a shared module must not import, and why.
 FORBIDDEN = {
@@ -34,6 +40,9 @@ FORBIDDEN = {
     "RdKafka": ({"AppStoreModels", "PipelineRecords", "ServiceRuntime", "Storage"}, "the Kafka wrapper knows no records"),
     "Entitlements": ({"RdKafka", "ServiceRuntime", "Storage", "NotificationPipeline", "PostgresNIO", "Hummingbird"},
                      "the rules are pure functions"),
+    "AppStoreAPI": ({"PipelineRecords", "Entitlements", "Storage", "RdKafka", "ServiceRuntime", "NotificationPipeline",
+                     "Hummingbird", "PostgresNIO"}, "the API client talks to Apple and knows nothing of the pipeline"),
+    "NotificationPipeline": ({"Hummingbird"}, "the services' shared pieces serve no HTTP routes of their own"),
 }
 IMPORT = re.compile(r"^(?:@testable |@preconcurrency |@_implementationOnly |public |package |internal )*import "
                     r"(?:struct |enum |class |func |protocol |typealias |var |let )?([A-Za-z0-9_]+)", re.M)
@@ -84,6 +93,9 @@ def main():
         if name in SERVICES:
             for module in sorted(uses & (SERVICES - {name})):
                 problems.append(f"{name}: a service must not import another service ({module})")
+        if path.startswith("Shared/"):
+            for module in sorted(uses & SERVICES):
+                problems.append(f"{name}: a shared module must not import a service ({module})")
     for problem in problems:
         print(problem)
     print(f"layers: {len(targets)} targets checked, {len(problems)} problems")
