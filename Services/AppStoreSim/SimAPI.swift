@@ -60,6 +60,9 @@ struct SimAPI: Sendable {
                     context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
             }
             self.addSupportRoutes(to: api, environment)
+            api.post("v1/transactions/:id/finish") { _, context in
+                try await self.finishTransaction(context.parameters.require("id"), environment)
+            }
             api.put("v1/transactions/:id/appAccountToken") { request, context in
                 try await self.appAccountToken(
                     context.parameters.require("id"), body: try await request.body.collect(upTo: 1 << 16), environment)
@@ -117,14 +120,31 @@ struct SimAPI: Sendable {
         return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
     }
 
+    /// Finish Transaction (API 1.20): the server has delivered what the transaction bought. 200 with no body for a
+    /// transaction of this environment, 404 4040010 else (the sim keeps no state for it: StoreKit's queue is on the
+    /// device).
+    private func finishTransaction(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
+        if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) {
+            return Self.error(fault)
+        }
+        guard let purchase = await self.store.purchase(for: id, in: environment),
+            purchase.transactions.contains(where: { $0.transactionId == id })
+        else {
+            return Self.error(404, APIErrorCode.transactionIdNotFound)
+        }
+        return Response(status: .ok)
+    }
+
     /// Get App Transaction Info: the customer's app transaction, found by any of their transaction ids or by its own
-    /// appTransactionId (the sim's: `7` and the original transaction id without its first digit); 404 4040019 else.
+    /// appTransactionId (``SimAppTransactionIds``), for every kind of purchase; 404 4040019 else.
     private func appTransactionInfo(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "appTransactions", isStatusCall: false) {
             return Self.error(fault)
         }
-        let byAppTransaction =
-            id.hasPrefix("7") ? await self.store.purchase(for: "2" + id.dropFirst(), in: environment) : nil
+        var byAppTransaction: SimPurchase?
+        for original in SimAppTransactionIds.originalCandidates(forAppTransactionId: id) where byAppTransaction == nil {
+            byAppTransaction = await self.store.purchase(for: original, in: environment)
+        }
         guard let purchase = await self.store.purchase(for: id, in: environment) ?? byAppTransaction else {
             return Self.error(404, 4_040_019)
         }

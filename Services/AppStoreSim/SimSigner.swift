@@ -114,7 +114,7 @@ extension SimSigner {
 
 extension SimSigner {
     /// The app transaction of a purchase's customer, as Get App Transaction Info signs it now: the app bought or
-    /// downloaded a day before the first purchase; its appTransactionId is `7` and the original id without its first digit.
+    /// downloaded a day before the first purchase; its appTransactionId is the customer's (``SimAppTransactionIds``).
     func signAppTransaction(for purchase: SimPurchase, environment: Environment, now: Date = Date()) throws -> String {
         var app = AppTransaction()
         app.receiptType = environment
@@ -125,7 +125,7 @@ extension SimSigner {
         app.receiptCreationDate = Timestamp(now)
         let first = purchase.transactions.first?.originalPurchaseDate?.millisecondsSince1970 ?? 0
         app.originalPurchaseDate = Timestamp(millisecondsSince1970: first - ScenarioGenerator.day)
-        app.appTransactionId = "7" + purchase.originalTransactionId.dropFirst()
+        app.appTransactionId = SimAppTransactionIds.appTransactionId(forOriginal: purchase.originalTransactionId)
         return try self.signer.sign(app)
     }
 }

@@ -5,7 +5,7 @@ public import X509
 
 /// Answers OCSP requests (RFC 6960) about a ``TestPKI``'s leaf and intermediate, as Apple's responders answer for
 /// its PKI: each status signed by the certificate's issuer (the intermediate for the leaf, the root for the
-/// intermediate), valid for an hour. swift-certificates parses OCSP but builds none, so requests are read and
+/// intermediate), which it names by its key hash, valid for an hour. swift-certificates parses OCSP but builds none, so requests are read and
 /// responses written here with SwiftASN1.
 public struct TestOCSPResponder: Sendable {
     /// What the responder says.
@@ -38,9 +38,13 @@ public struct TestOCSPResponder: Sendable {
         }
         var data = DER.Serializer()
         try data.appendConstructedNode(identifier: .sequence) { data in
-            // responderID byName [1]: the issuer signs its own statuses.
-            try data.serialize(explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific) {
-                try $0.serialize(issuer.certificate.subject)
+            // responderID byKey [2]: the SHA-1 of the issuer's public key (it signs its own statuses), as Apple's
+            // responders name themselves; Apple's Python library reads no other form.
+            try data.serialize(explicitlyTaggedWithTagNumber: 2, tagClass: .contextSpecific) {
+                try $0.serialize(
+                    ASN1OctetString(
+                        contentBytes: Array(
+                            Insecure.SHA1.hash(data: issuer.certificate.publicKey.subjectPublicKeyInfoBytes))[...]))
             }
             try data.serialize(try Self.time(now))
             try data.appendConstructedNode(identifier: .sequence) { responses in

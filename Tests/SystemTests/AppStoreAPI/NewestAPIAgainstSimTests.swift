@@ -35,6 +35,36 @@ import Testing
         }
     }
 
+    /// Every kind of purchase (subscription, non-consumable, consumable) in both environments has an app transaction
+    /// that Get App Transaction Info finds again by its own appTransactionId (the sim once read every id back as a
+    /// subscription's, so one-time and Sandbox purchases got 4040019).
+    @Test(arguments: [AppStoreModels.Environment.production, .sandbox])
+    func appTransactionOfEveryKindOfPurchaseIsFoundByItsOwnId(_ environment: AppStoreModels.Environment)
+        async throws
+    {
+        try await SimHarness.with(customers: 60, seed: 19, environment: environment) { sim in
+            let client = try sim.client(retry: .none).scoped(bundleID: sim.app.bundleId, environment: environment)
+            let purchases = sim.simulator.scenario.purchases.values.sorted {
+                $0.originalTransactionId < $1.originalTransactionId
+            }
+            var kinds: Set<Character> = []
+            for purchase in purchases {
+                // The kind's digit leads the last 13 digits (Sandbox ids carry a 10¹³ offset before it).
+                let kind = purchase.originalTransactionId.suffix(13).first!
+                guard !kinds.contains(kind) else { continue }
+                kinds.insert(kind)
+                let byOriginal = try await client.appTransactionInfo(purchase.originalTransactionId)
+                #expect(byOriginal.environment == environment)
+                let appTransactionId = try #require(byOriginal.appTransaction.appTransactionId)
+                let byOwnId = try await client.appTransactionInfo(appTransactionId)
+                #expect(
+                    byOwnId.appTransaction.appTransactionId == appTransactionId,
+                    "\(environment) \(purchase.originalTransactionId): found again by \(appTransactionId)")
+            }
+            #expect(kinds.count == 3, "subscriptions, non-consumables and consumables in \(environment): \(kinds)")
+        }
+    }
+
     @Test func assignedTransactionsTakeNoConsumptionAnswerAndNoExtension() async throws {
         try await SimHarness.with(customers: 300, seed: 18) { sim in
             let client = try sim.client(retry: .none)
