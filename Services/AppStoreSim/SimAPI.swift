@@ -109,6 +109,24 @@ struct SimAPI: Sendable {
     }
 
     private func transactionInfo(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
+        try await self.answering(transaction: id, environment) { transaction in
+            Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
+        }
+    }
+
+    /// Finish Transaction (API 1.20): the server has delivered what the transaction bought. 200 with no body for a
+    /// transaction of this environment, 404 4040010 else (the sim keeps no state for it: StoreKit's queue is on the
+    /// device).
+    private func finishTransaction(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
+        try await self.answering(transaction: id, environment) { _ in Response(status: .ok) }
+    }
+
+    /// The answer of a call about one transaction of this environment (the `transactions` endpoint's faults first):
+    /// `answer`'s, or 404 4040010 when the sim has no such transaction.
+    private func answering(
+        transaction id: String, _ environment: AppStoreModels.Environment,
+        _ answer: (JWSTransactionDecodedPayload) throws -> Response
+    ) async throws -> Response {
         if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) {
             return Self.error(fault)
         }
@@ -117,22 +135,7 @@ struct SimAPI: Sendable {
         else {
             return Self.error(404, APIErrorCode.transactionIdNotFound)
         }
-        return Self.json(TransactionInfoResponse(signedTransactionInfo: try self.signer.signTransaction(transaction)))
-    }
-
-    /// Finish Transaction (API 1.20): the server has delivered what the transaction bought. 200 with no body for a
-    /// transaction of this environment, 404 4040010 else (the sim keeps no state for it: StoreKit's queue is on the
-    /// device).
-    private func finishTransaction(_ id: String, _ environment: AppStoreModels.Environment) async throws -> Response {
-        if let fault = await self.store.admit(endpoint: "transactions", isStatusCall: false) {
-            return Self.error(fault)
-        }
-        guard let purchase = await self.store.purchase(for: id, in: environment),
-            purchase.transactions.contains(where: { $0.transactionId == id })
-        else {
-            return Self.error(404, APIErrorCode.transactionIdNotFound)
-        }
-        return Response(status: .ok)
+        return try answer(transaction)
     }
 
     /// Get App Transaction Info: the customer's app transaction, found by any of their transaction ids or by its own

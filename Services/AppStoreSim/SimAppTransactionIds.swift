@@ -10,21 +10,20 @@ enum SimAppTransactionIds {
 
     /// The appTransactionId of the customer an original transaction id belongs to.
     static func appTransactionId(forOriginal original: String) -> String {
-        guard let (offset, rest) = Self.parts(original) else { return "7" + original.dropFirst() }
+        guard let (_, offset, rest) = Self.parts(original) else { return "7" + original.dropFirst() }
         return String(7 * Self.kindUnit + offset + rest)
     }
 
     /// The original transaction ids an appTransactionId may stand for, one per kind of purchase.
     static func originalCandidates(forAppTransactionId id: String) -> [String] {
-        guard let (offset, rest) = Self.parts(id), id.count == 13 || id.count == 14 else { return [] }
-        guard (Int64(id) ?? 0) - offset - rest == 7 * Self.kindUnit else { return [] }
+        guard let (kind, offset, rest) = Self.parts(id), kind == 7 else { return [] }
         return Self.purchaseKinds.map { String($0 * Self.kindUnit + offset + rest) }
     }
 
-    /// The environment offset and the customer part (below 10¹²) of an id of this form.
-    private static func parts(_ id: String) -> (offset: Int64, rest: Int64)? {
+    /// The kind digit, the environment offset and the customer part (below 10¹²) of an id of this form.
+    private static func parts(_ id: String) -> (kind: Int64, offset: Int64, rest: Int64)? {
         guard let value = Int64(id), value >= Self.kindUnit else { return nil }
         let offset: Int64 = value >= Self.sandboxOffset ? Self.sandboxOffset : 0
-        return (offset, (value - offset) % Self.kindUnit)
+        return ((value - offset) / Self.kindUnit, offset, (value - offset) % Self.kindUnit)
     }
 }

@@ -5,8 +5,8 @@ public import X509
 
 /// Answers OCSP requests (RFC 6960) about a ``TestPKI``'s leaf and intermediate, as Apple's responders answer for
 /// its PKI: each status signed by the certificate's issuer (the intermediate for the leaf, the root for the
-/// intermediate), which it names by its key hash, valid for an hour. swift-certificates parses OCSP but builds none, so requests are read and
-/// responses written here with SwiftASN1.
+/// intermediate), which it names by its key hash, valid for an hour. swift-certificates parses OCSP but builds none,
+/// so requests are read and responses written here with SwiftASN1.
 public struct TestOCSPResponder: Sendable {
     /// What the responder says.
     public enum Answer: Sendable {

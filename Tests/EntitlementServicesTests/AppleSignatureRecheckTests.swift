@@ -89,11 +89,7 @@ import Testing
                 try await kafka.produce([stripped, extended, borrowed, foreign, genuine])
 
                 let database = try DatabaseSettings(url: url)
-                var settings = EntitlementUpdaterSettings(
-                    database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                    signing: TestRecordSigning.verifier)
-                settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                settings.sessionTimeout = .seconds(6)
+                var settings = EntitlementUpdaterSettings.local(database: database, bootstrap: bootstrap)
                 settings.appleSignature = AppleSignatureCheck(verifiers: [.sandbox: try fixtures.verifier()])
                 let updater = try EntitlementUpdater.buildApplication(
                     settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)

@@ -65,11 +65,7 @@ import Testing
                 try await kafka.produce(raw)
 
                 let database = try DatabaseSettings(url: url)
-                var updaterSettings = EntitlementUpdaterSettings(
-                    database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                    signing: TestRecordSigning.verifier)
-                updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                updaterSettings.sessionTimeout = .seconds(6)
+                let updaterSettings = EntitlementUpdaterSettings.local(database: database, bootstrap: bootstrap)
                 var publisherSettings = EventPublisherSettings(
                     database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
                 publisherSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
