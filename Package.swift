@@ -69,6 +69,8 @@ struct Module {
     let kind: Kind
     let path: String
     let imports: [String]
+    /// Files of the module's folder built into it (SwiftPM resources).
+    var resources: [Resource] = []
 }
 
 let modules: [Module] = [
@@ -85,6 +87,9 @@ let modules: [Module] = [
     Module(
         name: "Entitlements", kind: .library(), path: "Shared/Entitlements",
         imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+    Module(
+        name: "EntitlementDecisions", kind: .library(), path: "Shared/EntitlementDecisions",
+        imports: ["AppStoreModels", "Entitlements", "PipelineRecords"]),
     Module(
         name: "AppStoreAPI", kind: .library(), path: "Shared/AppStoreAPI",
         imports: [
@@ -105,7 +110,8 @@ let modules: [Module] = [
     Module(
         name: "Storage", kind: .library(), path: "Shared/Storage",
         imports: [
-            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NIOPosix", "NIOSSL",
+            "AppStoreModels", "Crypto", "EntitlementDecisions", "Entitlements", "JWSVerification", "Logging",
+            "NIOPosix", "NIOSSL",
             "PipelineRecords",
             "PostgresNIO",
         ]),
@@ -135,7 +141,8 @@ let modules: [Module] = [
     Module(
         name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",
         imports: [
-            "AppStoreModels", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline", "PipelineRecords",
+            "AppStoreModels", "EntitlementDecisions", "Entitlements", "Hummingbird", "Logging", "NotificationPipeline",
+            "PipelineRecords",
             "PostgresNIO",
             "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage", "Tracing",
         ]),
@@ -162,7 +169,9 @@ let modules: [Module] = [
             "Mustache", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
             "ServiceLifecycle",
             "ServiceRuntime", "Storage",
-        ]),
+        ],
+        // The OpenAPI description it serves: docs/openapi.json (linked into the folder), embedded at build time.
+        resources: [.embedInCode("openapi.json")]),
     Module(
         name: "RetentionMessaging", kind: .executable("retention-messaging"), path: "Services/RetentionMessaging",
         imports: [
@@ -178,13 +187,16 @@ let modules: [Module] = [
             "UnixSignals",
         ]),
     Module(
-        name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
+        name: "AppStoreSimKit", kind: .library(), path: "Services/AppStoreSimKit",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto",
             "HTTPTypes", "Histogram",
             "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals",
             "X509",
         ]),
+    Module(
+        name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
+        imports: ["AppStoreSimKit"]),
 
     // MARK: Benchmarks
     Module(
@@ -201,7 +213,8 @@ let modules: [Module] = [
         name: "EntitlementsBenchmark", kind: .executable("entitlements-benchmark"),
         path: "Benchmarks/EntitlementsBenchmark",
         imports: [
-            "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "TestSupport",
+            "EntitlementDecisions", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka",
+            "Storage", "TestSupport",
         ]),
     Module(
         name: "LookupBenchmark", kind: .executable("lookup-benchmark"), path: "Benchmarks/LookupBenchmark",
@@ -266,13 +279,17 @@ let modules: [Module] = [
     Module(
         name: "StorageTests", kind: .tests, path: "Tests/StorageTests",
         imports: [
-            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+            "AppStoreModels", "Crypto", "EntitlementDecisions", "Entitlements", "JWSVerification", "Logging",
+            "NotificationPipeline",
             "PipelineRecords",
             "PostgresNIO", "Storage", "TestSupport",
         ]),
     Module(
         name: "EntitlementsTests", kind: .tests, path: "Tests/EntitlementsTests",
         imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "TestSupport"]),
+    Module(
+        name: "EntitlementDecisionsTests", kind: .tests, path: "Tests/EntitlementDecisionsTests",
+        imports: ["AppStoreModels", "EntitlementDecisions", "Entitlements", "PipelineRecords", "TestSupport"]),
     Module(
         name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
         imports: [
@@ -288,7 +305,7 @@ let modules: [Module] = [
     Module(
         name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSim", "AsyncHTTPClient", "ChainVerifier",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "ChainVerifier",
             "Crypto",
             "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification",
             "Logging", "NIOCore",
@@ -334,7 +351,8 @@ let modules: [Module] = [
     case .executable:
         let settings = module.imports.contains("TestSupport") ? testSettings : strictSettings
         return .executableTarget(
-            name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: settings)
+            name: module.name, dependencies: dependencies(module), path: module.path, resources: module.resources,
+            swiftSettings: settings)
     case .tests:
         return .testTarget(
             name: module.name, dependencies: dependencies(module), path: module.path, swiftSettings: testSettings)

@@ -1,4 +1,5 @@
 import Dispatch
+import EntitlementDecisions
 import Foundation
 import Logging
 import NotificationPipeline
@@ -56,7 +57,6 @@ enum EntitlementsBenchmarkMain {
         let records = (0..<(lifeCycles.map(\.count).max() ?? 0)).flatMap { step in
             lifeCycles.compactMap { step < $0.count ? $0[step] : nil }
         }
-        let topics = PipelineTopics()
         let workers = arguments.count > 4 ? Int(arguments[4]) ?? 8 : 8
         let transactionSize = arguments.count > 5 ? Int(arguments[5]) ?? 50 : 50
 
@@ -74,7 +74,7 @@ enum EntitlementsBenchmarkMain {
             let bySubject = Dictionary(grouping: records, by: { abs($0.subject.hashValue % workers) })
             let lanes = (0..<workers).map { bySubject[$0] ?? [] }
             let single = try await Self.rate(lanes: lanes) { record in
-                _ = try await repository.apply(record, receivedAt: nil, topics: topics)
+                _ = try await repository.apply(record, receivedAt: nil)
             }
             /// The lanes' records applied `transactionSize` per transaction, on empty tables.
             let batched: @Sendable ([[VerifiedNotificationRecord]]) async throws -> Double = { lanes in
@@ -87,7 +87,7 @@ enum EntitlementsBenchmarkMain {
                     }, items: { $0.count }
                 ) { batch in
                     _ = try await repository.apply(
-                        batch.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: topics)
+                        batch.map { EntitlementInput(.notification($0), receivedAt: nil) })
                 }
             }
             // The worst order for waves first: each subject's notifications back to back.

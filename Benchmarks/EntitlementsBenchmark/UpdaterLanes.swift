@@ -1,3 +1,4 @@
+import EntitlementDecisions
 import NotificationPipeline
 import PipelineRecords
 import Storage
@@ -14,7 +15,7 @@ enum UpdaterLanes {
                         let inputs = lane[chunk..<min(chunk + 50, lane.count)].map {
                             EntitlementInput(.notification($0), receivedAt: nil)
                         }
-                        _ = try await repository.apply(Array(inputs), topics: PipelineTopics())
+                        _ = try await repository.apply(Array(inputs))
                     }
                 }
             }

@@ -65,10 +65,10 @@ func buildRouter(
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
     }
+    // docs/openapi.json byte for byte: SwiftPM embeds it at build time (the `openapi.json` resource).
+    let openAPIDocument = ByteBuffer(bytes: PackageResources.openapi_json)
     router.get("openapi.json") { _, _ in
-        Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: openAPIDocument))
     }
     let keys = APIKeyMiddleware(
         store: APIKeyStore(client: database, logger: logger),

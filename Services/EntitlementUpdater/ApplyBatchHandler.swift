@@ -1,4 +1,5 @@
 import AppStoreModels
+import EntitlementDecisions
 import Entitlements
 import Foundation
 import Logging
@@ -14,7 +15,7 @@ import Tracing
 /// posted, told apart by the `schema` header); an undecodable record goes to the DLQ. Records are split into
 /// `lanes` by subject (the Kafka key): lanes run concurrently, each in consumption order, so one subject's
 /// notifications are still applied in order. A lane applies its consecutive entitlement inputs in transactions
-/// of up to `transactionSize` (one commit each, see ``EntitlementRepository/apply(_:topics:)``); a
+/// of up to `transactionSize` (one commit each, see ``EntitlementRepository/apply(_:)``); a
 /// consumption record is applied alone, after the inputs before it. Returns once every effect is committed (and
 /// every DLQ record acknowledged), so the loop stores offsets only after the commits.
 struct ApplyBatchHandler: BatchHandler {
@@ -109,9 +110,9 @@ struct ApplyBatchHandler: BatchHandler {
             spans.append(span)
         }
         defer { spans.forEach { $0.end() } }
-        let batch = inputs, repository = self.repository, topics = self.topics
+        let batch = inputs, repository = self.repository
         inputs.removeAll(keepingCapacity: true)
-        for result in try await self.committed({ try await repository.apply(batch, topics: topics) }) {
+        for result in try await self.committed({ try await repository.apply(batch) }) {
             switch result {
             case .duplicate: self.count("duplicate")
             case .recorded(let outcome): self.count(outcome.rawValue)

@@ -27,7 +27,8 @@ func buildApplication(
         registry: registry, namespace: "entitlement_updater", name: "consumption_requests", label: "status",
         help: "Consumption requests by the status they were recorded with (missed: no answer by the deadline)")
     let repository = EntitlementRepository(
-        client: database, logger: logger, catalog: settings.catalog, consumptionPolicy: settings.consumptionPolicy,
+        client: database, logger: logger, topics: settings.topics, catalog: settings.catalog,
+        consumptionPolicy: settings.consumptionPolicy,
         consumptionStatuses: { consumptionStatuses.increment($0) })
     let handler = ApplyBatchHandler(
         repository: repository, producer: producer, topics: settings.topics, signing: settings.signing,

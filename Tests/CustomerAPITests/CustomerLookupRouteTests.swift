@@ -83,7 +83,7 @@ import Testing
                         environment: .sandbox),
                 ]
                 for record in records {
-                    _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                    _ = try await repository.apply(record, receivedAt: nil)
                 }
                 let store = APIKeyStore(client: client, logger: logger)
                 let revoked = try await store.create(bundleId: Self.app)

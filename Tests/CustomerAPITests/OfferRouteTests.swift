@@ -65,9 +65,9 @@ import Testing
                     requestId: "req-1", appUserId: "user-1", onConflict: .refuse, transferProof: nil,
                     source: .signedTransaction, environment: "Production", transaction: first.notification.transaction!,
                     signedTransactionInfo: "signed")
-                _ = try await repository.apply(posted, receivedAt: nil, topics: PipelineTopics())
+                _ = try await repository.apply(posted, receivedAt: nil)
                 for record in [first, renewed] {
-                    _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                    _ = try await repository.apply(record, receivedAt: nil)
                 }
                 return try await APIKeyStore(client: client, logger: logger).create(bundleId: Self.app).token
             }

@@ -78,7 +78,7 @@ import Testing
                     client in
                     try await MigrationRunner().migrate(client: client, logger: logger)
                     let repository = EntitlementRepository(client: client, logger: logger)
-                    for record in records { _ = try await repository.apply(record, receivedAt: nil, topics: topics) }
+                    for record in records { _ = try await repository.apply(record, receivedAt: nil) }
                     var ids: Set<String> = []
                     for try await id in try await client.query("SELECT event_id FROM outbox", logger: logger).decode(
                         String.self)

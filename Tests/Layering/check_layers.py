@@ -28,6 +28,8 @@ ONLY = {
     "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
     "JWSVerification": ({"AppStoreModels", "Crypto", "SwiftASN1", "X509"},
                         "verification is cryptography over the models: no network, no pipeline"),
+    "EntitlementDecisions": ({"AppStoreModels", "Entitlements", "PipelineRecords"},
+                             "the updater's decisions are plain values: no PostgreSQL, no Kafka, no I/O"),
     "AppStoreSigning": ({"AppStoreModels", "Crypto", "JWSVerification", "SwiftASN1", "X509"},
                         "signing mirrors verification: cryptography over the models"),
 }
@@ -93,6 +95,13 @@ def main():
         if name in SERVICES:
             for module in sorted(uses & (SERVICES - {name})):
                 problems.append(f"{name}: a service must not import another service ({module})")
+        # The App Store stand-in is a library for its thin executable, the tests and the benchmarks only: no part of the
+        # pipeline may lean on it, and it leans on no service.
+        if "AppStoreSimKit" in uses and name != "AppStoreSim" and path.startswith(("Shared/", "Services/")):
+            problems.append(f"{name}: only appstore-sim, tests and benchmarks may import AppStoreSimKit")
+        if name == "AppStoreSimKit":
+            for module in sorted(uses & SERVICES):
+                problems.append(f"{name}: the simulator must not import a service ({module})")
         if path.startswith("Shared/"):
             for module in sorted(uses & SERVICES):
                 problems.append(f"{name}: a shared module must not import a service ({module})")

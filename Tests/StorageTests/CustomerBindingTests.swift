@@ -87,41 +87,40 @@ import Testing
         try await self.withRepository { client, repository, topics in
             let subscribed = VerifiedRecords.step(
                 "SUBSCRIBED", "INITIAL_BUY", original: "sub-1", day: 0, expiresDay: 30)
-            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            _ = try await repository.apply(subscribed, receivedAt: nil)
             #expect(
                 try await self.rows("sub-1", client: client).rows == ["sub-1": true],
                 "no token: keyed by originalTransactionId")
 
             let claim = Self.posted(subscribed, user: "user-1")
-            #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(claim, receivedAt: nil) == .recorded(.applied))
             #expect(
                 try await self.rows("sub-1", client: client) == (["user-1": true], "user-1"),
                 "the rows moved to the app user")
-            #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .duplicate)
+            #expect(try await repository.apply(claim, receivedAt: nil) == .duplicate)
 
             _ = try await repository.apply(
-                VerifiedRecords.step("DID_RENEW", original: "sub-1", day: 30, expiresDay: 60), receivedAt: nil,
-                topics: topics)
+                VerifiedRecords.step("DID_RENEW", original: "sub-1", day: 30, expiresDay: 60), receivedAt: nil)
             _ = try await repository.apply(
                 VerifiedRecords.step("EXPIRED", "VOLUNTARY", original: "sub-1", day: 60, expiresDay: 60),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             #expect(
                 try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"),
                 "later notifications land on the app user")
 
             let refused = Self.posted(subscribed, user: "user-2", request: "req-2")
-            #expect(try await repository.apply(refused, receivedAt: nil, topics: topics) == .recorded(.conflict))
+            #expect(try await repository.apply(refused, receivedAt: nil) == .recorded(.conflict))
             #expect(
                 try await self.rows("sub-1", client: client) == (["user-1": false], "user-1"),
                 "a refused claim changes nothing")
 
             let unproved = Self.posted(subscribed, user: "user-2", policy: .transfer, request: "req-3")
             #expect(
-                try await repository.apply(unproved, receivedAt: nil, topics: topics) == .recorded(.conflict),
+                try await repository.apply(unproved, receivedAt: nil) == .recorded(.conflict),
                 "the transfer policy alone moves nothing: a transfer needs proof")
             let transferred = Self.posted(
                 subscribed, user: "user-2", policy: .transfer, proof: .admin(operator: "agent-7"), request: "req-4")
-            #expect(try await repository.apply(transferred, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(transferred, receivedAt: nil) == .recorded(.applied))
             #expect(try await self.rows("sub-1", client: client) == (["user-2": false], "user-2"))
             #expect(try await self.moves(client: client) == ["sub-1 → user-1", "user-1 → user-2"])
             var proofs: [String?] = []
@@ -137,17 +136,17 @@ import Testing
         try await self.withRepository { client, repository, topics in
             _ = try await repository.apply(
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-2", day: 0, expiresDay: 30),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             let token = "5b7a4c38-2f0e-4d5e-9b61-0c8f4f2e9a11"
             var renewed = VerifiedRecords.step("DID_RENEW", original: "sub-2", day: 30, expiresDay: 60)
             renewed.notification.transaction?.appAccountToken = token
-            _ = try await repository.apply(renewed, receivedAt: nil, topics: topics)
+            _ = try await repository.apply(renewed, receivedAt: nil)
             #expect(try await self.rows("sub-2", client: client).rows == [token: true], "one row, under the token")
             // A late notification without the token does not move them back.
             var late = VerifiedRecords.step(
                 "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", original: "sub-2", day: 10, expiresDay: 30)
             late.notification.transaction?.appAccountToken = nil
-            #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
+            #expect(try await repository.apply(late, receivedAt: nil) == .recorded(.stale))
             #expect(try await self.rows("sub-2", client: client).rows == [token: true])
             #expect(try await self.moves(client: client) == ["sub-2 → \(token)"])
         }
@@ -163,7 +162,7 @@ import Testing
             var subscribed = VerifiedRecords.step(
                 "SUBSCRIBED", "INITIAL_BUY", original: "sub-3", day: 0, expiresDay: 30)
             subscribed.notification.transaction?.appAccountToken = token
-            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            _ = try await repository.apply(subscribed, receivedAt: nil)
             #expect(try await self.rows("sub-3", client: client) == ([token: true], nil))
 
             // The stranger posts the owner's transaction (its token in it), and the same transaction with the token
@@ -174,13 +173,13 @@ import Testing
                 (subscribed, AppPurchaseRecord.ConflictPolicy.refuse), (stripped, .transfer),
             ].enumerated() {
                 let claim = Self.posted(record, user: "stranger", policy: policy, request: "steal-\(index)")
-                #expect(try await repository.apply(claim, receivedAt: nil, topics: topics) == .recorded(.conflict))
+                #expect(try await repository.apply(claim, receivedAt: nil) == .recorded(.conflict))
                 #expect(try await self.rows("sub-3", client: client) == ([token: true], nil), "the owner keeps access")
             }
             // The owner before the declaration: refused too (nobody may claim a token nobody declared).
             #expect(
                 try await repository.apply(
-                    Self.posted(subscribed, user: "owner", request: "early"), receivedAt: nil, topics: topics)
+                    Self.posted(subscribed, user: "owner", request: "early"), receivedAt: nil)
                     == .recorded(.conflict))
 
             #expect(try await Self.declare(token, for: "owner", client: client, logger: logger) == .created)
@@ -188,11 +187,11 @@ import Testing
             #expect(try await Self.declare(token, for: "stranger", client: client, logger: logger) == .conflict)
             #expect(
                 try await repository.apply(
-                    Self.posted(subscribed, user: "stranger", request: "steal-2"), receivedAt: nil, topics: topics)
+                    Self.posted(subscribed, user: "stranger", request: "steal-2"), receivedAt: nil)
                     == .recorded(.conflict), "declared for another user")
             #expect(
                 try await repository.apply(
-                    Self.posted(subscribed, user: "owner", request: "claim"), receivedAt: nil, topics: topics)
+                    Self.posted(subscribed, user: "owner", request: "claim"), receivedAt: nil)
                     == .recorded(.applied))
             #expect(try await self.rows("sub-3", client: client) == (["owner": true], "owner"))
             #expect(try await self.moves(client: client) == ["\(token) → owner"])
@@ -210,18 +209,18 @@ import Testing
             subscribed.notification.transaction?.deviceVerification = Data(
                 SHA384.hash(data: Data((nonce + device).utf8))
             ).base64EncodedString()
-            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            _ = try await repository.apply(subscribed, receivedAt: nil)
             #expect(
-                try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil, topics: topics)
+                try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil)
                     == .recorded(.applied))
             let wrong = Self.posted(
                 subscribed, user: "second", policy: .transfer, proof: .device(verificationId: nonce), request: "wrong")
-            #expect(try await repository.apply(wrong, receivedAt: nil, topics: topics) == .recorded(.conflict))
+            #expect(try await repository.apply(wrong, receivedAt: nil) == .recorded(.conflict))
             #expect(try await self.rows("sub-4", client: client).boundTo == "first")
             let right = Self.posted(
                 subscribed, user: "second", policy: .transfer, proof: .device(verificationId: device.uppercased()),
                 request: "right")
-            #expect(try await repository.apply(right, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(right, receivedAt: nil) == .recorded(.applied))
             #expect(try await self.rows("sub-4", client: client) == (["second": true], "second"))
             #expect(try await self.moves(client: client).last == "first → second")
         }

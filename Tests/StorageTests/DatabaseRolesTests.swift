@@ -104,7 +104,7 @@ import Testing
             try await DatabaseClient.with(try settings(.entitlementUpdater), logger: logger) { client in
                 let repository = EntitlementRepository(client: client, logger: logger)
                 for record in VerifiedRecords.lifeCycle(1) {
-                    _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                    _ = try await repository.apply(record, receivedAt: nil)
                 }
                 #expect(await Self.refused("SELECT * FROM api_keys", client: client, logger: logger))
                 #expect(

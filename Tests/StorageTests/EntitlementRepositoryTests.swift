@@ -1,4 +1,5 @@
 import AppStoreModels
+import EntitlementDecisions
 import Entitlements
 import JWSVerification
 import Logging
@@ -62,7 +63,7 @@ import Testing
         let repository = EntitlementRepository(client: client, logger: logger)
         var results: [ApplyResult] = []
         for record in records {
-            results.append(try await repository.apply(record, receivedAt: nil, topics: PipelineTopics()))
+            results.append(try await repository.apply(record, receivedAt: nil))
         }
         return results
     }
@@ -162,7 +163,7 @@ import Testing
                 let batch = delivered[start..<min(start + 5, delivered.count)].map {
                     EntitlementInput(.notification($0), receivedAt: nil)
                 }
-                results += try await repository.apply(batch, topics: PipelineTopics())
+                results += try await repository.apply(batch)
             }
             return (results, try await written(client))
         }
@@ -185,14 +186,14 @@ import Testing
             let batch = (Self.subscription.prefix(2) + Self.oneTime).map {
                 EntitlementInput(.notification($0), receivedAt: nil)
             }
-            await #expect(throws: (any Error).self) { try await repository.apply(batch, topics: PipelineTopics()) }
+            await #expect(throws: (any Error).self) { try await repository.apply(batch) }
             #expect(
                 try await count("notification_log", client) == 0,
                 "the inputs before the failing one were rolled back too")
             #expect(try await count("outbox", client) == 0)
             #expect(try await count("entitlements", client) == 0)
             try await client.query("DROP TRIGGER poison ON notification_log", logger: logger)
-            let results = try await repository.apply(batch, topics: PipelineTopics())
+            let results = try await repository.apply(batch)
             #expect(
                 results == Array(repeating: .recorded(.applied), count: 5), "the retried batch applies each input once")
             #expect(try await count("notification_log", client) == 5)
@@ -238,7 +239,7 @@ import Testing
         }
         let actual = try await withDatabase { client in
             let results = try await EntitlementRepository(client: client, logger: logger)
-                .apply(life.map { EntitlementInput(.notification($0), receivedAt: nil) }, topics: PipelineTopics())
+                .apply(life.map { EntitlementInput(.notification($0), receivedAt: nil) })
             #expect(results == Array(repeating: .recorded(.applied), count: 4))
             return (try await written(client), try await changeEvents(client))
         }

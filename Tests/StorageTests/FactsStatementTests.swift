@@ -1,3 +1,4 @@
+import EntitlementDecisions
 import Foundation
 import TestSupport
 import Testing
@@ -39,13 +40,15 @@ import Testing
     /// The facts of a real notification, as the repository builds them.
     static func factsRecord() -> NotificationFacts.FactsRecord {
         let record = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "1000", day: 0)
-        let entry = EntitlementRepository.LogEntry(
+        let entry = NotificationLogEntry(
             id: "id", type: "SUBSCRIBED", subtype: "INITIAL_BUY", subject: "1000", environment: "Sandbox",
             bundleId: "com.example.app",
             signedDate: 1, receivedAt: nil)
         let update = EntitlementUpdate(outcome: .applied, detail: "", advancesSubject: true)
         return NotificationFacts.FactsRecord(
-            .init(entry: entry, update: update, notification: record.notification, customer: "1000", entitlement: nil))
+            .init(
+                entry: entry, update: update, notification: record.notification, customer: "1000", entitlement: nil,
+                events: []))
     }
 
     @Test func theFactsRecordsetHasExactlyTheRecordsFields() throws {

@@ -52,7 +52,7 @@ struct NotificationTypeTableDatabaseTests {
                                 \(e.originalTransactionId), \(e.sourceTransactionId), \(e.ownershipType), \(e.validFrom), \(e.validUntil), 0)
                         """, logger: logger)
                 }
-                let result = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                let result = try await repository.apply(record, receivedAt: nil)
                 #expect(result == .recorded(row.outcome), "\(row)")
                 let uuid = record.notification.payload.notificationUUID!
                 var outcome = ""

@@ -30,7 +30,6 @@ import Testing
         let logger = self.logger
         try await withMigratedDatabase(logger: logger) { client, _ in
             let repository = EntitlementRepository(client: client, logger: logger)
-            let topics = PipelineTopics()
             // Subject old-1: a purchase, a renewal that moved it, a late (stale) one; all applied long ago.
             let subscribed = VerifiedRecords.step(
                 "SUBSCRIBED", "INITIAL_BUY", original: "old-1", day: 0, expiresDay: 30)
@@ -38,15 +37,14 @@ import Testing
             let late = VerifiedRecords.step(
                 "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", original: "old-1", day: 20)
             for record in [subscribed, renewed, late] {
-                _ = try await repository.apply(record, receivedAt: nil, topics: topics)
+                _ = try await repository.apply(record, receivedAt: nil)
             }
             // Subject young-1: applied now. A refund without status writes a status request.
             _ = try await repository.apply(
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "young-1", day: 0, expiresDay: 30),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             _ = try await repository.apply(
-                VerifiedRecords.step("REFUND", original: "young-1", day: 5, expiresDay: 30), receivedAt: nil,
-                topics: topics)
+                VerifiedRecords.step("REFUND", original: "young-1", day: 5, expiresDay: 30), receivedAt: nil)
             try await client.query(
                 "UPDATE notification_log SET applied_at = now() - interval '500 days' WHERE subject = 'old-1'",
                 logger: logger)
@@ -100,8 +98,8 @@ import Testing
                     == 2, "young entries stay")
 
             // The kept entry still makes a repeat a duplicate, and orders what comes after it.
-            #expect(try await repository.apply(renewed, receivedAt: nil, topics: topics) == .duplicate)
-            #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
+            #expect(try await repository.apply(renewed, receivedAt: nil) == .duplicate)
+            #expect(try await repository.apply(late, receivedAt: nil) == .recorded(.stale))
             let again = try await Pruning(client: client, logger: logger).prune(windows: RetentionWindows(), batch: 100)
             #expect(again.values.allSatisfy { $0 == 0 }, "nothing left to prune: \(again)")
         }

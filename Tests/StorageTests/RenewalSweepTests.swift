@@ -33,7 +33,7 @@ import Testing
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "sub-ended", day: 0, expiresDay: 30),
                 VerifiedRecords.step("EXPIRED", "VOLUNTARY", original: "sub-ended", day: 30, expiresDay: 30),
             ]
-            for record in records { _ = try await repository.apply(record, receivedAt: nil, topics: topics) }
+            for record in records { _ = try await repository.apply(record, receivedAt: nil) }
             let sweep = RenewalSweep(client: client, logger: logger, topics: topics)
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             #expect(
@@ -64,7 +64,7 @@ import Testing
                 signedRenewalInfo: nil)
             var answered = snapshot
             answered.transaction.signedDate = Timestamp(millisecondsSince1970: now)
-            #expect(try await repository.apply(answered, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(answered, receivedAt: nil) == .recorded(.applied))
             var active: Bool?
             for try await value in try await client.query(
                 "SELECT active FROM entitlements WHERE original_transaction_id = 'sub-lapsed'", logger: logger

@@ -52,7 +52,7 @@ import Testing
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "real-1", day: 0, expiresDay: 30),
                 VerifiedRecords.step("DID_RENEW", original: "real-1", day: 30, expiresDay: 60),
             ] {
-                _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+                _ = try await repository.apply(record, receivedAt: nil)
             }
             try await ScaleData.generate(
                 customers: 1..<2, renewals: 1, start: VerifiedRecords.start, client: client, logger: logger)

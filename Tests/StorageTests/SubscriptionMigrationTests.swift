@@ -72,13 +72,13 @@ import Testing
         try await self.withRepository { client, repository, topics in
             let subscribed = VerifiedRecords.step(
                 "SUBSCRIBED", "INITIAL_BUY", original: "old-1", day: 0, expiresDay: 30)
-            _ = try await repository.apply(subscribed, receivedAt: nil, topics: topics)
+            _ = try await repository.apply(subscribed, receivedAt: nil)
             _ = try await repository.apply(
-                CustomerBindingTests.posted(subscribed, user: "user-1"), receivedAt: nil, topics: topics)
+                CustomerBindingTests.posted(subscribed, user: "user-1"), receivedAt: nil)
             #expect(try await self.rows(client: client) == ["user-1 pro old-1 true"])
 
             let migration = try Self.migrated("MIGRATION", original: "new-1", previous: "old-1", day: 10)
-            #expect(try await repository.apply(migration, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(migration, receivedAt: nil) == .recorded(.applied))
             #expect(
                 try await self.rows(client: client) == ["user-1 pro.ac new-1 true"],
                 "the entitlement moved to the new subscription, under the same app user")
@@ -93,10 +93,10 @@ import Testing
 
             // The previous subscription's late word, and a redelivery of the migration, move nothing.
             let late = VerifiedRecords.step("DID_RENEW", original: "old-1", day: 20, expiresDay: 50)
-            #expect(try await repository.apply(late, receivedAt: nil, topics: topics) == .recorded(.stale))
-            #expect(try await repository.apply(migration, receivedAt: nil, topics: topics) == .duplicate)
+            #expect(try await repository.apply(late, receivedAt: nil) == .recorded(.stale))
+            #expect(try await repository.apply(migration, receivedAt: nil) == .duplicate)
             let renewed = try Self.migrated("DID_RENEW", original: "new-1", previous: "old-1", day: 40)
-            #expect(try await repository.apply(renewed, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(renewed, receivedAt: nil) == .recorded(.applied))
             #expect(try await self.rows(client: client) == ["user-1 pro.ac new-1 true"])
             #expect(try await self.events("entitlement.migrated", client: client).count == 1, "one event, once")
             // Looking up the previous subscription's id finds the subscription it was migrated to.
@@ -116,16 +116,15 @@ import Testing
         try await self.withRepository { client, repository, topics in
             // No token: the previous subscription's customer is its originalTransactionId.
             _ = try await repository.apply(
-                try Self.migrated("MIGRATION", original: "new-2", previous: "old-2", day: 10), receivedAt: nil,
-                topics: topics)
+                try Self.migrated("MIGRATION", original: "new-2", previous: "old-2", day: 10), receivedAt: nil)
             _ = try await repository.apply(
                 VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "old-2", day: 0, expiresDay: 30),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             // A token the new subscription carries names the customer.
             let token = "6f1c1c1e-0b7e-4d59-8a39-3d35b1f0a001"
             _ = try await repository.apply(
                 try Self.migrated("MIGRATION", original: "new-3", previous: "old-3", day: 10, token: token),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             #expect(
                 try await self.rows(client: client) == ["old-2 pro.ac new-2 true", "\(token) pro.ac new-3 true"],
                 "one row per customer, never the previous subscription's")
@@ -145,7 +144,7 @@ import Testing
             info.items = [base, addOn]
             _ = try await repository.apply(
                 try Self.migrated("MIGRATION", original: "new-4", previous: "old-4", day: 1, items: info),
-                receivedAt: nil, topics: topics)
+                receivedAt: nil)
             var refund = AdvancedCommerceRefund()
             refund.refundAmount = 1_990
             refund.refundDate = Timestamp(millisecondsSince1970: VerifiedRecords.start + 3 * VerifiedRecords.day)
@@ -154,7 +153,7 @@ import Testing
             info.items?[1].refunds = [refund]
             info.items?[1].revocationDate = refund.refundDate
             let refunded = try Self.migrated("REFUND", original: "new-4", previous: "old-4", day: 3, items: info)
-            #expect(try await repository.apply(refunded, receivedAt: nil, topics: topics) == .recorded(.applied))
+            #expect(try await repository.apply(refunded, receivedAt: nil) == .recorded(.applied))
             #expect(try await self.rows(client: client) == ["old-4 pro.ac new-4 true"], "the subscription stands")
             let events = try await self.events("revocation.items-refunded", client: client)
             #expect(events.count == 1)

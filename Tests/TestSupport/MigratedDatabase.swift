@@ -31,6 +31,6 @@ public func storeLifeCycles(_ customers: Int, client: PostgresClient, logger: Lo
     try await MigrationRunner().migrate(client: client, logger: logger)
     let repository = EntitlementRepository(client: client, logger: logger)
     for record in (0..<customers).flatMap(VerifiedRecords.lifeCycle) {
-        _ = try await repository.apply(record, receivedAt: nil, topics: PipelineTopics())
+        _ = try await repository.apply(record, receivedAt: nil)
     }
 }

@@ -1,4 +1,5 @@
 import AppStoreModels
+import EntitlementDecisions
 import Entitlements
 import Foundation
 import JWSVerification
@@ -24,7 +25,7 @@ public enum ConsumptionRequests {
     /// consumption information for it (4000227), so it is recorded `not-supported`. `now` is epoch ms. Returns the status it was recorded
     /// with, or nil for a repeat of a request already recorded.
     static func record(
-        _ entry: EntitlementRepository.LogEntry, notification: VerifiedNotification, customer: String,
+        _ entry: NotificationLogEntry, notification: VerifiedNotification, customer: String,
         policy: ConsumptionPolicy?,
         topics: PipelineTopics, now: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> String? {
@@ -122,7 +123,7 @@ public enum ConsumptionRequests {
 
     /// What the database holds about the customer and this purchase.
     static func facts(
-        of entry: EntitlementRepository.LogEntry, customer: String, transactionId: String,
+        of entry: NotificationLogEntry, customer: String, transactionId: String,
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> ConsumptionFacts {

@@ -1,3 +1,4 @@
+import EntitlementDecisions
 import Entitlements
 import Logging
 import PostgresNIO
@@ -6,43 +7,15 @@ import PostgresNIO
 /// originalTransactionId), written by the entitlement-updater only, and the move of a subject's rows when
 /// its customer changes.
 enum CustomerBindings {
-    /// Decides an app purchase's claim on its subject (``PurchaseOwnership``, read under the subject's lock so two
-    /// racing claims are decided one after the other) and binds the subject when the claim holds. Returns the
-    /// decision; `refuse` changes nothing.
-    static func claim(
-        _ record: AppPurchaseRecord, appUserId: String, entry: EntitlementRepository.LogEntry,
-        on connection: PostgresConnection,
-        logger: Logger
-    ) async throws -> PurchaseOwnership.Decision {
-        let owner = try await PurchaseOwners.owner(
-            environment: entry.environment, bundleId: entry.bundleId, subject: entry.subject,
-            claimedToken: PurchaseOwnership.accountToken(of: record.transaction), on: connection, logger: logger)
-        // A proof is taken only when it holds for the transaction it came with (a device's hash is checked again).
-        let proof = record.transferProof.flatMap { $0.holds(for: record.transaction) ? $0 : nil }
-        let decision = PurchaseOwnership.decide(
-            claimant: appUserId, owner: owner, policy: record.onConflict, proof: proof)
-        switch decision {
-        case .alreadyOwned, .refuse:
-            break
-        case .bind:
-            try await self.bind(
-                appUserId, entry: entry, source: record.source.rawValue, proof: nil, on: connection, logger: logger)
-        case .transfer(_, let proof):
-            try await self.bind(
-                appUserId, entry: entry, source: record.source.rawValue, proof: proof, on: connection, logger: logger)
-        }
-        return decision
-    }
-
-    /// Binds the entry's subject to `appUserId`, keeping who had it before and the proof a transfer was made on.
-    private static func bind(
-        _ appUserId: String, entry: EntitlementRepository.LogEntry, source: String, proof: TransferProof?,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws {
+    /// Binds the binding's subject to its app user, keeping who had it before and the proof a transfer was made on
+    /// (the planner decided the claim under the subject's lock, ``EntitlementPlanner``).
+    static func bind(_ binding: WavePlan.Binding, on connection: PostgresConnection, logger: Logger) async throws {
+        let entry = binding.entry
         try await connection.query(
             """
             INSERT INTO customer_bindings (environment, bundle_id, original_transaction_id, app_user_id, source, transfer_proof)
-            VALUES (\(entry.environment), \(entry.bundleId), \(entry.subject), \(appUserId), \(source), \(proof?.recorded))
+            VALUES (\(entry.environment), \(entry.bundleId), \(entry.subject), \(binding.appUserId), \(binding.source),
+                    \(binding.proof?.recorded))
             ON CONFLICT (environment, bundle_id, original_transaction_id) DO UPDATE SET
                 previous_app_user_id = customer_bindings.app_user_id, app_user_id = EXCLUDED.app_user_id, source = EXCLUDED.source,
                 transfer_proof = EXCLUDED.transfer_proof, bound_at = now()
@@ -53,7 +26,7 @@ enum CustomerBindings {
     /// `customer`, so one purchase is never active under two customers. The rows keep their `updated_at`: the
     /// subject's state is its newest row, and a move changes whose rows they are, not which is newest.
     static func moveRows(
-        of entry: EntitlementRepository.LogEntry, from previous: String, to customer: String,
+        of entry: NotificationLogEntry, from previous: String, to customer: String,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(

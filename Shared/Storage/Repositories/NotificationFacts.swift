@@ -1,9 +1,8 @@
 import AppStoreModels
+import EntitlementDecisions
 import Entitlements
 import Foundation
-import JWSVerification
 import Logging
-import PipelineRecords
 import PostgresNIO
 
 /// Writes everything the notifications of one wave state (a wave holds at most one input per subject), late
@@ -13,42 +12,20 @@ import PostgresNIO
 /// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `jsonb_to_recordset`,
 /// so one prepared statement (``WriteStatement``) serves every wave, whatever its size.
 enum NotificationFacts {
-    /// One input's facts as the rules decided them; `customer` owns its subscription view; `entitlement`, when
-    /// given, is upserted in the same statement (no two rows of a wave may name the same entitlement row).
-    struct Row {
-        var entry: EntitlementRepository.LogEntry
-        var update: EntitlementUpdate
-        var notification: VerifiedNotification
-        var customer: String
-        var entitlement: EntitlementState?
-        /// The trace the row's events continue (their outbox rows keep it for the publisher).
-        var traceParent: String? = nil
-    }
-
     /// Writes the facts of every row (their events in row order).
-    static func write(_ rows: [Row], topics: PipelineTopics, on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
+    static func write(_ rows: [WavePlan.FactsRow], on connection: PostgresConnection, logger: Logger) async throws {
         guard !rows.isEmpty else { return }
         var records: [FactsRecord] = []
         var events: [EventRecord] = []
         records.reserveCapacity(rows.count)
-        let eventEncoder = AppStoreJSON.makeCanonicalEncoder()
         for row in rows {
             records.append(FactsRecord(row))
-            for event in row.update.events {
-                let topic =
-                    switch event.stream {
-                    case .changes: topics.entitlementChanges
-                    case .family: topics.entitlementFamily
-                    case .revocations: topics.entitlementRevocations
-                    }
+            for event in row.events {
                 events.append(
                     EventRecord(
-                        position: events.count, id: event.eventId, topic: topic, key: event.key,
-                        payload: String(decoding: try eventEncoder.encode(event), as: UTF8.self),
-                        environment: event.facts.environment, bundle_id: event.facts.bundleId,
-                        trace_parent: row.traceParent))
+                        position: events.count, id: event.id, topic: event.topic, key: event.key,
+                        payload: event.payload, environment: event.environment, bundle_id: event.bundleId,
+                        trace_parent: event.traceParent))
             }
         }
         let encoder = JSONEncoder()
@@ -227,7 +204,7 @@ enum NotificationFacts {
         var e_valid_until: Int64?, e_revoked_at: Int64?, e_revocation_reason: Int32?, e_revocation_type: String?
 
         /// The facts of one row: log outcome, transaction, renewal info, subscription view, entitlement.
-        init(_ row: Row) {
+        init(_ row: WavePlan.FactsRow) {
             let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo,
                 e = row.entitlement
             let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil

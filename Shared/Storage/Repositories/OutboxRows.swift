@@ -1,25 +1,28 @@
-import AppStoreModels
+import EntitlementDecisions
 import Entitlements
-import Foundation
 import Logging
-import PipelineRecords
 import PostgresNIO
 
-/// Writes a status request to the outbox (events go with their notification's facts, ``NotificationFacts``).
+/// Writes a status request and its outbox row (events go with their notification's facts, ``NotificationFacts``).
 enum OutboxRows {
-    /// Inserts a status request for refund-resolver, keyed by the subscription within its environment and app:
-    /// the publisher relays it to the status-requests topic like any event, so the request is published exactly
-    /// when its cause commits, in the trace of the input that asked for it (`traceParent`).
-    static func insert(
-        _ request: StatusRequest, traceParent: String? = nil, topics: PipelineTopics, on connection: PostgresConnection,
-        logger: Logger
-    ) async throws {
-        let payload = String(decoding: try AppStoreJSON.makeCanonicalEncoder().encode(request), as: UTF8.self)
+    /// Records a status request for refund-resolver and inserts its outbox row (``EntitlementPlanner`` made it, keyed
+    /// by the subscription within its environment and app, for the status-requests topic): the publisher relays it
+    /// like any event, so the request is published exactly when its cause commits, in the trace that asked for it.
+    static func insert(_ request: StatusRequest, event: OutboxEvent, on connection: PostgresConnection, logger: Logger)
+        async throws
+    {
+        try await connection.query(
+            """
+            INSERT INTO status_requests (request_id, original_transaction_id, environment, bundle_id, reason, notification_uuid)
+            VALUES (\(request.requestId), \(request.originalTransactionId), \(request.environment), \(request.bundleId ?? ""),
+                    \(request.reason), \(request.notificationUUID))
+            ON CONFLICT (request_id) DO NOTHING
+            """, logger: logger)
         try await connection.query(
             """
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
-            VALUES (\(request.requestId), \(topics.statusRequests), \(request.key), \(payload)::jsonb, \(request.environment),
-                    \(request.bundleId ?? ""), \(traceParent))
+            VALUES (\(event.id), \(event.topic), \(event.key), \(event.payload)::jsonb, \(event.environment), \(event.bundleId),
+                    \(event.traceParent))
             ON CONFLICT (event_id) DO NOTHING
             """, logger: logger)
     }

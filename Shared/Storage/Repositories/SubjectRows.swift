@@ -1,3 +1,4 @@
+import EntitlementDecisions
 import Entitlements
 import Foundation
 import Logging
@@ -9,7 +10,7 @@ import PostgresNIO
 enum SubjectRows {
     // MARK: Locks
 
-    /// Takes the transaction-scoped lock of every subject of a batch (``EntitlementRepository/LogEntry/lockKey``), in one statement and in ascending key
+    /// Takes the transaction-scoped lock of every subject of a batch (``NotificationLogEntry/lockKey``), in one statement and in ascending key
     /// order, so two transactions locking overlapping subjects wait for each other instead of deadlocking.
     /// (PostgreSQL evaluates a volatile function of the target list after ORDER BY.)
     static func lock(_ keys: [String], on connection: PostgresConnection, logger: Logger) async throws {
@@ -29,7 +30,7 @@ enum SubjectRows {
     /// app. Returns one state per entry, nil for an entry already logged (a duplicate, now counted). Each state
     /// is the one before its entry, whose row does not advance the subject yet.
     static func logAndLoadStates(
-        _ entries: [EntitlementRepository.LogEntry], on connection: PostgresConnection,
+        _ entries: [NotificationLogEntry], on connection: PostgresConnection,
         logger: Logger
     ) async throws -> [SubjectState?] {
         let input = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
@@ -65,7 +66,7 @@ enum SubjectRows {
             Int32?,
             String?, String?, String?
         )
-        /// The entries as a JSON array of ``EntitlementRepository/LogEntry``.
+        /// The entries as a JSON array of ``NotificationLogEntry``.
         var entries: String
 
         func makeBindings() throws -> PostgresBindings {
@@ -111,7 +112,7 @@ enum SubjectRows {
 
     /// Writes an entitlement (one row per environment, app, customer and product).
     static func upsert(
-        _ e: EntitlementState, entry: EntitlementRepository.LogEntry, on connection: PostgresConnection, logger: Logger
+        _ e: EntitlementState, entry: NotificationLogEntry, on connection: PostgresConnection, logger: Logger
     ) async throws {
         try await connection.query(
             """

@@ -1,3 +1,4 @@
+import EntitlementDecisions
 import Entitlements
 import Logging
 import PostgresNIO
@@ -6,37 +7,62 @@ import PostgresNIO
 /// entitlement-updater under both subjects' locks: the first applied notification of a subscription whose
 /// transaction names a `previousOriginalTransactionId` records the migration once, binds the new subscription to the
 /// previous one's customer, and moves the previous subscription's entitlement out (the rules write the new one).
+/// ``EntitlementPlanner`` decides it from what ``previous(_:of:on:logger:)`` reads.
 enum SubscriptionMigrations {
-    /// Records that the App Store migrated `previous` to the entry's subject, binds the subject to the previous
-    /// subscription's customer when the subject is not bound yet, and removes the previous subscription's
-    /// entitlement rows. The customer is the previous subscription's bound app user, else its newest entitlement's
-    /// customer, else `fallback` (nothing of it stored yet: its notifications may come later). Returns the
-    /// migration, with the entitlement removed, when this call recorded it; nil when it was recorded before.
-    static func record(
-        from previous: String, to entry: EntitlementRepository.LogEntry, fallback: String,
-        on connection: PostgresConnection, logger: Logger
-    ) async throws -> SubjectMigration? {
+    /// What is stored of `previous`, within the entry's environment and app: whether a migration from it was recorded,
+    /// its bound app user and its newest entitlement row.
+    static func previous(
+        _ previous: String, of entry: NotificationLogEntry, on connection: PostgresConnection, logger: Logger
+    ) async throws -> PreviousSubscription {
         let rows = try await connection.query(
             """
-            WITH previous AS (
-                SELECT (SELECT app_user_id FROM customer_bindings
-                        WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
-                          AND original_transaction_id = \(previous)) AS bound,
-                       e.*
-                FROM (SELECT 1) AS one
-                LEFT JOIN LATERAL (
-                    SELECT customer, product_id, active, original_transaction_id, source_transaction_id, ownership_type,
-                           valid_from, valid_until, revoked_at, revocation_reason, revocation_type, entitlement_id
-                    FROM entitlements
+            SELECT EXISTS (SELECT 1 FROM subscription_migrations
+                           WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
+                             AND previous_original_transaction_id = \(previous)),
+                   (SELECT app_user_id FROM customer_bindings
                     WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
-                      AND original_transaction_id = \(previous)
-                    ORDER BY updated_at DESC LIMIT 1) AS e ON true
-            ), recorded AS (
+                      AND original_transaction_id = \(previous)),
+                   e.customer, e.product_id, e.active, e.original_transaction_id, e.source_transaction_id, e.ownership_type,
+                   e.valid_from, e.valid_until, e.revoked_at, e.revocation_reason, e.revocation_type, e.entitlement_id
+            FROM (SELECT 1) AS one
+            LEFT JOIN LATERAL (
+                SELECT * FROM entitlements
+                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(previous)
+                ORDER BY updated_at DESC LIMIT 1) AS e ON true
+            """, logger: logger)
+        var stored = PreviousSubscription(migrated: false, boundCustomer: nil, entitlement: nil)
+        for try await row in rows {
+            let c = try row.decode(
+                (
+                    Bool, String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?,
+                    String?, String?
+                ).self)
+            stored.migrated = c.0
+            stored.boundCustomer = c.1
+            if let customer = c.2, let product = c.3, let active = c.4, let original = c.5, let source = c.6,
+                let ownership = c.7
+            {
+                stored.entitlement = EntitlementState(
+                    customer: customer, productId: product, active: active, originalTransactionId: original,
+                    sourceTransactionId: source, ownershipType: ownership, validFrom: c.8, validUntil: c.9,
+                    revokedAt: c.10, revocationReason: c.11, revocationType: c.12, entitlementId: c.13)
+            }
+        }
+        return stored
+    }
+
+    /// Records a migration the planner decided: the row, the new subscription's binding to the customer it keeps
+    /// (unless bound already) and the removal of the previous subscription's entitlement rows.
+    static func record(_ migration: WavePlan.Migration, on connection: PostgresConnection, logger: Logger) async throws
+    {
+        let entry = migration.entry, previous = migration.previous
+        try await connection.query(
+            """
+            WITH recorded AS (
                 INSERT INTO subscription_migrations (environment, bundle_id, previous_original_transaction_id,
                                                      original_transaction_id, customer, notification_uuid, signed_date)
-                SELECT \(entry.environment), \(entry.bundleId), \(previous), \(entry.subject),
-                       coalesce(previous.bound, previous.customer, \(fallback)), \(entry.id), \(entry.signedDate)
-                FROM previous
+                VALUES (\(entry.environment), \(entry.bundleId), \(previous), \(entry.subject), \(migration.customer), \(entry.id),
+                        \(entry.signedDate))
                 ON CONFLICT (environment, bundle_id, previous_original_transaction_id) DO NOTHING
                 RETURNING customer
             ), bound AS (
@@ -44,38 +70,13 @@ enum SubscriptionMigrations {
                 SELECT \(entry.environment), \(entry.bundleId), \(entry.subject), customer, 'migration'
                 FROM recorded
                 ON CONFLICT (environment, bundle_id, original_transaction_id) DO NOTHING
-            ), moved AS (
-                DELETE FROM entitlements
-                WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
-                  AND original_transaction_id = \(previous) AND EXISTS (SELECT 1 FROM recorded)
             )
-            SELECT recorded.customer, previous.customer, previous.product_id, previous.active,
-                   previous.original_transaction_id, previous.source_transaction_id, previous.ownership_type,
-                   previous.valid_from, previous.valid_until, previous.revoked_at, previous.revocation_reason,
-                   previous.revocation_type, previous.entitlement_id
-            FROM recorded, previous
+            DELETE FROM entitlements
+            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId)
+              AND original_transaction_id = \(previous) AND EXISTS (SELECT 1 FROM recorded)
             """, logger: logger)
-        for try await row in rows {
-            let c = try row.decode(
-                (
-                    String?, String?, String?, Bool?, String?, String?, String?, Int64?, Int64?, Int64?, Int32?,
-                    String?, String?
-                ).self)
-            var migration = SubjectMigration(
-                previousOriginalTransactionId: previous, customer: c.0, previousEntitlement: nil)
-            if let customer = c.1, let product = c.2, let active = c.3, let original = c.4, let source = c.5,
-                let ownership = c.6
-            {
-                migration.previousEntitlement = EntitlementState(
-                    customer: customer, productId: product, active: active, originalTransactionId: original,
-                    sourceTransactionId: source, ownershipType: ownership, validFrom: c.7, validUntil: c.8,
-                    revokedAt: c.9, revocationReason: c.10, revocationType: c.11, entitlementId: c.12)
-            }
-            logger.debug(
-                "subscription migrated",
-                metadata: ["from": "\(previous)", "to": "\(entry.subject)", "customer": "\(c.0 ?? "-")"])
-            return migration
-        }
-        return nil
+        logger.debug(
+            "subscription migrated",
+            metadata: ["from": "\(previous)", "to": "\(entry.subject)", "customer": "\(migration.customer)"])
     }
 }

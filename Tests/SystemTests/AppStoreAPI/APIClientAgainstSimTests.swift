@@ -8,7 +8,7 @@ import NotificationPipeline
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The App Store Server API client against the stand-in: every endpoint, verified answers, Apple's error
 /// codes, inline retries for 429 (until Retry-After) and 5xx, sandbox fallback, and the JWT checks the sim makes.

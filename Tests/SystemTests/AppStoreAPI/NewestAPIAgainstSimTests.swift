@@ -4,7 +4,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The App Store Server API's newest parts against the sim, with Apple's rules: Get App Transaction Info (1.17) by any
 /// transaction id of the customer or by the appTransactionId, verified, 4040019 for an unknown id; and assigned

@@ -6,7 +6,7 @@ import NotificationPipeline
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// Calls are made per app and per environment: the token names the app the call is about, the base URL is
 /// the environment the data came from, and a bare transaction id of unknown environment tries Production,

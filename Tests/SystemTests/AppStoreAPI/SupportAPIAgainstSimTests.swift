@@ -4,7 +4,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The support endpoints of the API client against the sim, with Apple's rules: Look Up Order ID (valid and
 /// invalid), Get Refund History across pages, Send Consumption Information V1 and v2 validation, and renewal-date

@@ -8,7 +8,7 @@ import PipelineRecords
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// Every notification a whole sim run signs, verified and written as the chain-verifier writes it (Apple's JSON
 /// kept), reads back as the same record the canonical encoding gives: no notification type, container or field

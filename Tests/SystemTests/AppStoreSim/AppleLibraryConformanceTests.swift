@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// appstore-sim is as faithful as Apple where Apple's own code can tell: Apple's Python library
 /// (`app-store-server-library`, PyPI) verifies the notifications the sim signs (its OpenSSL chain building needs the

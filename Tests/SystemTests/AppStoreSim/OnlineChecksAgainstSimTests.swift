@@ -11,7 +11,7 @@ import ServiceRuntime
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The verifiers' online checks over HTTP against the OCSP responder the sim serves for its PKI, built from the
 /// settings a service reads (`APPSTORE_ONLINE_CHECKS`): good answers verify, a revoked leaf or intermediate is a

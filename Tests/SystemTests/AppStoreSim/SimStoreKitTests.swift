@@ -6,7 +6,7 @@ import JWSVerification
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The sim plays StoreKit and the App Store for purchases with a promotional offer: only a signature the App Store
 /// would honour makes the purchase (the team's key, the app, the product and offer, a buyer's own transaction, a

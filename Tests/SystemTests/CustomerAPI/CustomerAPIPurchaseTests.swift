@@ -19,7 +19,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 @testable import CustomerAPI
 @testable import EntitlementUpdater
 

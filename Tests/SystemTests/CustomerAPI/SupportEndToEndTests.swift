@@ -14,7 +14,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The support side against the running stack (the six service binaries, Tansu, PostgreSQL, the sim): consumption
 /// requests answered within their deadline when the customer consented, reported when their window had closed,

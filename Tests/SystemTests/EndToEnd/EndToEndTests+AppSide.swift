@@ -7,7 +7,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 // MARK: - The app side's checks: traces, metrics and the customer view through GET
 

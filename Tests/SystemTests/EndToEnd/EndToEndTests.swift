@@ -11,7 +11,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The product end to end: thousands of customers' life cycles from `appstore-sim`, shuffled and partly
 /// duplicated, posted to the real `ingest` binary and carried by the real chain-verifier,

@@ -9,7 +9,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The product end to end through outages while notifications flow (the six service binaries, Tansu,
 /// PostgreSQL with `fsync=on`, the sim): the broker frozen for 20 s (SIGSTOP, then SIGCONT: it keeps its data),

@@ -3,7 +3,7 @@ import Logging
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The pods the development overlay ships, run as containers of the image built here (`deploy/local/image.sh`,
 /// podman with runc) exactly as the rendered objects say (`deploy/local/pods.py`): the migrate and topics Jobs to

@@ -7,7 +7,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// Scaling out and in under load: three replicas each of chain-verifier, entitlement-updater, refund-resolver
 /// and event-publisher and two of ingest, on topics of twelve partitions, while the sim's notifications flow.

@@ -10,7 +10,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// Retention Messaging end to end: the pipeline stores a scenario; the app team configures Apple's side through the
 /// API (messages reviewed, a default message, the real-time URL), Apple's performance test passes against the running

@@ -11,7 +11,7 @@ import ServiceRuntime
 import Storage
 import TestSupport
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 @testable import ChainVerifier
 @testable import EntitlementUpdater
 @testable import EventPublisher

@@ -10,7 +10,7 @@ import NotificationPipeline
 import ServiceLifecycle
 import TestSupport
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// An `appstore-sim` running in-process on a free loopback port, with the API key and trust the pipeline
 /// needs to talk to it.

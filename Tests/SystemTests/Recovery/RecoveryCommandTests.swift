@@ -7,7 +7,7 @@ import RdKafka
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// `iapctl replay` and `iapctl test-notification`, the real binary, against a real broker and the sim.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {

@@ -12,7 +12,7 @@ import Storage
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 
 /// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in

@@ -12,7 +12,7 @@ import ServiceRuntime
 import TestSupport
 import Testing
 
-@testable import AppStoreSim
+@testable import AppStoreSimKit
 @testable import RefundResolver
 
 /// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with

@@ -1,13 +1,12 @@
 import AppStoreModels
-import JWSVerification
 
 /// Splits a batch's inputs into waves that can each be written with one statement per table: an input goes
 /// into the wave after the last one holding an earlier input it shares a row with (its subject, its log id,
 /// its transaction, its subscription or renewal info), so every subject's inputs keep their order and no
 /// statement writes one row twice.
-enum Waves {
+public enum Waves {
     /// The waves, as indices into `inputs`, in the order they must be applied (each in input order).
-    static func split(_ inputs: [EntitlementRepository.PreparedInput]) -> [[Int]] {
+    public static func split(_ inputs: [PreparedInput]) -> [[Int]] {
         var waveOfKey: [String: Int] = [:]
         var waves: [[Int]] = []
         for (index, input) in inputs.enumerated() {
@@ -21,7 +20,7 @@ enum Waves {
     }
 
     /// The rows an input writes that another input may write too, within its environment and app.
-    private static func rowKeys(of input: EntitlementRepository.PreparedInput) -> [String] {
+    static func rowKeys(of input: PreparedInput) -> [String] {
         let scope = input.entry.scope
         var keys = ["s:" + scope + input.entry.subject, "l:" + input.entry.id]
         // A migration ends the previous subscription's entitlement: its own inputs go to another wave.

@@ -1,0 +1,187 @@
+import AppStoreModels
+public import Entitlements
+import Foundation
+public import PipelineRecords
+
+/// Decides what the entitlement-updater writes for a wave of inputs, as plain values: which rules apply, the
+/// claims and migrations that bind a subject, each input's new state and outcome (stale, conflict …), its
+/// events and the topics they go to. It reads nothing and writes nothing: Storage loads what it needs
+/// (``InputLoad``) and runs the ``WavePlan`` it returns.
+public struct EntitlementPlanner: Sendable {
+    /// The products' entitlements.
+    public var catalog: EntitlementCatalog
+    /// Where events and status requests go.
+    public var topics: PipelineTopics
+
+    public init(catalog: EntitlementCatalog = EntitlementCatalog(), topics: PipelineTopics = PipelineTopics()) {
+        self.catalog = catalog
+        self.topics = topics
+    }
+
+    // MARK: A wave
+
+    /// Decides one wave (at most one input per subject, its subjects locked, `loads` read for it in the same
+    /// order). Inputs whose state is nil are duplicates and write nothing.
+    public func decide(wave: [PreparedInput], loads: [InputLoad]) throws -> WavePlan {
+        precondition(wave.count == loads.count, "one load per input")
+        var plan = WavePlan(results: [ApplyResult](repeating: .duplicate, count: wave.count))
+        let encoder = AppStoreJSON.makeCanonicalEncoder()
+        var entitlementKeys = Set<String>()
+        for (index, input) in wave.enumerated() {
+            guard var current = loads[index].state else { continue }
+            let entry = input.entry, notification = input.notification
+            if let claim = input.claim {
+                switch Self.decideClaim(claim.record, appUserId: claim.appUserId, owner: loads[index].owner ?? .init())
+                {
+                case .refuse(let owner):
+                    let refused = EntitlementRules.refusedAppPurchase(owner: owner)
+                    plan.facts.append(
+                        try self.factsRow(
+                            input, update: refused, customer: current.boundCustomer ?? owner, entitlement: nil,
+                            encoder: encoder))
+                    plan.results[index] = .recorded(.conflict)
+                    continue
+                case .alreadyOwned:
+                    break
+                case .bind:
+                    plan.bindings.append(
+                        .init(entry: entry, appUserId: claim.appUserId, source: claim.record.source.rawValue))
+                case .transfer(_, let proof):
+                    plan.bindings.append(
+                        .init(
+                            entry: entry, appUserId: claim.appUserId, source: claim.record.source.rawValue, proof: proof
+                        ))
+                }
+                current.boundCustomer = claim.appUserId
+            }
+            if let previous = input.migratedFrom, current.migratedTo == nil, let stored = loads[index].previous,
+                !stored.migrated
+            {
+                let customer =
+                    stored.boundCustomer ?? stored.entitlement?.customer
+                    ?? Self.migrationFallback(notification, previous: previous)
+                plan.migrations.append(.init(previous: previous, entry: entry, customer: customer))
+                current.migration = SubjectMigration(
+                    previousOriginalTransactionId: previous, customer: customer, previousEntitlement: stored.entitlement
+                )
+                if current.boundCustomer == nil { current.boundCustomer = customer }
+            }
+            let update = self.rules(for: input, current: current)
+            let customer =
+                update.entitlement?.customer
+                ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) }
+                ?? entry.subject
+            // The common case writes its entitlement with the facts; a move of the subject's rows, a superseded
+            // entitlement, or a row another input of the wave writes too keeps the order of separate statements.
+            let key = update.entitlement.map(entry.rowKey)
+            let alone = update.movedFrom != nil || update.superseded != nil
+            let withFacts = update.outcome != .stale && !alone && key.map { !entitlementKeys.contains($0) } ?? false
+            if let key { entitlementKeys.insert(key) }
+            if let superseded = update.superseded { entitlementKeys.insert(entry.rowKey(of: superseded)) }
+            plan.facts.append(
+                try self.factsRow(
+                    input, update: update, customer: customer, entitlement: withFacts ? update.entitlement : nil,
+                    encoder: encoder))
+            plan.steps += try self.steps(
+                of: input, update: update, customer: customer, entitlementWithFacts: withFacts, encoder: encoder)
+            plan.results[index] = .recorded(update.outcome)
+        }
+        return plan
+    }
+
+    // MARK: Rules, claims, migrations
+
+    /// The rules that decide an input's update from its subject's state.
+    public func rules(for input: PreparedInput, current: SubjectState) -> EntitlementUpdate {
+        switch input.kind {
+        case .notification(let record):
+            EntitlementRules.apply(
+                record.notification, subject: record.subject, current: current, catalog: self.catalog)
+        case .snapshot(let snapshot):
+            EntitlementRules.apply(snapshot: snapshot, current: current, catalog: self.catalog)
+        case .purchase(let record):
+            EntitlementRules.apply(appPurchase: record, current: current, catalog: self.catalog)
+        }
+    }
+
+    /// An app purchase's claim on its subject (``PurchaseOwnership``): a proof counts only when it holds for the
+    /// transaction it came with (a device's hash is checked again).
+    static func decideClaim(_ record: AppPurchaseRecord, appUserId: String, owner: PurchaseOwnership.Owner)
+        -> PurchaseOwnership.Decision
+    {
+        let proof = record.transferProof.flatMap { $0.holds(for: record.transaction) ? $0 : nil }
+        return PurchaseOwnership.decide(claimant: appUserId, owner: owner, policy: record.onConflict, proof: proof)
+    }
+
+    /// The customer a migrated subscription keeps when nothing of the previous one is stored yet: the
+    /// appAccountToken the new one carries, else the previous one's originalTransactionId (its customer, had its
+    /// notifications come first).
+    static func migrationFallback(_ notification: VerifiedNotification, previous: String) -> String {
+        guard let transaction = notification.transaction else { return previous }
+        let key = CustomerKey.of(transaction: transaction, renewalInfo: notification.renewalInfo)
+        return key == transaction.originalTransactionId ? previous : key
+    }
+
+    // MARK: Writes
+
+    /// What one input needs beyond its facts: its consumption request, the move of its rows to a new customer,
+    /// and unless stale, its superseded entitlement, its entitlement (when not written with the facts) and its
+    /// status request.
+    func steps(
+        of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
+        encoder: JSONEncoder
+    ) throws -> [WavePlan.Step] {
+        let entry = input.entry
+        var steps: [WavePlan.Step] = []
+        if entry.type == "CONSUMPTION_REQUEST" {
+            steps.append(.consumptionRequest(entry, input.notification, customer: customer))
+        }
+        if let previous = update.movedFrom { steps.append(.moveRows(entry, from: previous, to: customer)) }
+        guard update.outcome != .stale else { return steps }
+        if let superseded = update.superseded { steps.append(.upsert(superseded, entry)) }
+        if let entitlement = update.entitlement, !entitlementWithFacts { steps.append(.upsert(entitlement, entry)) }
+        if let request = update.statusRequest {
+            steps.append(
+                .statusRequest(request, try self.outboxEvent(request, traceParent: input.traceParent, encoder: encoder))
+            )
+        }
+        return steps
+    }
+
+    /// An input's facts row, its events mapped to their topics.
+    func factsRow(
+        _ input: PreparedInput, update: EntitlementUpdate, customer: String, entitlement: EntitlementState?,
+        encoder: JSONEncoder
+    ) throws -> WavePlan.FactsRow {
+        WavePlan.FactsRow(
+            entry: input.entry, update: update, notification: input.notification, customer: customer,
+            entitlement: entitlement,
+            events: try update.events.map { try self.outboxEvent($0, traceParent: input.traceParent, encoder: encoder) }
+        )
+    }
+
+    /// The topic an event's stream goes to.
+    public func topic(of stream: EntitlementEvent.Stream) -> String {
+        switch stream {
+        case .changes: self.topics.entitlementChanges
+        case .family: self.topics.entitlementFamily
+        case .revocations: self.topics.entitlementRevocations
+        }
+    }
+
+    /// An event's outbox row (`encoder`: the canonical one).
+    func outboxEvent(_ event: EntitlementEvent, traceParent: String?, encoder: JSONEncoder) throws -> OutboxEvent {
+        OutboxEvent(
+            id: event.eventId, topic: self.topic(of: event.stream), key: event.key,
+            payload: String(decoding: try encoder.encode(event), as: UTF8.self), environment: event.facts.environment,
+            bundleId: event.facts.bundleId, traceParent: traceParent)
+    }
+
+    /// A status request's outbox row, keyed by the subscription within its environment and app.
+    func outboxEvent(_ request: StatusRequest, traceParent: String?, encoder: JSONEncoder) throws -> OutboxEvent {
+        OutboxEvent(
+            id: request.requestId, topic: self.topics.statusRequests, key: request.key,
+            payload: String(decoding: try encoder.encode(request), as: UTF8.self), environment: request.environment,
+            bundleId: request.bundleId ?? "", traceParent: traceParent)
+    }
+}
