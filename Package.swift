@@ -86,7 +86,7 @@ let modules: [Module] = [
     Module(name: "PipelineRecords", kind: .library(), path: "Shared/PipelineRecords", imports: ["AppStoreModels"]),
     Module(
         name: "Entitlements", kind: .library(), path: "Shared/Entitlements",
-        imports: ["AppStoreModels", "Crypto", "JWSVerification"]),
+        imports: ["AppStoreModels", "Crypto", "JWSVerification", "PipelineRecords"]),
     Module(
         name: "EntitlementDecisions", kind: .library(), path: "Shared/EntitlementDecisions",
         imports: ["AppStoreModels", "Entitlements", "PipelineRecords"]),
@@ -286,7 +286,7 @@ let modules: [Module] = [
         ]),
     Module(
         name: "EntitlementsTests", kind: .tests, path: "Tests/EntitlementsTests",
-        imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "TestSupport"]),
+        imports: ["AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "PipelineRecords", "TestSupport"]),
     Module(
         name: "EntitlementDecisionsTests", kind: .tests, path: "Tests/EntitlementDecisionsTests",
         imports: ["AppStoreModels", "EntitlementDecisions", "Entitlements", "PipelineRecords", "TestSupport"]),

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import JWSVerification
 import NotificationPipeline
+import PipelineRecords
 
 /// The body of `POST /v1/apps/{bundleId}/customers/{appUserId}/transactions`: exactly one of the three.
 struct PurchaseBody: Decodable {

@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import RdKafka
 import ServiceRuntime
 import Storage

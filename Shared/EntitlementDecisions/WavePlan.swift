@@ -1,5 +1,6 @@
 public import AppStoreModels
 public import Entitlements
+public import PipelineRecords
 
 /// Everything one wave writes, decided: the results, then the writes in the order the updater runs them
 /// (bindings and migrations, one facts statement for the wave, then each input's rare steps in input order).

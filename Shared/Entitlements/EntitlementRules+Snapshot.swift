@@ -1,5 +1,6 @@
 import AppStoreModels
 import JWSVerification
+import PipelineRecords
 
 // MARK: - EntitlementRules + status snapshots
 

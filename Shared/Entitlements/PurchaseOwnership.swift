@@ -1,6 +1,7 @@
 public import AppStoreModels
 import Crypto
 import Foundation
+public import PipelineRecords
 
 /// Who may claim a purchase for an app user. Possession of a transaction id, a receipt or an old signed
 /// transaction proves that a purchase exists, never that it belongs to the caller; a purchase belongs to:
@@ -63,23 +64,9 @@ public enum PurchaseOwnership {
     }
 }
 
-/// Why a purchase may move from the customer it belongs to.
-public enum TransferProof: Codable, Hashable, Sendable {
-    /// StoreKit 2's device verification: the device that holds the signed transaction sent its
-    /// `AppStore.deviceVerificationID`, and SHA-384 of the transaction's nonce and that id equals the
-    /// transaction's `deviceVerification` (Apple's defence against replayed transactions).
-    case device(verificationId: String)
-    /// An operator moved it (console or `iapctl resync --policy transfer --operator NAME`); recorded with who.
-    case admin(operator: String)
+// MARK: - Proofs
 
-    /// How the proof is recorded beside the binding (`device` or `admin:NAME`).
-    public var recorded: String {
-        switch self {
-        case .device: "device"
-        case .admin(let name): "admin:" + name
-        }
-    }
-
+extension TransferProof {
     /// Whether `verificationId` (the device's `AppStore.deviceVerificationID`) proves that `transaction` was
     /// handed to that device: base64 SHA-384 of the lowercased nonce followed by the lowercased id equals the
     /// transaction's `deviceVerification`.

@@ -2,6 +2,7 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import JWSVerification
+import PipelineRecords
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import AppStoreModels
 import Crypto
 import Entitlements
 import Foundation
+import PipelineRecords
 import Testing
 
 /// The ownership rules as a table: who may claim a purchase, and what a transfer needs.

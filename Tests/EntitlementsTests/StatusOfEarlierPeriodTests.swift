@@ -1,6 +1,7 @@
 import AppStoreModels
 import Entitlements
 import JWSVerification
+import PipelineRecords
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import EntitlementDecisions
 import Entitlements
 import Logging
+import PipelineRecords
 import PostgresNIO
 
 /// The app user each purchase belongs to (`customer_bindings`, one row per environment, app and
