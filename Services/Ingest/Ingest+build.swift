@@ -39,7 +39,7 @@ func buildApplication(
     NotificationController(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
         edge: edge,
-        producer: producer, rawTopic: settings.topics.raw, maximumBodyBytes: settings.maximumBodyBytes,
+        producer: producer, topics: settings.topics, maximumBodyBytes: settings.maximumBodyBytes,
         bodyTimeout: settings.http.bodyTimeout,
         metrics: metrics, logger: logger
     ).addRoutes(to: router)

@@ -17,7 +17,8 @@ struct NotificationController: Sendable {
     /// The outer JWS's verification (nil: `INGEST_VERIFY=false`, the chain-verifier alone verifies).
     let edge: EdgeVerification?
     let producer: KafkaProducer
-    let rawTopic: String
+    /// The raw topic is where accepted notifications go.
+    let topics: PipelineTopics
     let maximumBodyBytes: Int
     /// How long the body may take to arrive (a stalled or trickling client gets 408).
     let bodyTimeout: Duration
@@ -63,14 +64,9 @@ struct NotificationController: Sendable {
         } catch {
             return self.refuse(error, requestID: requestID)
         }
-        var record = ProducerRecord(
-            topic: self.rawTopic, key: Array(admitted.subject.utf8), value: body,
-            headers: [
-                KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
-                KafkaHeader(name: PipelineHeaders.environment, text: admitted.environment.rawValue),
-                KafkaHeader(name: PipelineHeaders.bundleId, text: admitted.bundleId),
-                KafkaHeader(name: PipelineHeaders.requestID, text: requestID),
-            ])
+        var record = RawTopicRecords.notification(
+            body: body, subject: admitted.subject, environment: admitted.environment.rawValue,
+            bundleId: admitted.bundleId, requestID: requestID, topics: self.topics)
         // The request's span (TracingMiddleware) is the trace's root: every service after this one continues it.
         TraceHeaders.inject(ServiceContext.current ?? .topLevel, into: &record.headers)
         let start = ContinuousClock.now

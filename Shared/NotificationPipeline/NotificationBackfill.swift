@@ -84,24 +84,16 @@ public struct NotificationBackfill: Sendable {
         return report
     }
 
-    /// The raw-topic record of one notification.
+    /// The raw-topic record of one notification: the record ingest would have written for it, marked with the run.
     static func record(_ item: VerifiedHistoryNotification, topics: PipelineTopics, runID: String) -> ProducerRecord {
         var envelope = ResponseBodyV2()
         envelope.signedPayload = item.signedPayload
         let body = try! JSONEncoder().encode(envelope)
-        let subject = NotificationSubject.of(item.notification.payload, transaction: item.notification.transaction)
-        var headers = [
-            KafkaHeader(name: PipelineHeaders.receivedAt, text: String(Int64(Date().timeIntervalSince1970 * 1000))),
-            KafkaHeader(name: PipelineHeaders.requestID, text: "backfill-\(runID)"),
-            KafkaHeader(name: Self.sourceHeader, text: runID),
-        ]
-        if let environment = item.notification.payload.rawEnvironment {
-            headers.append(KafkaHeader(name: PipelineHeaders.environment, text: environment))
-        }
-        if let bundleId = item.notification.payload.bundleId {
-            headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: bundleId))
-        }
-        return ProducerRecord(topic: topics.raw, key: Array(subject.utf8), value: Array(body), headers: headers)
+        let payload = item.notification.payload
+        return RawTopicRecords.notification(
+            body: Array(body), subject: NotificationSubject.of(payload, transaction: item.notification.transaction),
+            environment: payload.rawEnvironment, bundleId: payload.bundleId, requestID: "backfill-\(runID)",
+            topics: topics, extraHeaders: [KafkaHeader(name: Self.sourceHeader, text: runID)])
     }
 }
 
