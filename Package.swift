@@ -305,9 +305,9 @@ let modules: [Module] = [
     Module(
         name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "ChainVerifier",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient",
             "Crypto",
-            "CustomerAPI", "EntitlementUpdater", "Entitlements", "EventPublisher", "Ingest", "JWSVerification",
+            "Entitlements", "JWSVerification",
             "Logging", "NIOCore",
             "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
             "RefundResolver",

@@ -20,11 +20,10 @@ import TestSupport
 import Testing
 
 @testable import AppStoreSimKit
-@testable import CustomerAPI
-@testable import EntitlementUpdater
 
 /// customer-api's POST of purchases against real components: the sim's App Store (signed transactions,
-/// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater. Each input
+/// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater, both services as
+/// processes of their binaries. Each input
 /// kind binds the purchase to the app user and answers the user's entitlements once committed; ownership
 /// conflicts answer 409 and change nothing; every bad input is a 4xx JSON error that writes nothing.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct CustomerAPIPurchaseTests {
@@ -138,50 +137,29 @@ import Testing
                             try await store.create(bundleId: Stack.otherApp, ratePerSecond: 1000).token
                         )
                     }
-                    let port = try LocalComponents.freePortBelowEphemeralRange()
-                    var accepted = sim.accepted
-                    accepted.apps.append(AppIdentity(bundleId: Stack.otherApp, appAppleId: 99))
-                    var purchases = CustomerAPISettings.PurchaseSettings(
-                        accepted: accepted, signing: TestRecordSigning.signer(.customerAPI),
-                        kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-                    purchases.trust = sim.trust
-                    purchases.api = try sim.apiSettings(fallback: true)
-                    purchases.onConflict = policy
-                    purchases.applyWait = wait
-                    purchases.maximumBodyBytes = maximumBody
-                    var settings = CustomerAPISettings(database: database, purchases: purchases)
-                    settings.http = HTTPSettings(host: "127.0.0.1", port: port)
-                    settings.keyConcurrency = keyConcurrency
-                    settings.offers = OfferSigningSettings(
-                        key: OfferSigningKey(
-                            keyID: SimHarness.offerKeyID, issuerID: SimHarness.issuerID, privateKey: sim.offerKey))
-                    var services: [any Service] = [
-                        try CustomerAPI.buildApplication(
-                            settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-                    ]
-                    if runUpdater {
-                        var updaterSettings = EntitlementUpdaterSettings(
-                            database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                            signing: TestRecordSigning.verifier)
-                        updaterSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                        updaterSettings.sessionTimeout = .seconds(6)
-                        services.append(
-                            try EntitlementUpdater.buildApplication(
-                                settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger))
-                    }
-                    let group = ServiceGroup(configuration: .init(services: services, logger: logger))
-                    let running = Task { try await group.run() }
-                    defer { running.cancel() }
-                    try await sim.waitForOK("http://127.0.0.1:\(port)/health", what: "customer-api")
+                    // customer-api (and the updater) as processes of their binaries, as they run in a cluster.
+                    let directory = try LocalComponents.temporaryDirectory("customer-api-purchases")
+                    var environment = try sim.environment(directory: directory, bootstrap: bootstrap)
+                    environment.merge([
+                        "DATABASE_URL": url, "LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "APPSTORE_APPS": "\(sim.app.bundleId):\(sim.app.appAppleId!),\(Stack.otherApp):99",
+                        "APPSTORE_API_SANDBOX_FALLBACK": "true", "CUSTOMER_TRANSFER_POLICY": policy.rawValue,
+                        "CUSTOMER_API_APPLY_WAIT_MS": String(Int(wait / .milliseconds(1))),
+                        "CUSTOMER_API_MAX_BODY_BYTES": String(maximumBody),
+                        "CUSTOMER_API_KEY_CONCURRENCY": keyConcurrency.map(String.init) ?? "",
+                    ]) { _, new in new }
+                    let fleet = try ServiceFleet(
+                        environment: environment, directory: directory,
+                        only: runUpdater ? ["customer-api", "entitlement-updater"] : ["customer-api"])
                     do {
+                        try await fleet.startAll(http: sim.http)
+                        let port = await fleet.ports["customer-api"]!
                         try await body(Stack(sim: sim, port: port, key: key, otherKey: otherKey, databaseURL: url))
                     } catch {
-                        await group.triggerGracefulShutdown()
-                        _ = try? await running.value
+                        await fleet.stopAll()
                         throw error
                     }
-                    await group.triggerGracefulShutdown()
-                    try await running.value
+                    await fleet.stopAll()
                 }
             }
         }

@@ -25,15 +25,18 @@ actor ServiceFleet {
     private var stopping = false
 
     /// Chooses a free port per instance (unless `ports` names one); `replicas` says how many instances a service
-    /// runs (1 unless named); `environment` is what every instance gets (plus its `HTTP_PORT`).
+    /// runs (1 unless named); `environment` is what every instance gets (plus its `HTTP_PORT`); `only` names the
+    /// services to run when a test needs fewer than the whole pipeline.
     init(
-        environment: [String: String], directory: URL, ports chosen: [String: Int] = [:], replicas: [String: Int] = [:]
+        environment: [String: String], directory: URL, ports chosen: [String: Int] = [:], replicas: [String: Int] = [:],
+        only: [String]? = nil
     )
         throws
     {
         self.environment = environment
         self.directory = directory
-        let services = Self.pipeline + (environment["RETENTION_RULES_FILE"] == nil ? [] : ["retention-messaging"])
+        let services =
+            only ?? (Self.pipeline + (environment["RETENTION_RULES_FILE"] == nil ? [] : ["retention-messaging"]))
         self.names = services.flatMap { name in
             (1...max(1, replicas[name] ?? 1)).map { Self.instance(name, $0) }
         }

@@ -6,7 +6,6 @@ import NotificationPipeline
 import PipelineRecords
 import PostgresNIO
 import RdKafka
-import ServiceLifecycle
 import ServiceRuntime
 import Storage
 import TestSupport
@@ -14,7 +13,7 @@ import Testing
 
 @testable import AppStoreSimKit
 
-/// The whole pipeline against the sim: refunds resolved through real status calls, an ingest outage
+/// The whole pipeline, its services as processes of their binaries, against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in
 /// the state the sim says each customer must have.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
@@ -39,56 +38,68 @@ import Testing
                     try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
                         PipelineTopics().all.map { ($0, 2) })
                     try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
-                    let ingestPort = try LocalComponents.freePortBelowEphemeralRange()
-                    let group = try PipelineHarness.services(
-                        sim: sim, bootstrap: bootstrap, databaseURL: databaseURL, ingestPort: ingestPort,
-                        reconcileInterval: reconcile ? .seconds(3) : nil, logger: logger)
-                    let running = Task { try await group.run() }
-                    let ingest = "http://127.0.0.1:\(ingestPort)/notifications"
-                    try await Self.waitForIngest(sim, ingest)
-
-                    let plan = sim.simulator.deliveryPlan()
-                    let third = plan.count / 3
-                    let down = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
-                    let reachable = Array(plan.prefix(third)) + Array(plan.dropFirst(2 * third))
-                    _ = await sim.simulator.deliver(Array(plan.prefix(third)), http: sim.http, to: ingest)
-                    let outage = await sim.simulator.deliver(
-                        Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down,
-                        timeout: .milliseconds(300))
-                    _ = await sim.simulator.deliver(Array(plan.dropFirst(2 * third)), http: sim.http, to: ingest)
-                    // Outside the outage ingest takes everything, with Apple's retries: on a loaded machine it may
-                    // answer a 503 first (its designed answer under load, which Apple retries). Retried here for the
-                    // reachable notifications only, so the outage's stay for the backfill to find.
-                    let reachableIds = Set(reachable.map(\.uuid))
-                    for _ in 0..<5 {
-                        let failed = await sim.simulator.store.undelivered(among: reachableIds)
-                        if failed.isEmpty { break }
-                        _ = await sim.simulator.deliver(
-                            reachable.filter { failed.contains($0.uuid) }, http: sim.http, to: ingest)
+                    let directory = try LocalComponents.temporaryDirectory("recovery")
+                    var environment = try EndToEndTests.pipelineEnvironment(
+                        sim, directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
+                    environment.merge([
+                        "APPSTORE_ENVIRONMENTS": "Production", "RESOLVER_RATE_PER_SECOND": "20",
+                        "RECONCILE_INTERVAL_SECONDS": reconcile ? "3" : "0", "RECONCILE_WINDOW_HOURS": "2160",
+                    ]) { _, new in new }
+                    let fleet = try ServiceFleet(environment: environment, directory: directory)
+                    do {
+                        try await fleet.startAll(http: sim.http)
+                        try await Self.deliverWithOutage(
+                            sim, to: await fleet.ingestURL, databaseURL: databaseURL, bootstrap: bootstrap,
+                            recover: recover)
+                    } catch {
+                        await fleet.stopAll()
+                        throw error
                     }
-                    #expect(
-                        await sim.simulator.store.undelivered(among: reachableIds).isEmpty,
-                        "ingest took every notification sent outside the outage")
-                    #expect(outage.succeeded == 0 && outage.failed == third)
-                    let undelivered = await sim.simulator.store.undeliveredCount()
-                    #expect(undelivered > 0, "the outage left notifications undelivered")
-
-                    try await recover(sim, bootstrap)
-                    let difference = try await PipelineHarness.waitForExpectedState(
-                        sim, databaseURL: databaseURL, timeout: .seconds(150), logger: logger)
-                    #expect(difference.missing.isEmpty, "missing: \(difference.missing.sorted().prefix(10))")
-                    #expect(difference.extra.isEmpty, "unexpected: \(difference.extra.sorted().prefix(10))")
-                    try await Self.checkRefunds(sim, databaseURL: databaseURL, bootstrap: bootstrap)
-                    await group.triggerGracefulShutdown()
-                    try await running.value
+                    await fleet.stopAll()
                 }
             }
         }
     }
 
-    /// Waits until ingest accepts connections.
-    static func waitForIngest(_ sim: SimHarness, _ url: String) async throws {
-        try await sim.waitForOK(url.replacingOccurrences(of: "/notifications", with: "/health"), what: "ingest")
+    /// Delivers the plan to `ingest`, its middle third to an address nobody listens on (the outage); recovers, and
+    /// checks the database ends in the sim's state with every refund resolved.
+    static func deliverWithOutage(
+        _ sim: SimHarness, to ingest: String, databaseURL: String, bootstrap: String,
+        recover: @Sendable (SimHarness, String) async throws -> Void
+    ) async throws {
+        let logger = Self.logger
+        let plan = sim.simulator.deliveryPlan()
+        let third = plan.count / 3
+        let down = "http://127.0.0.1:\(try LocalComponents.freePortBelowEphemeralRange())/notifications"
+        let reachable = Array(plan.prefix(third)) + Array(plan.dropFirst(2 * third))
+        _ = await sim.simulator.deliver(Array(plan.prefix(third)), http: sim.http, to: ingest)
+        let outage = await sim.simulator.deliver(
+            Array(plan.dropFirst(third).prefix(third)), http: sim.http, to: down,
+            timeout: .milliseconds(300))
+        _ = await sim.simulator.deliver(Array(plan.dropFirst(2 * third)), http: sim.http, to: ingest)
+        // Outside the outage ingest takes everything, with Apple's retries: on a loaded machine it may
+        // answer a 503 first (its designed answer under load, which Apple retries). Retried here for the
+        // reachable notifications only, so the outage's stay for the backfill to find.
+        let reachableIds = Set(reachable.map(\.uuid))
+        for _ in 0..<5 {
+            let failed = await sim.simulator.store.undelivered(among: reachableIds)
+            if failed.isEmpty { break }
+            _ = await sim.simulator.deliver(
+                reachable.filter { failed.contains($0.uuid) }, http: sim.http, to: ingest)
+        }
+        #expect(
+            await sim.simulator.store.undelivered(among: reachableIds).isEmpty,
+            "ingest took every notification sent outside the outage")
+        #expect(outage.succeeded == 0 && outage.failed == third)
+        let undelivered = await sim.simulator.store.undeliveredCount()
+        #expect(undelivered > 0, "the outage left notifications undelivered")
+
+        try await recover(sim, bootstrap)
+        let difference = try await PipelineHarness.waitForExpectedState(
+            sim, databaseURL: databaseURL, timeout: .seconds(150), logger: logger)
+        #expect(difference.missing.isEmpty, "missing: \(difference.missing.sorted().prefix(10))")
+        #expect(difference.extra.isEmpty, "unexpected: \(difference.extra.sorted().prefix(10))")
+        try await Self.checkRefunds(sim, databaseURL: databaseURL, bootstrap: bootstrap)
     }
 
     /// Refund of an old period: still active after a status snapshot; of the latest period: revoked, with events.

@@ -5,9 +5,7 @@ import Foundation
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import RdKafka
-import ServiceLifecycle
 import ServiceRuntime
 import TestSupport
 import Testing
@@ -19,32 +17,23 @@ import Testing
 /// Retry-After and bursts of 5xx lose nothing, cause no busy loop and never exceed the rate the sim allows;
 /// a request that cannot succeed ends in the DLQ with its reason.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(4))) struct RefundResolverTests {
-    /// Runs refund-resolver in-process against the sim and the broker (test timings, settings adjusted by
-    /// `configure`) while `body` runs, then shuts it down gracefully.
+    /// Runs refund-resolver, a process of its binary, against the sim and the broker (test timings, and the
+    /// `settings` variables given) while `body` runs, then stops it with SIGTERM as an orchestrator would.
     static func withResolver<T>(
-        _ sim: SimHarness, bootstrap: String, configure: (inout RefundResolverSettings) -> Void = { _ in },
-        _ body: () async throws -> T
+        _ sim: SimHarness, bootstrap: String, settings: [String: String] = [:], _ body: () async throws -> T
     ) async throws -> T {
-        var settings = RefundResolverSettings(
-            accepted: sim.accepted, api: try sim.apiSettings(),
-            kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-            signing: TestRecordSigning.signer(.refundResolver))
-        settings.trust = sim.trust
-        settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-        settings.sessionTimeout = .seconds(6)
-        configure(&settings)
-        let resolver = try RefundResolver.buildApplication(
-            settings: settings, registry: PrometheusCollectorRegistry(), logger: SimHarness.logger)
-        let group = ServiceGroup(configuration: .init(services: [resolver], logger: SimHarness.logger))
-        let running = Task { try await group.run() }
+        let directory = try LocalComponents.temporaryDirectory("refund-resolver")
+        let environment = try sim.environment(directory: directory, bootstrap: bootstrap).merging(
+            ["LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000"].merging(settings) { _, new in new }
+        ) { _, new in new }
+        let fleet = try ServiceFleet(environment: environment, directory: directory, only: ["refund-resolver"])
         do {
+            try await fleet.startAll(http: sim.http)
             let result = try await body()
-            await group.triggerGracefulShutdown()
-            try await running.value
+            await fleet.stopAll()
             return result
         } catch {
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
+            await fleet.stopAll()
             throw error
         }
     }
@@ -86,12 +75,10 @@ import Testing
 
                 let (snapshots, rejected) = try await Self.withResolver(
                     sim, bootstrap: bootstrap,
-                    configure: {
-                        $0.appRatePerSecond = 20
-                        $0.replicas = 2
-                        $0.retryBaseDelay = .milliseconds(200)
-                        $0.retryMaximumDelay = .seconds(2)
-                    }
+                    settings: [
+                        "RESOLVER_RATE_PER_SECOND": "20", "RESOLVER_REPLICAS": "2", "RESOLVER_RETRY_BASE_MS": "200",
+                        "RESOLVER_RETRY_MAX_MS": "2000",
+                    ]
                 ) {
                     // Read until every request has its snapshot (a count alone could be met by repeats while a request still waits).
                     let wanted = Set(subscriptions.map { "req-\($0.originalTransactionId)" })
@@ -177,11 +164,10 @@ import Testing
                     await sim.setFaults(SimStore.Faults(serverErrors: faults))
                     let outputs = try await Self.withResolver(
                         sim, bootstrap: bootstrap,
-                        configure: {
-                            $0.retryBaseDelay = .milliseconds(100)
-                            $0.retryMaximumDelay = .milliseconds(800)
-                            $0.giveUpAfter = giveUp
-                        }
+                        settings: [
+                            "RESOLVER_RETRY_BASE_MS": "100", "RESOLVER_RETRY_MAX_MS": "800",
+                            "RESOLVER_GIVE_UP_AFTER_MS": String(Int(giveUp / .milliseconds(1))),
+                        ]
                     ) {
                         try await kafka.readAll(
                             expectDead ? topics.rejected : topics.verified, atLeast: requests.count, quiet: .seconds(1),
@@ -256,10 +242,9 @@ import Testing
                 await sim.setFaults(SimStore.Faults(serverErrors: 2))
                 let outcomes = try await Self.withResolver(
                     sim, bootstrap: bootstrap,
-                    configure: {
-                        $0.retryBaseDelay = .milliseconds(200)
-                        $0.retryMaximumDelay = .seconds(1)
-                    }
+                    settings: [
+                        "RESOLVER_RETRY_BASE_MS": "200", "RESOLVER_RETRY_MAX_MS": "1000",
+                    ]
                 ) {
                     var outcomes: [String: ConsumptionOutcome] = [:]
                     for _ in 0..<3 where outcomes.count < 3 {
