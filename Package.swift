@@ -234,7 +234,8 @@ let modules: [Module] = [
     Module(
         name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
         imports: [
-            "AppStoreModels", "AppStoreSigning", "Entitlements", "Histogram", "JWSVerification", "Logging",
+            "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Entitlements", "Histogram", "JWSVerification",
+            "Logging",
             "NotificationPipeline",
             "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509",
         ]),
@@ -293,9 +294,9 @@ let modules: [Module] = [
     Module(
         name: "EntitlementServicesTests", kind: .tests, path: "Tests/EntitlementServicesTests",
         imports: [
-            "AppStoreModels", "AppStoreSigning", "EntitlementUpdater", "Entitlements", "EventPublisher",
+            "AppStoreModels", "AppStoreSigning", "EntitlementUpdater", "Entitlements",
             "JWSVerification", "Logging",
-            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
+            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
             "ServiceRuntime",
             "Storage", "TestSupport",
         ]),

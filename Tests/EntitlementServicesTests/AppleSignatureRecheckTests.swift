@@ -5,15 +5,11 @@ import JWSVerification
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import RdKafka
-import ServiceLifecycle
 import ServiceRuntime
 import Storage
 import TestSupport
 import Testing
-
-@testable import EntitlementUpdater
 
 /// The updater checks Apple's signature itself (`UPDATER_APPLE_SIGNATURE_CHECK=required`), against a real broker
 /// and PostgreSQL: whoever holds chain-verifier's record key (stolen) can sign anything as chain-verifier, and the
@@ -89,21 +85,35 @@ import Testing
                 try await kafka.produce([stripped, extended, borrowed, foreign, genuine])
 
                 let database = try DatabaseSettings(url: url)
-                var settings = EntitlementUpdaterSettings.local(database: database, bootstrap: bootstrap)
-                settings.appleSignature = AppleSignatureCheck(verifiers: [.sandbox: try fixtures.verifier()])
-                let updater = try EntitlementUpdater.buildApplication(
-                    settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-                let group = ServiceGroup(configuration: .init(services: [updater], logger: logger))
-                let running = Task { try await group.run() }
-                let rejected = try await kafka.readAll(
-                    topics.rejected, atLeast: 4, quiet: .seconds(1), timeout: .seconds(90))
+                try await migrateDatabase(database, logger: logger)
+                // The updater as a process of its binary, checking Apple's signature as deployed: the fixtures' root
+                // is the Apple root it trusts, for the fixtures' app in Sandbox.
+                let directory = try LocalComponents.temporaryDirectory("apple-recheck")
+                try fixtures.pki.write(to: directory.appendingPathComponent("pki"))
+                let fleet = try ServiceFleet(
+                    environment: [
+                        "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "UPDATER_APPLE_SIGNATURE_CHECK": "required", "LOG_LEVEL": "warning",
+                        "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)",
+                        "APPSTORE_ENVIRONMENTS": "Sandbox",
+                        "APPSTORE_ROOT_CERTIFICATES": directory.appendingPathComponent("pki/root.der").path,
+                    ],
+                    directory: directory, only: ["entitlement-updater"])
+                let rejected: [ConsumerRecord]
                 var applied: [String] = []
-                try await Polling.until(looks: 600, every: .milliseconds(100)) {
-                    applied = try await Self.loggedSubjects(database, logger: logger)
-                    return !applied.isEmpty
+                do {
+                    try await fleet.startAll()
+                    rejected = try await kafka.readAll(
+                        topics.rejected, atLeast: 4, quiet: .seconds(1), timeout: .seconds(90))
+                    try await Polling.until(looks: 600, every: .milliseconds(100)) {
+                        applied = try await Self.loggedSubjects(database, logger: logger)
+                        return !applied.isEmpty
+                    }
+                } catch {
+                    await fleet.stopAll()
+                    throw error
                 }
-                await group.triggerGracefulShutdown()
-                try await running.value
+                await fleet.stopAll()
 
                 let reasons = try rejected.map {
                     try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? []))

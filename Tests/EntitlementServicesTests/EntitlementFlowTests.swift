@@ -5,16 +5,11 @@ import JWSVerification
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import RdKafka
-import ServiceLifecycle
 import ServiceRuntime
 import Storage
 import TestSupport
 import Testing
-
-@testable import EntitlementUpdater
-@testable import EventPublisher
 
 /// The updater and the publisher together, against a real broker and a real PostgreSQL: verified
 /// notifications become entitlement rows and, through the outbox, downstream events keyed by customer.
@@ -64,27 +59,30 @@ import Testing
                 raw += try Self.forgeries(of: records[0], signedAs: raw[0], topics: topics)
                 try await kafka.produce(raw)
 
-                let database = try DatabaseSettings(url: url)
-                let updaterSettings = EntitlementUpdaterSettings.local(database: database, bootstrap: bootstrap)
-                var publisherSettings = EventPublisherSettings(
-                    database: database, kafka: KafkaClientSettings(bootstrapServers: [bootstrap]))
-                publisherSettings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-                let updater = try EntitlementUpdater.buildApplication(
-                    settings: updaterSettings, registry: PrometheusCollectorRegistry(), logger: logger)
-                // The publisher starts once the updater has migrated the schema.
-                try await migrateDatabase(database, logger: logger)
-                let publisher = try EventPublisher.buildApplication(
-                    settings: publisherSettings, registry: PrometheusCollectorRegistry(), logger: logger)
-                let group = ServiceGroup(configuration: .init(services: [updater, publisher], logger: logger))
-                let running = Task { try await group.run() }
-
-                let changes = try await kafka.readAll(
-                    topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
-                let family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
-                let revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
-                let rejected = try await kafka.readAll(topics.rejected, atLeast: 10, quiet: .seconds(1))
-                await group.triggerGracefulShutdown()
-                try await running.value
+                // The updater and the publisher as processes of their binaries; the records are built here, not
+                // Apple-signed, so the updater's check of Apple's signature is off.
+                try await migrateDatabase(try DatabaseSettings(url: url), logger: logger)
+                let fleet = try ServiceFleet(
+                    environment: [
+                        "DATABASE_URL": url, "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "UPDATER_APPLE_SIGNATURE_CHECK": "off", "LOG_LEVEL": "warning",
+                    ],
+                    directory: try LocalComponents.temporaryDirectory("entitlement-flow"),
+                    only: ["entitlement-updater", "event-publisher"])
+                let (changes, family, revocations, rejected):
+                    ([ConsumerRecord], [ConsumerRecord], [ConsumerRecord], [ConsumerRecord])
+                do {
+                    try await fleet.startAll()
+                    changes = try await kafka.readAll(
+                        topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
+                    family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
+                    revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
+                    rejected = try await kafka.readAll(topics.rejected, atLeast: 10, quiet: .seconds(1))
+                } catch {
+                    await fleet.stopAll()
+                    throw error
+                }
+                await fleet.stopAll()
 
                 let decoder = JSONDecoder()
                 let events = try changes.map { try decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])) }
@@ -131,7 +129,7 @@ import Testing
                     "the altered record, customer-api's key passed off as chain-verifier's, and its time moved: \(reasons)"
                 )
 
-                try await DatabaseClient.with(database, logger: logger) { client in
+                try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) { client in
                     var active = 0, total = 0, unpublished = -1
                     for try await (isActive) in try await client.query(
                         "SELECT active FROM entitlements", logger: logger

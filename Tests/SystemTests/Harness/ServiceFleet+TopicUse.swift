@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import PipelineRecords
+import TestSupport
 import Testing
 
 // MARK: - Which topics each service really used

@@ -1,33 +1,33 @@
-import AsyncHTTPClient
-import Foundation
-import TestSupport
+public import AsyncHTTPClient
+public import Foundation
 
-/// The six services (and retention-messaging) as separate processes of their built binaries, each on its own loopback port, so a
-/// test can SIGKILL one mid-way and start it again as an orchestrator would. A service may run as several
+/// The six services (and retention-messaging), or a chosen few, as separate processes of their built binaries, each on
+/// its own loopback port: how every test runs a service, and how a test SIGKILLs one mid-way and starts it again as an
+/// orchestrator would. A service may run as several
 /// replicas: instances `name`, `name#2`, `name#3`… of the same binary, each with its own port.
-actor ServiceFleet {
-    static let pipeline = [
+public actor ServiceFleet {
+    public static let pipeline = [
         "ingest", "chain-verifier", "entitlement-updater", "refund-resolver", "event-publisher", "customer-api",
     ]
 
     /// The instances: the pipeline's services (with their replicas), and retention-messaging when the
     /// environment names its rules.
-    private(set) var names: [String]
-    let environment: [String: String]
-    let directory: URL
-    private(set) var ports: [String: Int]
+    public private(set) var names: [String]
+    public let environment: [String: String]
+    public let directory: URL
+    public private(set) var ports: [String: Int]
     private var processes: [String: Process] = [:]
-    private(set) var kills: [String] = []
+    public private(set) var kills: [String] = []
     /// Instances stopped with SIGTERM that exited by themselves.
-    private(set) var terminations: [String] = []
+    public private(set) var terminations: [String] = []
     /// Services the supervisor started again after they exited on their own.
-    private(set) var restarts: [String] = []
+    public private(set) var restarts: [String] = []
     private var stopping = false
 
     /// Chooses a free port per instance (unless `ports` names one); `replicas` says how many instances a service
     /// runs (1 unless named); `environment` is what every instance gets (plus its `HTTP_PORT`); `only` names the
     /// services to run when a test needs fewer than the whole pipeline.
-    init(
+    public init(
         environment: [String: String], directory: URL, ports chosen: [String: Int] = [:], replicas: [String: Int] = [:],
         only: [String]? = nil
     )
@@ -48,35 +48,35 @@ actor ServiceFleet {
     }
 
     /// The name of a service's `number`th instance (`name` for the first).
-    static func instance(_ service: String, _ number: Int) -> String {
+    public static func instance(_ service: String, _ number: Int) -> String {
         number == 1 ? service : "\(service)#\(number)"
     }
 
     /// The service (binary) an instance runs.
-    static func service(of instance: String) -> String {
+    public static func service(of instance: String) -> String {
         String(instance.split(separator: "#").first ?? Substring(instance))
     }
 
-    var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
+    public var ingestURL: String { "http://127.0.0.1:\(self.ports["ingest"]!)/notifications" }
     /// Every running ingest instance's URL (what a load balancer in front of them spreads over).
-    var ingestURLs: [String] {
+    public var ingestURLs: [String] {
         self.names.filter { Self.service(of: $0) == "ingest" && self.processes[$0]?.isRunning != false }
             .map { "http://127.0.0.1:\(self.ports[$0]!)/notifications" }
     }
-    var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
+    public var customerAPIURL: String { "http://127.0.0.1:\(self.ports["customer-api"]!)" }
     /// Where customer-api serves its support routes and console: its admin port when the environment names one.
-    var customerAPIAdminURL: String {
+    public var customerAPIAdminURL: String {
         self.environment["CUSTOMER_API_ADMIN_PORT"].map { "http://127.0.0.1:\($0)" } ?? self.customerAPIURL
     }
-    var retentionURL: String { "http://127.0.0.1:\(self.ports["retention-messaging"] ?? 0)/retention-message" }
+    public var retentionURL: String { "http://127.0.0.1:\(self.ports["retention-messaging"] ?? 0)/retention-message" }
 
     /// The instances of a service, in the order they were added.
-    func instances(of service: String) -> [String] {
+    public func instances(of service: String) -> [String] {
         self.names.filter { Self.service(of: $0) == service }
     }
 
     /// Starts an instance (again) and waits until it answers `/ready`.
-    func start(_ name: String, http: HTTPClient) async throws {
+    public func start(_ name: String, http: HTTPClient = .shared) async throws {
         self.processes[name] = try ServiceProcess.start(
             Self.service(of: name), environment: self.environment(of: name),
             log: self.directory.appendingPathComponent("\(name).log"))
@@ -86,7 +86,7 @@ actor ServiceFleet {
             guard self.processes[name]?.isRunning == true else { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw HarnessError("\(name) did not become ready: \(self.log(name).suffix(2000))")
+        throw ServiceFleetError("\(name) did not become ready: \(self.log(name).suffix(2000))")
     }
 
     /// What an instance runs with: the fleet's environment, its own port and only its service's record keys (as
@@ -100,7 +100,7 @@ actor ServiceFleet {
     }
 
     /// Adds one more instance of a running service (a scale-out), started and ready; returns its name.
-    func addReplica(of service: String, http: HTTPClient) async throws -> String {
+    public func addReplica(of service: String, http: HTTPClient) async throws -> String {
         let name = Self.instance(service, self.instances(of: service).count + 1)
         self.names.append(name)
         self.ports[name] = try LocalComponents.freePortBelowEphemeralRange()
@@ -110,7 +110,7 @@ actor ServiceFleet {
 
     /// Starts again every service whose process exited on its own (a fenced producer, a failed relay), without
     /// waiting for it to be ready, as an orchestrator would.
-    func superviseOnce() throws {
+    public func superviseOnce() throws {
         guard !self.stopping else { return }
         for (name, process) in self.processes where !process.isRunning {
             self.restarts.append(name)
@@ -124,7 +124,7 @@ actor ServiceFleet {
     /// answer does not count: the service must say it). A count of looks, not a deadline: a starved test process
     /// still asks as often. A client of its own: the sim's client queues behind its deliveries to the same
     /// service while they wait on the outage.
-    func saysNotReady(_ name: String, within window: Duration) async -> Bool {
+    public func saysNotReady(_ name: String, within window: Duration) async -> Bool {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/ready")
         let said =
@@ -136,19 +136,19 @@ actor ServiceFleet {
     }
 
     /// What a service serves on `/metrics`.
-    func metrics(_ name: String, http: HTTPClient) async throws -> String {
+    public func metrics(_ name: String, http: HTTPClient) async throws -> String {
         let response = try await http.execute(
             HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics"), timeout: .minutes(1))
         return String(buffer: try await response.body.collect(upTo: 1 << 24))
     }
 
     /// Starts every service.
-    func startAll(http: HTTPClient) async throws {
+    public func startAll(http: HTTPClient = .shared) async throws {
         for name in self.names { try await self.start(name, http: http) }
     }
 
     /// SIGKILLs an instance (no shutdown of any kind) and waits until it is gone.
-    func kill(_ name: String) async throws {
+    public func kill(_ name: String) async throws {
         guard let process = self.processes[name] else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
@@ -158,7 +158,7 @@ actor ServiceFleet {
     /// Removes an instance for good (a scale-in, or a replica lost without replacement): SIGTERM, as an
     /// orchestrator stops a pod, then waits for it to exit by itself (SIGKILL only after 600 looks 100 ms apart,
     /// which fails the caller's check); or SIGKILL when `graceful` is false. Either way nothing starts it again.
-    func remove(_ name: String, graceful: Bool) async throws {
+    public func remove(_ name: String, graceful: Bool) async throws {
         if !graceful { try await self.kill(name) }
         guard let process = self.processes.removeValue(forKey: name) else { return }
         self.names.removeAll { $0 == name }
@@ -174,7 +174,7 @@ actor ServiceFleet {
     }
 
     /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
-    func stopAll() async {
+    public func stopAll() async {
         self.stopping = true
         for process in self.processes.values where process.isRunning { process.terminate() }
         let deadline = ContinuousClock.now + .seconds(20)
@@ -185,7 +185,13 @@ actor ServiceFleet {
     }
 
     /// What a service wrote.
-    func log(_ name: String) -> String {
+    public func log(_ name: String) -> String {
         (try? String(contentsOf: self.directory.appendingPathComponent("\(name).log"), encoding: .utf8)) ?? ""
     }
+}
+
+/// A service of the fleet did not become ready (with the end of its log).
+public struct ServiceFleetError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
