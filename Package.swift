@@ -258,9 +258,9 @@ let modules: [Module] = [
     Module(
         name: "ChainVerifierTests", kind: .tests, path: "Tests/ChainVerifierTests",
         imports: [
-            "AppStoreModels", "AppStoreSigning", "ChainVerifier", "Hummingbird", "JWSVerification", "Logging",
+            "AppStoreModels", "AppStoreSigning", "JWSVerification", "Logging",
             "NotificationPipeline",
-            "PipelineRecords", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "TestSupport",
+            "PipelineRecords", "RdKafka", "ServiceRuntime", "TestSupport",
         ]),
     Module(
         name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",

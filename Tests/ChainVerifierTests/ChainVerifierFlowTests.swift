@@ -1,21 +1,16 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
-import Hummingbird
 import JWSVerification
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import RdKafka
-import ServiceLifecycle
 import ServiceRuntime
 import TestSupport
 import Testing
 
-@testable import ChainVerifier
-
-/// The chain verifier in-process against a real broker: verified notifications out in per-key order,
+/// The chain verifier, a process of its binary, against a real broker: verified notifications out in per-key order,
 /// everything else in the DLQ with its reason and the original message.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct ChainVerifierFlowTests {
     @Test func rawMessagesEndVerifiedInOrderOrDeadLetteredWithTheirReason() async throws {
@@ -23,18 +18,8 @@ import Testing
             let fixtures = try SignedFixtures()
             let impostor = try SignedFixtures()
             let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
-            var settings = ChainVerifierSettings(
-                accepted: AcceptedApps(
-                    apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
-                    environments: [.sandbox]),
-                kafka: KafkaClientSettings(bootstrapServers: [bootstrap]),
-                signing: TestRecordSigning.signer(.chainVerifier))
-            settings.trust.trustedRoots = [fixtures.pki.root]
-            settings.sessionTimeout = .seconds(6)
-            settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-            try await kafka.createTopics([
-                (settings.topics.raw, 3), (settings.topics.verified, 3), (settings.topics.rejected, 3),
-            ])
+            let topics = PipelineTopics()
+            try await kafka.createTopics([(topics.raw, 3), (topics.verified, 3), (topics.rejected, 3)])
 
             var raw: [ProducerRecord] = []
             for sequence in 0..<10 {
@@ -44,34 +29,47 @@ import Testing
                         RawMessages.record(
                             try RawMessages.notification(
                                 uuid: uuid, original: subscription, sequence: sequence, signer: fixtures.signer),
-                            subject: subscription, topic: settings.topics.raw))
+                            subject: subscription, topic: topics.raw))
                 }
             }
             raw.append(
                 RawMessages.record(
                     try RawMessages.notification(
                         uuid: "forged-1", original: "sub-a", sequence: 99, signer: impostor.signer),
-                    subject: "sub-a", topic: settings.topics.raw))
+                    subject: "sub-a", topic: topics.raw))
             raw.append(
                 RawMessages.record(
                     try RawMessages.notification(
                         uuid: "production-1", original: "sub-p", sequence: 1, signer: fixtures.signer,
                         environment: .production),
-                    subject: "sub-p", topic: settings.topics.raw, environment: "Production"))
-            raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("junk".utf8), value: Array("hello".utf8)))
-            raw.append(ProducerRecord(topic: settings.topics.raw, key: Array("tomb".utf8), value: nil))
+                    subject: "sub-p", topic: topics.raw, environment: "Production"))
+            raw.append(ProducerRecord(topic: topics.raw, key: Array("junk".utf8), value: Array("hello".utf8)))
+            raw.append(ProducerRecord(topic: topics.raw, key: Array("tomb".utf8), value: nil))
             try await kafka.produce(raw)
 
-            var logger = Logger(label: "chain-verifier-test")
-            logger.logLevel = .error
-            let registry = PrometheusCollectorRegistry()
-            let app = try buildApplication(settings: settings, registry: registry, logger: logger)
-            let group = ServiceGroup(configuration: .init(services: [app], logger: logger))
-            let running = Task { try await group.run() }
-            let verified = try await kafka.readAll(settings.topics.verified, atLeast: 30, quiet: .seconds(2))
-            let rejected = try await kafka.readAll(settings.topics.rejected, atLeast: 4, quiet: .seconds(1))
-            await group.triggerGracefulShutdown()
-            try await running.value
+            // The chain-verifier as a process of its binary, trusting the fixtures' root (a file, as deployed) for the
+            // fixtures' app in Sandbox.
+            let directory = try LocalComponents.temporaryDirectory("chain-verifier-flow")
+            try fixtures.pki.write(to: directory.appendingPathComponent("pki"))
+            let fleet = try ServiceFleet(
+                environment: [
+                    "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "KAFKA_SESSION_TIMEOUT_MS": "6000", "LOG_LEVEL": "warning",
+                    "APPSTORE_APPS": "\(SignedFixtures.bundleId):\(SignedFixtures.appAppleId)",
+                    "APPSTORE_ENVIRONMENTS": "Sandbox",
+                    "APPSTORE_ROOT_CERTIFICATES": directory.appendingPathComponent("pki/root.der").path,
+                ],
+                directory: directory, only: ["chain-verifier"])
+            let verified: [ConsumerRecord], rejected: [ConsumerRecord], metrics: String
+            do {
+                try await fleet.startAll()
+                verified = try await kafka.readAll(topics.verified, atLeast: 30, quiet: .seconds(2))
+                rejected = try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1))
+                metrics = try await fleet.metrics("chain-verifier", http: .shared)
+            } catch {
+                await fleet.stopAll()
+                throw error
+            }
+            await fleet.stopAll()
 
             // Verified: all thirty, keyed by subscription, in signing order per subscription.
             let records = try verified.map(RawMessages.verified)
@@ -109,7 +107,6 @@ import Testing
             #expect(forged.original.value.map { Array($0.utf8) } == raw[30].value)
             #expect(forged.original.headers[PipelineHeaders.requestID] == "req-sub-a")
 
-            let metrics = registry.emitToString()
             #expect(metrics.contains("chain_verifier_verified_total 30"))
             #expect(metrics.contains("chain_verifier_rejected_total{reason=\"envelope\"} 2"))
         }
