@@ -234,10 +234,9 @@ let modules: [Module] = [
     Module(
         name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
         imports: [
-            "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Entitlements", "Histogram", "JWSVerification",
-            "Logging",
-            "NotificationPipeline",
-            "PipelineRecords", "PostgresNIO", "RdKafka", "Storage", "X509",
+            "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Entitlements", "HTTPTypes", "Histogram",
+            "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "PipelineRecords",
+            "PostgresNIO", "RdKafka", "Storage", "X509",
         ]),
     Module(
         name: "AppStoreModelsTests", kind: .tests, path: "Tests/AppStoreModelsTests",

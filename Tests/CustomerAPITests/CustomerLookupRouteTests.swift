@@ -1,20 +1,19 @@
 import AppStoreModels
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import JWSVerification
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import ServiceRuntime
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import CustomerAPI
 
-/// customer-api's read route against a real PostgreSQL written by the updater's own repository: entitlements
+/// customer-api's read route, a process of its binary, against a real PostgreSQL written by the updater's own repository: entitlements
 /// as of the request time, per environment, with an ETag; and every refusal (401, 403, 404, 400, 429) as a
 /// JSON error that writes nothing.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct CustomerLookupRouteTests {
@@ -52,15 +51,15 @@ import Testing
 
     /// A database with: an active subscription, one that expired after its last notification, a lifetime
     /// purchase, and a Sandbox subscription of the same customer; and two keys (this app, rate 3; another app).
-    func withAPI(_ body: @Sendable (any TestClientProtocol, String, String) async throws -> Void) async throws {
+    func withAPI(_ body: @Sendable (ServiceHTTPClient, String, String) async throws -> Void) async throws {
         try await self.withAPIAndDeadKeys { client, key, otherKey, _ in try await body(client, key, otherKey) }
     }
 
     /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
     /// past its rotation grace.
     func withAPIAndDeadKeys(
-        keyLookupsPerSecond: Int = 50, keyRate: Int = 3, registry: PrometheusCollectorRegistry = .init(),
-        _ body: @Sendable (any TestClientProtocol, String, String, [String]) async throws -> Void
+        keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
+        _ body: @Sendable (ServiceHTTPClient, String, String, [String]) async throws -> Void
     ) async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
@@ -96,16 +95,27 @@ import Testing
                     [revoked.token, expired.token]
                 )
             }
-            var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
-            settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-            settings.keyLookupsPerSecond = keyLookupsPerSecond
-            let app = try buildApplication(settings: settings, registry: registry, logger: logger)
-            try await app.test(.live) { client in try await body(client, key, otherKey, deadKeys) }
+            // customer-api as a process of its binary: the read routes alone (no purchases configured).
+            let fleet = try ServiceFleet(
+                environment: [
+                    "DATABASE_URL": url, "LOG_LEVEL": "warning",
+                    "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND": String(keyLookupsPerSecond),
+                ],
+                directory: try LocalComponents.temporaryDirectory("customer-lookup"), only: ["customer-api"])
+            do {
+                try await fleet.startAll()
+                let client = ServiceHTTPClient(baseURL: await fleet.customerAPIURL)
+                try await body(client, key, otherKey, deadKeys)
+            } catch {
+                await fleet.stopAll()
+                throw error
+            }
+            await fleet.stopAll()
         }
     }
 
-    static func get(_ client: any TestClientProtocol, _ path: String, key: String?, etag: String? = nil) async throws
-        -> TestResponse
+    static func get(_ client: ServiceHTTPClient, _ path: String, key: String?, etag: String? = nil) async throws
+        -> ServiceResponse
     {
         var headers = HTTPFields()
         if let key { headers[.authorization] = "Bearer \(key)" }
@@ -113,7 +123,7 @@ import Testing
         return try await client.execute(uri: path, method: .get, headers: headers)
     }
 
-    static func json(_ response: TestResponse) throws -> [String: Any] {
+    static func json(_ response: ServiceResponse) throws -> [String: Any] {
         try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any] ?? [:]
     }
 
@@ -341,8 +351,8 @@ import Testing
     /// Answer times are recorded per route pattern (never the concrete path: customer ids stay out of the labels)
     /// and method, in `customer_api_request_duration_seconds`, the histogram behind the look-up latency alert.
     @Test func answerTimesAreRecordedPerRoutePattern() async throws {
-        let registry = PrometheusCollectorRegistry()
-        try await self.withAPIAndDeadKeys(registry: registry) { client, key, _, _ in
+        let metrics = Mutex("")
+        try await self.withAPIAndDeadKeys { client, key, _, _ in
             for _ in 0..<3 {
                 let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
                 let response = try await Self.get(client, path, key: key)
@@ -350,10 +360,10 @@ import Testing
             }
             let unmatched = try await Self.get(client, "/nowhere", key: key)
             #expect(unmatched.status == .notFound)
+            let text = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            metrics.withLock { $0 = text }
         }
-        var buffer: [UInt8] = []
-        registry.emit(into: &buffer)
-        let text = String(decoding: buffer, as: UTF8.self)
+        let text = metrics.withLock { $0 }
         let route = "route=\"/v1/apps/{bundleId}/customers/{customer}\""
         let count = text.split(separator: "\n").first {
             $0.hasPrefix("customer_api_request_duration_seconds_count{") && $0.contains(route)

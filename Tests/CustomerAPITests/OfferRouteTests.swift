@@ -3,19 +3,15 @@ import AppStoreModels
 import Entitlements
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import Logging
 import NotificationPipeline
 import PipelineRecords
-import Prometheus
 import ServiceRuntime
 import Storage
 import TestSupport
 import Testing
 
-@testable import CustomerAPI
-
-/// customer-api's offer route against a real PostgreSQL written by the updater's repository: who may have which
+/// customer-api's offer route, a process of its binary, against a real PostgreSQL written by the updater's repository: who may have which
 /// offer follows the stored history (subscribed in the group, had the introductory offer, Apple's win-back list), and
 /// every signature it answers verifies the way StoreKit checks it.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct OfferRouteTests {
@@ -31,7 +27,7 @@ import Testing
 
     /// A subscription of group G1 begun with the introductory offer, renewed since, whose newest renewal info lists
     /// win-back offer WINBACK1, bound to app user `user-1`; `user-2` has nothing. `offers`: the route's key.
-    func withAPI(offers: OfferSigningKey?, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
+    func withAPI(offers: OfferSigningKey?, _ body: @Sendable (ServiceHTTPClient, String) async throws -> Void)
         async throws
     {
         let logger = self.logger
@@ -71,16 +67,31 @@ import Testing
                 }
                 return try await APIKeyStore(client: client, logger: logger).create(bundleId: Self.app).token
             }
-            var settings = CustomerAPISettings(database: try DatabaseSettings(url: url))
-            settings.http = HTTPSettings(host: "127.0.0.1", port: 0)
-            settings.offers = offers.map(OfferSigningSettings.init(key:))
-            let app = try buildApplication(settings: settings, registry: PrometheusCollectorRegistry(), logger: logger)
-            try await app.test(.live) { client in try await body(client, key) }
+            // customer-api as a process of its binary, its offer key (when given) in a file as deployed.
+            let directory = try LocalComponents.temporaryDirectory("offer-route")
+            var environment = ["DATABASE_URL": url, "LOG_LEVEL": "warning"]
+            if let offers {
+                let file = directory.appendingPathComponent("offer-key.p8")
+                try Data(offers.privateKey.pemRepresentation.utf8).write(to: file)
+                environment.merge([
+                    "APPSTORE_OFFER_KEY_FILE": file.path, "APPSTORE_OFFER_KEY_ID": offers.keyID,
+                    "APPSTORE_OFFER_ISSUER_ID": offers.issuerID,
+                ]) { _, new in new }
+            }
+            let fleet = try ServiceFleet(environment: environment, directory: directory, only: ["customer-api"])
+            do {
+                try await fleet.startAll()
+                try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key)
+            } catch {
+                await fleet.stopAll()
+                throw error
+            }
+            await fleet.stopAll()
         }
     }
 
     /// POSTs an offer request for `user`; the answer and its JSON.
-    static func post(_ client: any TestClientProtocol, key: String, user: String, _ body: String) async throws -> (
+    static func post(_ client: ServiceHTTPClient, key: String, user: String, _ body: String) async throws -> (
         HTTPResponse.Status, [String: Any]
     ) {
         let response = try await client.execute(
