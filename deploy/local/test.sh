@@ -29,4 +29,10 @@ deploy/local/image.sh >/dev/null
 # At most TEST_PARALLELISM tests run at once (8 by default): unbounded, every integration suite started its PostgreSQL,
 # broker and processes at the same moment on two cores, and a 2-s test ran 197 s and hit its time limit. A test's time
 # limit counts from when it runs, not from when it waits for its turn; the whole run takes as long as unbounded.
-swift test --skip-build --experimental-maximum-parallelization-width "${TEST_PARALLELISM:-8}"
+# Every process a test starts inherits APPSTORE_TEST_RUN; deploy/local/leftovers.py fails the run when one of them
+# outlives the tests (and ends it), so a helper that ignores SIGTERM or a service a test forgot cannot go unnoticed.
+export APPSTORE_TEST_RUN="run-$$-$RANDOM"
+status=0
+swift test --skip-build --experimental-maximum-parallelization-width "${TEST_PARALLELISM:-8}" || status=$?
+python3 deploy/local/leftovers.py "$APPSTORE_TEST_RUN" || status=$((status == 0 ? 1 : status))
+exit "$status"
