@@ -303,15 +303,53 @@ let modules: [Module] = [
         name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests",
         imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "JWSVerification", "TestSupport"]),
     Module(
-        name: "SystemTests", kind: .tests, path: "Tests/SystemTests",
+        name: "SystemTestSupport", kind: .testSupport, path: "Tests/SystemTests/Harness",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient",
-            "Crypto",
-            "Entitlements", "JWSVerification",
-            "Logging", "NIOCore",
-            "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
-            "RefundResolver",
-            "ServiceLifecycle", "ServiceRuntime", "Storage", "TestSupport",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
+            "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "ServiceLifecycle",
+            "Storage", "TestSupport",
+        ]),
+    Module(
+        name: "SystemAppStoreAPITests", kind: .tests, path: "Tests/SystemTests/AppStoreAPI",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
+            "JWSVerification", "NotificationPipeline", "PipelineRecords", "SystemTestSupport", "TestSupport",
+        ]),
+    Module(
+        name: "SystemAppStoreSimTests", kind: .tests, path: "Tests/SystemTests/AppStoreSim",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
+            "JWSVerification", "NIOCore", "NotificationPipeline", "PipelineRecords", "RdKafka", "ServiceRuntime",
+            "SystemTestSupport", "TestSupport",
+        ]),
+    Module(
+        name: "SystemCustomerAPITests", kind: .tests, path: "Tests/SystemTests/CustomerAPI",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
+            "Entitlements", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
+            "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+            "SystemTestSupport", "TestSupport",
+        ]),
+    Module(
+        name: "SystemEndToEndTests", kind: .tests, path: "Tests/SystemTests/EndToEnd",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Entitlements",
+            "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage",
+            "SystemTestSupport", "TestSupport",
+        ]),
+    Module(
+        name: "SystemOperationsTests", kind: .tests, path: "Tests/SystemTests/Operations", imports: ["TestSupport"]),
+    Module(
+        name: "SystemRecoveryTests", kind: .tests, path: "Tests/SystemTests/Recovery",
+        imports: [
+            "AppStoreModels", "AppStoreSimKit", "Entitlements", "Logging", "NotificationPipeline", "PipelineRecords",
+            "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage", "SystemTestSupport", "TestSupport",
+        ]),
+    Module(
+        name: "SystemRefundResolverTests", kind: .tests, path: "Tests/SystemTests/RefundResolver",
+        imports: [
+            "AppStoreAPI", "AppStoreModels", "AppStoreSimKit", "Entitlements", "Logging", "NotificationPipeline",
+            "PipelineRecords", "RdKafka", "RefundResolver", "ServiceRuntime", "SystemTestSupport", "TestSupport",
         ]),
     Module(
         name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",

@@ -5,6 +5,7 @@ import Crypto
 import Foundation
 import JWSVerification
 import NotificationPipeline
+import SystemTestSupport
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import JWSVerification
 import NotificationPipeline
+import SystemTestSupport
 import TestSupport
 import Testing
 

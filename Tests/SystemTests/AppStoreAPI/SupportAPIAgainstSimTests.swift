@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AppStoreModels
 import Foundation
+import SystemTestSupport
 import TestSupport
 import Testing
 

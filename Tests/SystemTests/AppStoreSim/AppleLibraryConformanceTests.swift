@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import SystemTestSupport
 import TestSupport
 import Testing
 

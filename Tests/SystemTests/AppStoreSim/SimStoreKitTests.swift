@@ -3,6 +3,7 @@ import AppStoreModels
 import Crypto
 import Foundation
 import JWSVerification
+import SystemTestSupport
 import TestSupport
 import Testing
 

@@ -16,6 +16,7 @@ import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 
@@ -174,12 +175,6 @@ import Testing
             .sorted { $0.originalTransactionId < $1.originalTransactionId }
     }
 
-    /// A legacy (StoreKit 1) transaction receipt naming `transactionId`.
-    static func legacyReceipt(_ transactionId: String) -> String {
-        let inner = Data("{\n\t\"transaction-id\" = \"\(transactionId)\";\n}".utf8).base64EncodedString()
-        return Data("{\n\t\"purchase-info\" = \"\(inner)\";\n}".utf8).base64EncodedString()
-    }
-
     @Test func eachInputKindBindsThePurchaseAndAnswersTheUsersEntitlements() async throws {
         try await Self.withStack { stack in
             let subscriptions = Self.activePurchases(stack.sim, .autoRenewableSubscription)
@@ -204,7 +199,7 @@ import Testing
                 "the newest period decides, whatever id was posted")
             // 3. A StoreKit 1 receipt: its ids, then Get Transaction History, every page.
             let third = subscriptions[2]
-            let receipt = Self.legacyReceipt(third.transactions.first!.transactionId!)
+            let receipt = SimHarness.legacyReceipt(third.transactions.first!.transactionId!)
             let (receiptStatus, receiptBody) = try await stack.post("user-c", #"{"appReceipt":""# + receipt + #""}"#)
             #expect(receiptStatus == 200, "\(receiptBody)")
             #expect(try await stack.activeProducts("user-c") == [third.productId])
@@ -254,7 +249,7 @@ import Testing
                 let oldest = try stack.sim.simulator.signer.signTransaction(purchase.transactions.first!)
                 let id = purchase.transactions.first!.transactionId!
                 for body in [
-                    #"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + Self.legacyReceipt(id) + #""}"#,
+                    #"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + SimHarness.legacyReceipt(id) + #""}"#,
                     #"{"signedTransaction":""# + oldest + #""}"#,
                 ] {
                     let (status, answer) = try await stack.post("stranger", body)

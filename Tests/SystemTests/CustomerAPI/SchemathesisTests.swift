@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PipelineRecords
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 

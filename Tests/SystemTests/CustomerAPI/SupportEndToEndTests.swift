@@ -11,6 +11,7 @@ import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 

@@ -4,6 +4,7 @@ import Logging
 import PipelineRecords
 import RdKafka
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 

@@ -8,6 +8,7 @@ import PipelineRecords
 import PostgresNIO
 import RdKafka
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 
@@ -77,8 +78,8 @@ import Testing
                         PipelineTopics().all.map { ($0, 4) })
                     try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let directory = try LocalComponents.temporaryDirectory("end-to-end")
-                    var environment = try Self.pipelineEnvironment(
-                        sim, directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
+                    var environment = try sim.pipelineEnvironment(
+                        directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
                     if appSide {
                         environment.merge(["RENEWAL_SWEEP_INTERVAL_MS": "1000", "RENEWAL_SWEEP_MARGIN_MS": "0"]) {
                             _, new in new
@@ -112,20 +113,6 @@ import Testing
                 }
             }
         }
-    }
-
-    /// What every service of an end-to-end run gets: the sim's apps, keys and trust, the broker, the database,
-    /// both environments, and short retry waits.
-    static func pipelineEnvironment(_ sim: SimHarness, directory: URL, bootstrap: String, databaseURL: String) throws
-        -> [String: String]
-    {
-        try sim.environment(directory: directory, bootstrap: bootstrap).merging([
-            "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
-            "LOG_LEVEL": "warning",
-            "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
-            "RESOLVER_RETRY_BASE_MS": "200",
-            "RESOLVER_RETRY_MAX_MS": "2000",
-        ]) { _, new in new }
     }
 
     /// Posts the plan; each kill happens when the next equal share of the notifications has been tried, and the

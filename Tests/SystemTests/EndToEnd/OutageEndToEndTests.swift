@@ -6,6 +6,7 @@ import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 

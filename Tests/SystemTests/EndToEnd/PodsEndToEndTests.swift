@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import SystemTestSupport
 import TestSupport
 import Testing
 

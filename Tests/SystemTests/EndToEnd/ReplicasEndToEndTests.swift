@@ -4,6 +4,7 @@ import Logging
 import NotificationPipeline
 import PipelineRecords
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 
@@ -46,8 +47,8 @@ import Testing
                         PipelineTopics().all.map { ($0, Self.partitions) })
                     try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let directory = try LocalComponents.temporaryDirectory("replicas")
-                    let environment = try EndToEndTests.pipelineEnvironment(
-                        sim, directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
+                    let environment = try sim.pipelineEnvironment(
+                        directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
                     let fleet = try ServiceFleet(
                         environment: environment, directory: directory, replicas: Self.replicas)
                     do {

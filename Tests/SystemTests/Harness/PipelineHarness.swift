@@ -7,9 +7,9 @@ import TestSupport
 @testable import AppStoreSimKit
 
 /// The end state of a pipeline run (its services run as processes, ``ServiceFleet``) against the sim's expectations.
-enum PipelineHarness {
+public enum PipelineHarness {
     /// The entitlements stored, as the sim states expectations.
-    static func storedEntitlements(client: PostgresClient, logger: Logger) async throws -> Set<String> {
+    public static func storedEntitlements(client: PostgresClient, logger: Logger) async throws -> Set<String> {
         var rows = Set<String>()
         let query = try await client.query(
             "SELECT environment, customer, product_id, active, revoked_at IS NOT NULL FROM entitlements", logger: logger
@@ -23,7 +23,7 @@ enum PipelineHarness {
     }
 
     /// The sim's expectations in the same form.
-    static func expected(_ sim: SimHarness) -> Set<String> {
+    public static func expected(_ sim: SimHarness) -> Set<String> {
         Set(
             sim.simulator.scenario.expected.map {
                 "\($0.environment) \($0.customer) \($0.productId) active=\($0.active) revoked=\($0.revoked)"
@@ -31,7 +31,7 @@ enum PipelineHarness {
     }
 
     /// Polls the database until it holds exactly the sim's expected entitlements; returns the last difference.
-    static func waitForExpectedState(_ sim: SimHarness, databaseURL: String, timeout: Duration, logger: Logger)
+    public static func waitForExpectedState(_ sim: SimHarness, databaseURL: String, timeout: Duration, logger: Logger)
         async throws -> (missing: Set<String>, extra: Set<String>)
     {
         let expected = Self.expected(sim)

@@ -9,7 +9,7 @@ import Testing
 extension ServiceFleet {
     /// The topics each service produced to and consumed in which groups, from every running
     /// instance's `kafka_records_produced_total` and `kafka_records_consumed_total`.
-    func observedTopicUse(http: HTTPClient) async throws -> [String: TopicAccess.ObservedUse] {
+    public func observedTopicUse(http: HTTPClient) async throws -> [String: TopicAccess.ObservedUse] {
         var observed: [String: TopicAccess.ObservedUse] = [:]
         for name in self.names {
             let text = try await self.metrics(name, http: http)
@@ -22,7 +22,7 @@ extension ServiceFleet {
 
     /// What the services did that the topic-access table (the ACLs' source) does not allow, one sentence each,
     /// and the table's grants no service used in this run (for the test's report).
-    func topicAccessViolations(http: HTTPClient, table: [TopicAccess] = PipelineTopics().access) async throws
+    public func topicAccessViolations(http: HTTPClient, table: [TopicAccess] = PipelineTopics().access) async throws
         -> (violations: [String], used: [String: TopicAccess.ObservedUse])
     {
         let observed = try await self.observedTopicUse(http: http)
@@ -41,7 +41,7 @@ extension ServiceFleet {
 
     /// Expects every service's Kafka use within the topic-access table, and prints what each used (which grants
     /// a run exercises differs by scenario; the union over the end-to-end runs covers the table).
-    func expectTopicAccessAsTheTableSays(http: HTTPClient, run: String) async throws {
+    public func expectTopicAccessAsTheTableSays(http: HTTPClient, run: String) async throws {
         let (violations, used) = try await self.topicAccessViolations(http: http)
         #expect(violations.isEmpty, "Kafka use beyond the topic-access table: \(violations)")
         let summary = used.sorted { $0.key < $1.key }.map { service, use in
@@ -52,7 +52,7 @@ extension ServiceFleet {
     }
 
     /// The produced topics and the topics consumed per group with a count above zero in a `/metrics` text.
-    static func topicUse(fromMetrics text: String) -> TopicAccess.ObservedUse {
+    public static func topicUse(fromMetrics text: String) -> TopicAccess.ObservedUse {
         var use = TopicAccess.ObservedUse()
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard let open = line.firstIndex(of: "{"), let close = line.firstIndex(of: "}"),

@@ -14,26 +14,26 @@ import TestSupport
 
 /// An `appstore-sim` running in-process on a free loopback port, with the API key and trust the pipeline
 /// needs to talk to it.
-struct SimHarness: Sendable {
-    let simulator: Simulator
-    let pki: TestPKI
-    let apiKey: P256.Signing.PrivateKey
+public struct SimHarness: Sendable {
+    public let simulator: Simulator
+    public let pki: TestPKI
+    public let apiKey: P256.Signing.PrivateKey
     /// The In-App Purchase key the team signs offers with (the sim knows its public key, as App Store Connect does).
-    let offerKey: P256.Signing.PrivateKey
-    let baseURL: URL
-    let http: HTTPClient
-    static let keyID = "SIMKEY0001"
-    static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
-    static let offerKeyID = "SIMOFFER01"
+    public let offerKey: P256.Signing.PrivateKey
+    public let baseURL: URL
+    public let http: HTTPClient
+    public static let keyID = "SIMKEY0001"
+    public static let issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    public static let offerKeyID = "SIMOFFER01"
 
-    static var logger: Logger {
+    public static var logger: Logger {
         var logger = Logger(label: "sim-test")
         logger.logLevel = .critical
         return logger
     }
 
     /// Runs `body` with a sim serving `customers` customers from `seed`.
-    static func with<T: Sendable>(
+    public static func with<T: Sendable>(
         customers: Int, seed: UInt64, environment: AppStoreModels.Environment = .production,
         apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
@@ -77,12 +77,12 @@ struct SimHarness: Sendable {
     }
 
     /// Polls `/sim/stats` until the server answers.
-    func waitUntilServing() async throws {
+    public func waitUntilServing() async throws {
         try await self.waitForOK(self.baseURL.absoluteString + "/sim/stats", what: "appstore-sim")
     }
 
     /// Polls a URL until it answers 200 (10 s at most).
-    func waitForOK(_ url: String, what: String) async throws {
+    public func waitForOK(_ url: String, what: String) async throws {
         for _ in 0..<100 {
             if (try? await self.http.execute(HTTPClientRequest(url: url), timeout: .seconds(1)))?.status == .ok {
                 return
@@ -94,24 +94,24 @@ struct SimHarness: Sendable {
 
     // MARK: The pipeline's side
 
-    var app: AppIdentity {
+    public var app: AppIdentity {
         AppIdentity(
             bundleId: self.simulator.configuration.bundleId, appAppleId: self.simulator.configuration.appAppleId)
     }
-    var accepted: AcceptedApps { AcceptedApps(apps: [self.app], environments: [.production, .sandbox]) }
+    public var accepted: AcceptedApps { AcceptedApps(apps: [self.app], environments: [.production, .sandbox]) }
 
     /// Trust in this sim's root.
-    var trust: TrustSettings {
+    public var trust: TrustSettings {
         var trust = TrustSettings()
         trust.trustedRoots = [self.pki.root]
         return trust
     }
 
     /// The sim's Sandbox API (it serves Production at its root).
-    var sandboxURL: URL { self.baseURL.appendingPathComponent("sandbox") }
+    public var sandboxURL: URL { self.baseURL.appendingPathComponent("sandbox") }
 
     /// API settings pointing at this sim (production at its root, sandbox under `/sandbox`, unless given).
-    func apiSettings(sandboxURL: URL? = nil, fallback: Bool = false) throws -> AppStoreAPISettings {
+    public func apiSettings(sandboxURL: URL? = nil, fallback: Bool = false) throws -> AppStoreAPISettings {
         AppStoreAPISettings(
             credentials: APICredentials(
                 keyID: Self.keyID, issuerID: Self.issuerID, bundleID: self.app.bundleId, privateKey: self.apiKey),
@@ -122,7 +122,7 @@ struct SimHarness: Sendable {
     }
 
     /// A client for this sim.
-    func client(
+    public func client(
         retry: RetryPolicy = RetryPolicy(), trust: TrustSettings? = nil, sandboxURL: URL? = nil, fallback: Bool = false
     ) throws
         -> AppStoreServerAPIClient
@@ -134,7 +134,7 @@ struct SimHarness: Sendable {
     }
 
     /// Environment variables for `iapctl` talking to this sim.
-    func environment(directory: URL, bootstrap: String) throws -> [String: String] {
+    public func environment(directory: URL, bootstrap: String) throws -> [String: String] {
         let keyFile = directory.appendingPathComponent("api-key.p8")
         try Data(self.apiKey.pemRepresentation.utf8).write(to: keyFile)
         let offerKeyFile = directory.appendingPathComponent("offer-key.p8")
@@ -152,14 +152,32 @@ struct SimHarness: Sendable {
         ]
     }
 
+    /// What every service of an end-to-end run gets: the sim's apps, keys and trust, the broker, the database,
+    /// both environments, and short retry waits.
+    public func pipelineEnvironment(directory: URL, bootstrap: String, databaseURL: String) throws -> [String: String] {
+        try self.environment(directory: directory, bootstrap: bootstrap).merging([
+            "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
+            "LOG_LEVEL": "warning",
+            "KAFKA_SESSION_TIMEOUT_MS": "6000", "RESOLVER_RATE_PER_SECOND": "50",
+            "RESOLVER_RETRY_BASE_MS": "200",
+            "RESOLVER_RETRY_MAX_MS": "2000",
+        ]) { _, new in new }
+    }
+
+    /// A legacy (StoreKit 1) transaction receipt naming `transactionId`.
+    public static func legacyReceipt(_ transactionId: String) -> String {
+        let inner = Data("{\n\t\"transaction-id\" = \"\(transactionId)\";\n}".utf8).base64EncodedString()
+        return Data("{\n\t\"purchase-info\" = \"\(inner)\";\n}".utf8).base64EncodedString()
+    }
+
     /// Sets the sim's faults.
-    func setFaults(_ faults: SimStore.Faults) async { await self.simulator.store.setFaults(faults) }
-    var stats: SimStore.Stats { get async { await self.simulator.store.stats } }
-    var sinkURL: String { self.baseURL.absoluteString + "/sim/sink" }
+    public func setFaults(_ faults: SimStore.Faults) async { await self.simulator.store.setFaults(faults) }
+    public var stats: SimStore.Stats { get async { await self.simulator.store.stats } }
+    public var sinkURL: String { self.baseURL.absoluteString + "/sim/sink" }
 }
 
 /// A harness part that did not come up.
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }

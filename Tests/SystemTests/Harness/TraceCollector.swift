@@ -3,24 +3,24 @@ import TestSupport
 
 /// `deploy/local/trace-collector.py` as a process of its own: an OTLP/HTTP JSON receiver the services export their
 /// spans to, one JSON line per span in a file the test reads.
-final class TraceCollector: Sendable {
+public final class TraceCollector: Sendable {
     /// One exported span.
-    struct Span: Decodable, Sendable {
-        var service: String
-        var traceId: String
-        var spanId: String
-        var parentSpanId: String
-        var name: String
-        var startNs: Int64
-        var endNs: Int64
+    public struct Span: Decodable, Sendable {
+        public var service: String
+        public var traceId: String
+        public var spanId: String
+        public var parentSpanId: String
+        public var name: String
+        public var startNs: Int64
+        public var endNs: Int64
     }
 
-    let port: Int
-    let file: URL
+    public let port: Int
+    public let file: URL
     private let process: Process
 
     /// Starts the receiver on a free port, writing into `directory`.
-    init(directory: URL) throws {
+    public init(directory: URL) throws {
         self.port = try LocalComponents.freePortBelowEphemeralRange()
         self.file = directory.appending(path: "spans.jsonl")
         let process = Process()
@@ -37,7 +37,7 @@ final class TraceCollector: Sendable {
     }
 
     /// The variables that make a service export its spans here, promptly.
-    var environment: [String: String] {
+    public var environment: [String: String] {
         [
             "OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
             "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:\(self.port)", "OTEL_BSP_SCHEDULE_DELAY": "200",
@@ -45,14 +45,14 @@ final class TraceCollector: Sendable {
     }
 
     /// Every span received so far.
-    func spans() throws -> [Span] {
+    public func spans() throws -> [Span] {
         guard let data = FileManager.default.contents(atPath: self.file.path) else { return [] }
         let decoder = JSONDecoder()
         return try data.split(separator: UInt8(ascii: "\n")).map { try decoder.decode(Span.self, from: Data($0)) }
     }
 
     /// Stops the receiver (SIGTERM ends it at once; nothing waits on a thread for it).
-    func stop() {
+    public func stop() {
         self.process.terminate()
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import NotificationPipeline
 import PipelineRecords
 import RdKafka
+import SystemTestSupport
 import TestSupport
 import Testing
 
@@ -106,7 +107,7 @@ import Testing
                 try """
                 # app user, transaction id or receipt
                 user-1,\(byId.transactions.last!.transactionId!)
-                user-2,\(CustomerAPIPurchaseTests.legacyReceipt(byReceipt.transactions.first!.transactionId!))
+                user-2,\(SimHarness.legacyReceipt(byReceipt.transactions.first!.transactionId!))
                 user-3,99999999999
 
                 """.write(to: file, atomically: true, encoding: .utf8)

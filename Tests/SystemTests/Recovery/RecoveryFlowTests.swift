@@ -8,6 +8,7 @@ import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
+import SystemTestSupport
 import TestSupport
 import Testing
 
@@ -39,8 +40,8 @@ import Testing
                         PipelineTopics().all.map { ($0, 2) })
                     try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: logger)
                     let directory = try LocalComponents.temporaryDirectory("recovery")
-                    var environment = try EndToEndTests.pipelineEnvironment(
-                        sim, directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
+                    var environment = try sim.pipelineEnvironment(
+                        directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
                     environment.merge([
                         "APPSTORE_ENVIRONMENTS": "Production", "RESOLVER_RATE_PER_SECOND": "20",
                         "RECONCILE_INTERVAL_SECONDS": reconcile ? "3" : "0", "RECONCILE_WINDOW_HOURS": "2160",
