@@ -20,9 +20,9 @@ public enum ConsumptionRequests {
         "pending", "sent", "not-consented", "no-policy", "late", "missed", "failed", "not-supported",
     ]
 
-    /// Records a CONSUMPTION_REQUEST (within the apply transaction) and, when the policy, the consent and the
-    /// deadline allow, writes its answer to the outbox. An assigned transaction (API 1.22) gets none: Apple refuses
-    /// consumption information for it (4000227), so it is recorded `not-supported`. `now` is epoch ms. Returns the status it was recorded
+    /// Records a CONSUMPTION_REQUEST (within the apply transaction), loads what the decision needs, and writes what
+    /// ``ConsumptionDecision`` decides: the request's status and, when an answer goes out, the answer to the outbox.
+    /// `now` is epoch ms. Returns the status it was recorded
     /// with, or nil for a repeat of a request already recorded.
     static func record(
         _ entry: NotificationLogEntry, notification: VerifiedNotification, customer: String,
@@ -33,7 +33,7 @@ public enum ConsumptionRequests {
             return nil
         }
         let original = transaction.originalTransactionId ?? entry.subject
-        let deadline = entry.signedDate + EntitlementRules.consumptionAnswerWindow
+        let deadline = ConsumptionDecision.deadline(of: entry)
         let reason = notification.payload.data?.rawConsumptionRequestReason
         // Apple repeats a request while its window is open: a repeat only counts. A request signed after the
         // earlier one's window closed is a new refund request and opens the row again.
@@ -65,39 +65,15 @@ public enum ConsumptionRequests {
             of: entry, customer: customer, transactionId: transactionId, on: connection, logger: logger)
         facts.productType = transaction.rawType
         facts.appAccountToken = transaction.appAccountToken?.lowercased()
-        let status: String
-        var answer: ConsumptionAnswer?
-        if now >= deadline {
-            status = "late"
-        } else if transaction.inAppOwnershipType == .assigned {
-            status = "not-supported"
-        } else if policy == nil {
-            status = "no-policy"
-        } else if !facts.consented {
-            status = "not-consented"
-        } else {
-            status = "pending"
-            let policy = policy!
-            answer = ConsumptionAnswer(
-                transactionId: transactionId, originalTransactionId: original, environment: entry.environment,
-                bundleId: entry.bundleId,
-                notificationUUID: entry.id, deadline: deadline, apiVersion: policy.apiVersion,
-                v2: policy.apiVersion == "v2" ? facts.answerV2(policy) : nil,
-                v1: policy.apiVersion == "v1" ? facts.answerV1(policy, now: now) : nil)
-        }
+        let decision = ConsumptionDecision(
+            entry: entry, transaction: transaction, transactionId: transactionId, original: original, facts: facts,
+            policy: policy, now: now)
+        let status = decision.status, answer = decision.answer, detail = decision.detail
         let encoder = AppStoreJSON.makeCanonicalEncoder()
         let factsJSON = String(decoding: try encoder.encode(facts), as: UTF8.self)
         var answerJSON: String?
         if let body = answer?.v2 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
         if let body = answer?.v1 { answerJSON = String(decoding: try encoder.encode(body), as: UTF8.self) }
-        let detail: String? =
-            switch status {
-            case "late": "arrived after its 12-hour window had closed"
-            case "no-policy": "CONSUMPTION_POLICY is not set"
-            case "not-consented": "no consent recorded in consumption_facts"
-            case "not-supported": "an assigned transaction: Apple takes no consumption information for it (4000227)"
-            default: nil
-            }
         try await connection.query(
             """
             UPDATE consumption_requests SET status = \(status), api_version = \(answer?.apiVersion), facts = \(factsJSON)::jsonb,
@@ -221,14 +197,5 @@ public enum ConsumptionRequests {
             """, logger: logger)
         for try await _ in rows.decode(Int.self) { count += 1 }
         return count
-    }
-}
-
-extension ConsumptionAnswer {
-    /// The outbox key of an answer: the purchase within its environment and app, like its events and status
-    /// requests (so refund-resolver sends it in order with them).
-    public var key: String {
-        EntitlementEvent.key(
-            environment: self.environment, bundleId: self.bundleId, customer: self.originalTransactionId)
     }
 }
