@@ -59,17 +59,13 @@ import Testing
                     "APPSTORE_ROOT_CERTIFICATES": directory.appendingPathComponent("pki/root.der").path,
                 ],
                 directory: directory, only: ["chain-verifier"])
-            let verified: [ConsumerRecord], rejected: [ConsumerRecord], metrics: String
-            do {
-                try await fleet.startAll()
-                verified = try await kafka.readAll(topics.verified, atLeast: 30, quiet: .seconds(2))
-                rejected = try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1))
-                metrics = try await fleet.metrics("chain-verifier", http: .shared)
-            } catch {
-                await fleet.stopAll()
-                throw error
+            let (verified, rejected, metrics) = try await fleet.whileRunning {
+                (
+                    try await kafka.readAll(topics.verified, atLeast: 30, quiet: .seconds(2)),
+                    try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1)),
+                    try await fleet.metrics("chain-verifier", http: .shared)
+                )
             }
-            await fleet.stopAll()
 
             // Verified: all thirty, keyed by subscription, in signing order per subscription.
             let records = try verified.map(RawMessages.verified)

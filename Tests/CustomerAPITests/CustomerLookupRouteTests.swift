@@ -102,15 +102,9 @@ import Testing
                     "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND": String(keyLookupsPerSecond),
                 ],
                 directory: try LocalComponents.temporaryDirectory("customer-lookup"), only: ["customer-api"])
-            do {
-                try await fleet.startAll()
-                let client = ServiceHTTPClient(baseURL: await fleet.customerAPIURL)
-                try await body(client, key, otherKey, deadKeys)
-            } catch {
-                await fleet.stopAll()
-                throw error
+            try await fleet.whileRunning {
+                try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key, otherKey, deadKeys)
             }
-            await fleet.stopAll()
         }
     }
 

@@ -79,14 +79,7 @@ import Testing
                 ]) { _, new in new }
             }
             let fleet = try ServiceFleet(environment: environment, directory: directory, only: ["customer-api"])
-            do {
-                try await fleet.startAll()
-                try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key)
-            } catch {
-                await fleet.stopAll()
-                throw error
-            }
-            await fleet.stopAll()
+            try await fleet.whileRunning { try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key) }
         }
     }
 

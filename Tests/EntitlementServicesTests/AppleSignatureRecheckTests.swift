@@ -99,21 +99,16 @@ import Testing
                         "APPSTORE_ROOT_CERTIFICATES": directory.appendingPathComponent("pki/root.der").path,
                     ],
                     directory: directory, only: ["entitlement-updater"])
-                let rejected: [ConsumerRecord]
-                var applied: [String] = []
-                do {
-                    try await fleet.startAll()
-                    rejected = try await kafka.readAll(
+                let (rejected, applied) = try await fleet.whileRunning {
+                    let rejected = try await kafka.readAll(
                         topics.rejected, atLeast: 4, quiet: .seconds(1), timeout: .seconds(90))
+                    var applied: [String] = []
                     try await Polling.until(looks: 600, every: .milliseconds(100)) {
                         applied = try await Self.loggedSubjects(database, logger: logger)
                         return !applied.isEmpty
                     }
-                } catch {
-                    await fleet.stopAll()
-                    throw error
+                    return (rejected, applied)
                 }
-                await fleet.stopAll()
 
                 let reasons = try rejected.map {
                     try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? []))

@@ -69,20 +69,15 @@ import Testing
                     ],
                     directory: try LocalComponents.temporaryDirectory("entitlement-flow"),
                     only: ["entitlement-updater", "event-publisher"])
-                let (changes, family, revocations, rejected):
-                    ([ConsumerRecord], [ConsumerRecord], [ConsumerRecord], [ConsumerRecord])
-                do {
-                    try await fleet.startAll()
-                    changes = try await kafka.readAll(
-                        topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90))
-                    family = try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1))
-                    revocations = try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1))
-                    rejected = try await kafka.readAll(topics.rejected, atLeast: 10, quiet: .seconds(1))
-                } catch {
-                    await fleet.stopAll()
-                    throw error
+                let (changes, family, revocations, rejected) = try await fleet.whileRunning {
+                    (
+                        try await kafka.readAll(
+                            topics.entitlementChanges, atLeast: 32, quiet: .seconds(2), timeout: .seconds(90)),
+                        try await kafka.readAll(topics.entitlementFamily, atLeast: 2, quiet: .seconds(1)),
+                        try await kafka.readAll(topics.entitlementRevocations, atLeast: 1, quiet: .seconds(1)),
+                        try await kafka.readAll(topics.rejected, atLeast: 10, quiet: .seconds(1))
+                    )
                 }
-                await fleet.stopAll()
 
                 let decoder = JSONDecoder()
                 let events = try changes.map { try decoder.decode(EntitlementEvent.self, from: Data($0.value ?? [])) }

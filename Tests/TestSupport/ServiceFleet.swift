@@ -195,3 +195,23 @@ public struct ServiceFleetError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+// MARK: - Running
+
+extension ServiceFleet {
+    /// Starts every instance, runs `body` while they run, and stops them all (SIGTERM) whether `body` returned or
+    /// threw: the one way a test runs services around its checks.
+    nonisolated(nonsending) public func whileRunning<T>(http: HTTPClient = .shared, _ body: () async throws -> T)
+        async throws -> T
+    {
+        do {
+            try await self.startAll(http: http)
+            let result = try await body()
+            await self.stopAll()
+            return result
+        } catch {
+            await self.stopAll()
+            throw error
+        }
+    }
+}

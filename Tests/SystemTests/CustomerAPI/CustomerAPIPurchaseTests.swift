@@ -152,15 +152,10 @@ import Testing
                     let fleet = try ServiceFleet(
                         environment: environment, directory: directory,
                         only: runUpdater ? ["customer-api", "entitlement-updater"] : ["customer-api"])
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         let port = await fleet.ports["customer-api"]!
                         try await body(Stack(sim: sim, port: port, key: key, otherKey: otherKey, databaseURL: url))
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

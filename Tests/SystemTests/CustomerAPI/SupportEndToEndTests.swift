@@ -79,8 +79,7 @@ import Testing
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(
                         environment: environment, directory: directory, ports: ["ingest": ingestPort])
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         let customerAPI = await fleet.customerAPIURL
                         let consents = await sim.simulator.postConsents(http: sim.http, to: customerAPI, key: appKey)
                         #expect(
@@ -130,11 +129,7 @@ import Testing
                         try await Self.checkResync(sim, api: api, database: database)
                         try await fleet.expectTopicAccessAsTheTableSays(
                             http: sim.http, run: "support: consumption answers, console replays, resync")
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

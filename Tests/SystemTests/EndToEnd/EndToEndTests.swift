@@ -89,8 +89,7 @@ import Testing
                     defer { collector?.stop() }
                     if let collector { environment.merge(collector.environment) { _, new in new } }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         let key =
                             appSide ? try await Self.postAppPurchases(sim, fleet: fleet, databaseURL: databaseURL) : nil
                         try await Self.deliver(sim, fleet: fleet, kills: kills)
@@ -105,11 +104,7 @@ import Testing
                         }
                         if let collector { try await Self.checkTrace(collector, bootstrap: bootstrap) }
                         #expect(await fleet.kills == kills, "every planned SIGKILL happened")
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

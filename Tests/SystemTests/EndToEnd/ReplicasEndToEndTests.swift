@@ -51,8 +51,7 @@ import Testing
                         directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
                     let fleet = try ServiceFleet(
                         environment: environment, directory: directory, replicas: Self.replicas)
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         let (changes, added) = try await Self.deliverWhileScaling(sim, fleet: fleet)
                         try await EndToEndTests.check(
                             sim, databaseURL: databaseURL, bootstrap: bootstrap, publisherKilled: true)
@@ -64,11 +63,7 @@ import Testing
                             await fleet.terminations.sorted() == Self.scaled.map { "\($0)#2" }.sorted(),
                             "every replica stopped with SIGTERM exited by itself")
                         #expect(await fleet.kills.sorted() == added.sorted(), "the added replicas were SIGKILLed")
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

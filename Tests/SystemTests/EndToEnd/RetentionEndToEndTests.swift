@@ -57,15 +57,10 @@ import Testing
                         "RETENTION_RULES_FILE": Self.rulesFile.path, "KAFKA_SESSION_TIMEOUT_MS": "6000",
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         try await Self.run(sim, fleet: fleet, databaseURL: databaseURL, bootstrap: bootstrap)
                         try await fleet.expectTopicAccessAsTheTableSays(http: sim.http, run: "retention messaging")
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

@@ -47,16 +47,11 @@ import Testing
                         "RECONCILE_INTERVAL_SECONDS": reconcile ? "3" : "0", "RECONCILE_WINDOW_HOURS": "2160",
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
-                    do {
-                        try await fleet.startAll(http: sim.http)
+                    try await fleet.whileRunning(http: sim.http) {
                         try await Self.deliverWithOutage(
                             sim, to: await fleet.ingestURL, databaseURL: databaseURL, bootstrap: bootstrap,
                             recover: recover)
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }

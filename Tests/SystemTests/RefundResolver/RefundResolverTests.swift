@@ -28,15 +28,7 @@ import Testing
             ["LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000"].merging(settings) { _, new in new }
         ) { _, new in new }
         let fleet = try ServiceFleet(environment: environment, directory: directory, only: ["refund-resolver"])
-        do {
-            try await fleet.startAll(http: sim.http)
-            let result = try await body()
-            await fleet.stopAll()
-            return result
-        } catch {
-            await fleet.stopAll()
-            throw error
-        }
+        return try await fleet.whileRunning(http: sim.http, body)
     }
 
     @Test func statusRequestsBecomeSnapshotsDespite429And5xxWithinTheRate() async throws {
