@@ -47,7 +47,10 @@ def spans_of(body):
 
 
 def serve(port, path):
-    # A process started by a service or a test may inherit SIGTERM as ignored: stop on it explicitly.
+    # A process started by a test inherits the test thread's signal mask (SIGTERM blocked) and may inherit SIGTERM as
+    # ignored: unblock it and stop on it explicitly, or `TraceCollector.stop()` leaves the collector running (the test
+    # command's leftovers check found one alive after a full run).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     lock = threading.Lock()
 
