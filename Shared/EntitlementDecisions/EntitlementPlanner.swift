@@ -31,9 +31,8 @@ public struct EntitlementPlanner: Sendable {
             guard var current = loads[index].state else { continue }
             let entry = input.entry, notification = input.notification
             if let claim = input.claim {
-                switch Self.decideClaim(claim.record, appUserId: claim.appUserId, owner: loads[index].owner ?? .init())
-                {
-                case .refuse(let owner):
+                switch Self.claim(claim.record, appUserId: claim.appUserId, entry: entry, owner: loads[index].owner) {
+                case .refused(let owner):
                     let refused = EntitlementRules.refusedAppPurchase(owner: owner)
                     plan.facts.append(
                         try self.factsRow(
@@ -41,30 +40,20 @@ public struct EntitlementPlanner: Sendable {
                             encoder: encoder))
                     plan.results[index] = .recorded(.conflict)
                     continue
-                case .alreadyOwned:
-                    break
-                case .bind:
-                    plan.bindings.append(
-                        .init(entry: entry, appUserId: claim.appUserId, source: claim.record.source.rawValue))
-                case .transfer(_, let proof):
-                    plan.bindings.append(
-                        .init(
-                            entry: entry, appUserId: claim.appUserId, source: claim.record.source.rawValue, proof: proof
-                        ))
+                case .holds(let binding):
+                    if let binding { plan.bindings.append(binding) }
+                    current.boundCustomer = claim.appUserId
                 }
-                current.boundCustomer = claim.appUserId
             }
             if let previous = input.migratedFrom, current.migratedTo == nil, let stored = loads[index].previous,
                 !stored.migrated
             {
-                let customer =
-                    stored.boundCustomer ?? stored.entitlement?.customer
-                    ?? Self.migrationFallback(notification, previous: previous)
-                plan.migrations.append(.init(previous: previous, entry: entry, customer: customer))
+                let migration = Self.migration(from: previous, stored: stored, to: input)
+                plan.migrations.append(migration)
                 current.migration = SubjectMigration(
-                    previousOriginalTransactionId: previous, customer: customer, previousEntitlement: stored.entitlement
-                )
-                if current.boundCustomer == nil { current.boundCustomer = customer }
+                    previousOriginalTransactionId: previous, customer: migration.customer,
+                    previousEntitlement: stored.entitlement)
+                if current.boundCustomer == nil { current.boundCustomer = migration.customer }
             }
             let update = self.rules(for: input, current: current)
             let customer =
@@ -104,13 +93,41 @@ public struct EntitlementPlanner: Sendable {
         }
     }
 
-    /// An app purchase's claim on its subject (``PurchaseOwnership``): a proof counts only when it holds for the
-    /// transaction it came with (a device's hash is checked again).
-    static func decideClaim(_ record: AppPurchaseRecord, appUserId: String, owner: PurchaseOwnership.Owner)
-        -> PurchaseOwnership.Decision
-    {
+    /// What an app purchase's claim on its subject comes to.
+    enum Claim: Equatable {
+        /// Another owner keeps it (the `refuse` policy, or a transfer without a proof that holds).
+        case refused(owner: String)
+        /// The claimant owns it: bound now (the binding to write), or bound to them already (nil).
+        case holds(WavePlan.Binding?)
+    }
+
+    /// An app purchase's claim on its subject (``PurchaseOwnership``, from the owner read under the subject's lock): a
+    /// proof counts only when it holds for the transaction it came with (a device's hash is checked again).
+    static func claim(
+        _ record: AppPurchaseRecord, appUserId: String, entry: NotificationLogEntry, owner: PurchaseOwnership.Owner?
+    ) -> Claim {
         let proof = record.transferProof.flatMap { $0.holds(for: record.transaction) ? $0 : nil }
-        return PurchaseOwnership.decide(claimant: appUserId, owner: owner, policy: record.onConflict, proof: proof)
+        switch PurchaseOwnership.decide(
+            claimant: appUserId, owner: owner ?? .init(), policy: record.onConflict, proof: proof)
+        {
+        case .refuse(let owner): return .refused(owner: owner)
+        case .alreadyOwned: return .holds(nil)
+        case .bind:
+            return .holds(.init(entry: entry, appUserId: appUserId, source: record.source.rawValue))
+        case .transfer(_, let proof):
+            return .holds(.init(entry: entry, appUserId: appUserId, source: record.source.rawValue, proof: proof))
+        }
+    }
+
+    /// The migration of `previous` to the input's subject, recorded once: the customer the subject keeps is the
+    /// previous subscription's bound app user, else its newest entitlement's customer, else ``migrationFallback``.
+    static func migration(from previous: String, stored: PreviousSubscription, to input: PreparedInput)
+        -> WavePlan.Migration
+    {
+        let customer =
+            stored.boundCustomer ?? stored.entitlement?.customer
+            ?? Self.migrationFallback(input.notification, previous: previous)
+        return WavePlan.Migration(previous: previous, entry: input.entry, customer: customer)
     }
 
     /// The customer a migrated subscription keeps when nothing of the previous one is stored yet: the
