@@ -106,37 +106,43 @@ import Testing
                         "event-publisher", environment: environment,
                         log: directory.appendingPathComponent("publisher.log")),
                 ]
-                var generator = SystemRandomNumberGenerator()
-                var kills = 0
-                for round in 0..<6 {
-                    try await Task.sleep(for: .milliseconds(Int.random(in: 1500...3500, using: &generator)))
-                    let name = round % 2 == 0 ? "entitlement-updater" : "event-publisher"
-                    if let process = running[name], process.isRunning {
-                        kill(process.processIdentifier, SIGKILL)
-                        process.waitUntilExit()
-                        kills += 1
+                do {
+                    var generator = SystemRandomNumberGenerator()
+                    var kills = 0
+                    for round in 0..<6 {
+                        try await Task.sleep(for: .milliseconds(Int.random(in: 1500...3500, using: &generator)))
+                        let name = round % 2 == 0 ? "entitlement-updater" : "event-publisher"
+                        if let process = running[name], process.isRunning {
+                            kill(process.processIdentifier, SIGKILL)
+                            _ = try await ServiceProcess.exitStatus(of: process)
+                            kills += 1
+                        }
+                        running[name] = try ServiceProcess.start(
+                            name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
                     }
-                    running[name] = try ServiceProcess.start(
-                        name, environment: environment, log: directory.appendingPathComponent("\(name).log"))
-                }
-                #expect(kills >= 5)
+                    #expect(kills >= 5)
 
-                // Let them finish: every notification logged, the outbox empty.
-                let done = try await DatabaseClient.with(server, logger: logger) { client in
-                    for _ in 0..<1500 {  // up to 5 minutes: the whole suite may be running beside it
-                        let logged = try await self.scalar(client, "SELECT count(*) FROM notification_log")
-                        let backlog = try await self.scalar(
-                            client, "SELECT count(*) FROM outbox WHERE published_at IS NULL")
-                        let outbox = try await self.scalar(client, "SELECT count(*) FROM outbox")
-                        if logged == records.count && backlog == 0 && outbox > 0 { return true }
-                        try await Task.sleep(for: .milliseconds(200))
+                    // Let them finish: every notification logged, the outbox empty.
+                    let done = try await DatabaseClient.with(server, logger: logger) { client in
+                        for _ in 0..<1500 {  // up to 5 minutes: the whole suite may be running beside it
+                            let logged = try await self.scalar(client, "SELECT count(*) FROM notification_log")
+                            let backlog = try await self.scalar(
+                                client, "SELECT count(*) FROM outbox WHERE published_at IS NULL")
+                            let outbox = try await self.scalar(client, "SELECT count(*) FROM outbox")
+                            if logged == records.count && backlog == 0 && outbox > 0 { return true }
+                            try await Task.sleep(for: .milliseconds(200))
+                        }
+                        return false
                     }
-                    return false
+                    #expect(done, "the restarted services finished the stream")
+                } catch {
+                    // Nothing a test starts outlives it, even when it fails midway.
+                    for process in running.values where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                    throw error
                 }
-                #expect(done, "the restarted services finished the stream")
                 for process in running.values {
                     process.terminate()
-                    process.waitUntilExit()
+                    _ = try await ServiceProcess.exitStatus(of: process)
                 }
                 let actualRows = try await DatabaseClient.with(server, logger: logger) {
                     try await self.entitlements($0)

@@ -23,6 +23,9 @@ public actor ServiceFleet {
     /// Services the supervisor started again after they exited on their own.
     public private(set) var restarts: [String] = []
     private var stopping = false
+    /// Instances a caller is killing right now: the supervisor leaves them alone (the actor is reentrant while the
+    /// caller waits for the process to go, and a restart then would be a process nobody stops).
+    private var held: Set<String> = []
 
     /// Chooses a free port per instance (unless `ports` names one); `replicas` says how many instances a service
     /// runs (1 unless named); `environment` is what every instance gets (plus its `HTTP_PORT`); `only` names the
@@ -112,7 +115,7 @@ public actor ServiceFleet {
     /// waiting for it to be ready, as an orchestrator would.
     public func superviseOnce() throws {
         guard !self.stopping else { return }
-        for (name, process) in self.processes where !process.isRunning {
+        for (name, process) in self.processes where !process.isRunning && !self.held.contains(name) {
             self.restarts.append(name)
             self.processes[name] = try ServiceProcess.start(
                 Self.service(of: name), environment: self.environment(of: name),
@@ -150,24 +153,35 @@ public actor ServiceFleet {
     /// SIGKILLs an instance (no shutdown of any kind) and waits until it is gone.
     public func kill(_ name: String) async throws {
         guard let process = self.processes[name] else { return }
+        self.held.insert(name)
+        defer { self.held.remove(name) }
+        try await Self.kill(process)
+        self.kills.append(name)
+    }
+
+    /// SIGKILLs a process and waits until it is gone.
+    private static func kill(_ process: Process) async throws {
         Foundation.kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
-        self.kills.append(name)
     }
 
     /// Removes an instance for good (a scale-in, or a replica lost without replacement): SIGTERM, as an
     /// orchestrator stops a pod, then waits for it to exit by itself (SIGKILL only after 600 looks 100 ms apart,
     /// which fails the caller's check); or SIGKILL when `graceful` is false. Either way nothing starts it again.
     public func remove(_ name: String, graceful: Bool) async throws {
-        if !graceful { try await self.kill(name) }
+        // Out of the fleet before any wait, so nothing (the supervisor) starts it again while it goes: a restart there
+        // once outlived the run, the fleet no longer knowing it.
         guard let process = self.processes.removeValue(forKey: name) else { return }
         self.names.removeAll { $0 == name }
-        guard graceful else { return }
+        guard graceful else {
+            try await Self.kill(process)
+            self.kills.append(name)
+            return
+        }
         process.terminate()
         for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
         if process.isRunning {
-            Foundation.kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            try await Self.kill(process)
         } else {
             self.terminations.append(name)
         }

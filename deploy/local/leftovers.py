@@ -65,7 +65,11 @@ def main():
         return 0
     print(f"leftovers: {len(left)} process(es) started by the tests outlived them; killing them:")
     for pid, command in sorted(left.items()):
-        print(f"  {pid} {command[:300]}")
+        try:
+            output = os.readlink(f"/proc/{pid}/fd/1")  # its log names the test that started it
+        except OSError:
+            output = "?"
+        print(f"  {pid} {command[:300]} (output: {output})")
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
