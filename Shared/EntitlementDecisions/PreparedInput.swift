@@ -1,5 +1,5 @@
 public import AppStoreModels
-public import Entitlements
+import Entitlements
 public import PipelineRecords
 
 /// An input ready to decide: its log entry, the notification its facts come from, what it is, the subscription it

@@ -1,6 +1,6 @@
 public import AppStoreAPI
 public import AppStoreModels
-public import Entitlements
+import Entitlements
 import Foundation
 import PipelineRecords
 public import RdKafka

@@ -1,5 +1,4 @@
 public import AppStoreModels
-public import Entitlements
 import Foundation
 public import PipelineRecords
 public import RdKafka
