@@ -74,7 +74,8 @@ public struct WavePlan: Sendable {
     }
 }
 
-/// One outbox row: an event or request, the topic the publisher relays it to, and the trace it continues.
+/// One outbox row: an event, a status request or a consumption answer, the topic the publisher relays it to, and the
+/// trace it continues.
 public struct OutboxEvent: Hashable, Sendable {
     public var id: String
     public var topic: String
@@ -84,4 +85,17 @@ public struct OutboxEvent: Hashable, Sendable {
     public var environment: String
     public var bundleId: String
     public var traceParent: String?
+
+    public init(
+        id: String, topic: String, key: String, payload: String, environment: String, bundleId: String,
+        traceParent: String?
+    ) {
+        self.id = id
+        self.topic = topic
+        self.key = key
+        self.payload = payload
+        self.environment = environment
+        self.bundleId = bundleId
+        self.traceParent = traceParent
+    }
 }

@@ -19,7 +19,7 @@ public enum RawTopicRecords {
         if let environment { headers.append(KafkaHeader(name: PipelineHeaders.environment, text: environment)) }
         if let bundleId { headers.append(KafkaHeader(name: PipelineHeaders.bundleId, text: bundleId)) }
         headers.append(KafkaHeader(name: PipelineHeaders.requestID, text: requestID))
-        return ProducerRecord(
-            topic: topics.raw, key: Array(subject.utf8), value: body, headers: headers + extraHeaders)
+        headers.append(contentsOf: extraHeaders)
+        return ProducerRecord(topic: topics.raw, key: Array(subject.utf8), value: body, headers: headers)
     }
 }

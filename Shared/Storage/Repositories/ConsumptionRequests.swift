@@ -86,13 +86,11 @@ public enum ConsumptionRequests {
                 metadata: ["transactionId": "\(transactionId)", "deadline": "\(deadline)"])
         }
         if let answer {
-            let payload = String(decoding: try encoder.encode(answer), as: UTF8.self)
-            try await connection.query(
-                """
-                INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
-                VALUES (\(answer.requestId), \(topics.statusRequests), \(answer.key), \(payload)::jsonb, \(answer.environment), \(answer.bundleId))
-                ON CONFLICT (event_id) DO NOTHING
-                """, logger: logger)
+            let event = OutboxEvent(
+                id: answer.requestId, topic: topics.statusRequests, key: answer.key,
+                payload: String(decoding: try encoder.encode(answer), as: UTF8.self), environment: answer.environment,
+                bundleId: answer.bundleId, traceParent: nil)
+            try await OutboxRows.insert(event, on: connection, logger: logger)
         }
         return status
     }

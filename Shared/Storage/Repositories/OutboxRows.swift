@@ -18,6 +18,11 @@ enum OutboxRows {
                     \(request.reason), \(request.notificationUUID))
             ON CONFLICT (request_id) DO NOTHING
             """, logger: logger)
+        try await Self.insert(event, on: connection, logger: logger)
+    }
+
+    /// Inserts one outbox row (a repeat of its event id changes nothing): what the publisher relays to its topic.
+    static func insert(_ event: OutboxEvent, on connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query(
             """
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
