@@ -96,15 +96,10 @@ import Testing
                         "DATABASE_URL": databaseURL, "LOG_LEVEL": "warning", "KAFKA_SESSION_TIMEOUT_MS": "6000",
                         "APPSTORE_API_SANDBOX_FALLBACK": "true", "CUSTOMER_API_APPLY_WAIT_MS": "500",
                     ]) { _, new in new }
-                    let fleet = try ServiceFleet(environment: environment, directory: directory)
-                    do {
-                        for service in Self.services { try await fleet.start(service, http: sim.http) }
+                    let fleet = try ServiceFleet(environment: environment, directory: directory, only: Self.services)
+                    try await fleet.whileRunning(http: sim.http) {
                         try await body(sim, await fleet.customerAPIURL, adminKey)
-                    } catch {
-                        await fleet.stopAll()
-                        throw error
                     }
-                    await fleet.stopAll()
                 }
             }
         }
