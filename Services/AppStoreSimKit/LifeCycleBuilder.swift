@@ -8,9 +8,9 @@ struct LifeCycleBuilder {
     let index: Int
     var random: SimRandom
 
-    private(set) var notifications: [SimNotification] = []
-    private(set) var purchases: [SimPurchase] = []
-    private(set) var expected: ExpectedEntitlement?
+    @_spi(Testing) public private(set) var notifications: [SimNotification] = []
+    @_spi(Testing) public private(set) var purchases: [SimPurchase] = []
+    @_spi(Testing) public private(set) var expected: ExpectedEntitlement?
 
     private var day: Int64 { ScenarioGenerator.day }
     private var hour: Int64 { ScenarioGenerator.hour }
@@ -386,7 +386,7 @@ struct LifeCycleBuilder {
 /// A subscription while its life cycle is being built.
 struct SubscriptionState {
     let original: String
-    let customer: String
+    @_spi(Testing) public let customer: String
     let token: String?
     let family: Bool
     /// Assigned to the customer by an organization (API 1.22: `ASSIGNED`): one subscription in sixteen that is not
@@ -395,8 +395,8 @@ struct SubscriptionState {
     let start: Int64
     let generator: ScenarioGenerator
     /// The product subscribed to (an Advanced Commerce subscription has a product of its own).
-    let productId: String
-    var transactions: [JWSTransactionDecodedPayload] = []
+    @_spi(Testing) public let productId: String
+    @_spi(Testing) public var transactions: [JWSTransactionDecodedPayload] = []
     var renewal: JWSRenewalInfoDecodedPayload
 
     init(
@@ -430,7 +430,7 @@ struct SubscriptionState {
     }
 
     /// The `number`-th transaction (0: the purchase) for the period `[from, until)`.
-    func transaction(number: Int64, from: Int64, until: Int64) -> JWSTransactionDecodedPayload {
+    @_spi(Testing) public func transaction(number: Int64, from: Int64, until: Int64) -> JWSTransactionDecodedPayload {
         var t = JWSTransactionDecodedPayload()
         t.originalTransactionId = self.original
         t.transactionId = number == 0 ? self.original : String(Int64(self.original)! + number)

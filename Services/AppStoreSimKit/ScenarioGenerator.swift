@@ -12,11 +12,11 @@ import Foundation
 /// API (a new subscription continues it; half of them then have an item refunded). One-time purchases are kept, refunded, or
 /// refunded and reversed; consumables grant nothing lasting. App-level notifications (TEST, RENEWAL_EXTENSION
 /// SUMMARY, EXTERNAL_PURCHASE_TOKEN, RESCIND_CONSENT) complete every type of §1.1.
-struct ScenarioGenerator {
+@_spi(Testing) public struct ScenarioGenerator {
     static let day: Int64 = 86_400_000
     static let hour: Int64 = 3_600_000
     static let period: Int64 = 7 * day
-    static let subscriptionProduct = "com.example.pro.weekly"
+    @_spi(Testing) public static let subscriptionProduct = "com.example.pro.weekly"
     static let lifetimeProduct = "com.example.lifetime"
     static let consumableProduct = "com.example.coins"
     /// The product of subscriptions migrated to the Advanced Commerce API (its SKUs are the developer's own).
@@ -24,7 +24,7 @@ struct ScenarioGenerator {
 
     var bundleId: String
     var appAppleId: Int64
-    var environment: Environment
+    @_spi(Testing) public var environment: Environment
     /// Now, as the scenario sees it; every event is signed before it.
     var epoch: Int64
     /// Whether REFUND notifications of subscriptions carry `data.status`, as Apple's do (off: the pipeline must ask
@@ -78,7 +78,7 @@ struct ScenarioGenerator {
     }
 
     /// A UUID derived from a name and a number (stable per seed).
-    static func uuid(_ name: String, _ number: Int) -> String {
+    @_spi(Testing) public static func uuid(_ name: String, _ number: Int) -> String {
         var hasher = StableHash()
         hasher.add(name)
         let high = hasher.value

@@ -7,17 +7,17 @@ import Foundation
 /// signature, then buys through StoreKit (the sim's `/sim/storekit/purchases`), which checks the signature as the App
 /// Store does. Only a valid signature makes the purchase, its SUBSCRIBED/RESUBSCRIBE notification and the
 /// entitlement the scenario expects.
-struct OfferPurchase: Codable, Hashable, Sendable {
-    var environment: Environment
-    var appUserId: String
-    var originalTransactionId: String
-    var productId: String
-    var offerIdentifier: String
+@_spi(Testing) public struct OfferPurchase: Codable, Hashable, Sendable {
+    @_spi(Testing) public var environment: Environment
+    @_spi(Testing) public var appUserId: String
+    @_spi(Testing) public var originalTransactionId: String
+    @_spi(Testing) public var productId: String
+    @_spi(Testing) public var offerIdentifier: String
     /// `V2` (the JWS) or `V1` (StoreKit's original signature): the run asks for both.
     var signatureVersion: String
     /// The transaction the purchase makes and the notification announcing it.
-    var transactionId: String
-    var notificationUUID: String
+    @_spi(Testing) public var transactionId: String
+    @_spi(Testing) public var notificationUUID: String
 }
 
 extension Scenario {

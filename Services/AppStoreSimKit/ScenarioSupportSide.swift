@@ -36,11 +36,11 @@ extension Scenario {
 
 /// Order ids as the customer's emailed receipt shows them: one per transaction (each purchase and each renewal
 /// is billed, and mailed, on its own), ten characters starting with `M`, stable for a transaction id.
-enum SimOrders {
+@_spi(Testing) public enum SimOrders {
     private static let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
 
     /// The order id of a transaction.
-    static func orderId(for transactionId: String) -> String {
+    @_spi(Testing) public static func orderId(for transactionId: String) -> String {
         var hash = StableHash()
         hash.add("order-" + transactionId)
         var value = hash.value

@@ -10,7 +10,7 @@ import Logging
 /// the sim's state as the source of truth, fault injection, and `/sim/*` endpoints for tests and operators.
 struct SimAPI: Sendable {
     let store: SimStore
-    let signer: SimSigner
+    @_spi(Testing) public let signer: SimSigner
     let tokens: APITokenValidator
     /// Sends a notification now (a test notification, RENEWAL_EXTENDED, RENEWAL_EXTENSION/SUMMARY).
     let deliverNow: @Sendable (SimNotification) async -> Void

@@ -9,22 +9,22 @@ import NIOHTTP1
 // MARK: - The app buying with offers its server signs
 
 /// What the app's offer purchases came to.
-struct OfferPurchaseReport: Codable, Sendable, Equatable {
+@_spi(Testing) public struct OfferPurchaseReport: Codable, Sendable, Equatable {
     /// Signatures customer-api answered (by version).
-    var signed: [String: Int] = [:]
+    @_spi(Testing) public var signed: [String: Int] = [:]
     /// Purchases StoreKit made with them.
-    var bought = 0
+    @_spi(Testing) public var bought = 0
     /// Altered signatures StoreKit refused (one per run, tried before the real one).
-    var forgedRefused = 0
+    @_spi(Testing) public var forgedRefused = 0
     /// Answers that were not what the flow expects, with the reason.
-    var failures: [String] = []
+    @_spi(Testing) public var failures: [String] = []
 }
 
 extension Simulator {
     /// The app's side of each ``OfferPurchase``: asks customer-api (`POST …/offers`) for the promotional offer's
     /// signature in the planned version, then buys through StoreKit (`storeURL`, the sim's `/sim/storekit/purchases`).
     /// The first purchase is tried once with an altered signature first, which StoreKit must refuse.
-    func buyWithOffers(http: HTTPClient, customerAPI: String, key: String, storeURL: String) async
+    @_spi(Testing) public func buyWithOffers(http: HTTPClient, customerAPI: String, key: String, storeURL: String) async
         -> OfferPurchaseReport
     {
         var report = OfferPurchaseReport()
@@ -91,9 +91,11 @@ extension Simulator {
     }
 
     /// POSTs a JSON object (with a bearer key when given); the status (0: no answer) and the JSON answer.
-    static func postJSON(_ http: HTTPClient, _ url: String, _ body: [String: Any], key: String?) async -> (
-        Int, [String: Any]
-    ) {
+    @_spi(Testing) public static func postJSON(_ http: HTTPClient, _ url: String, _ body: [String: Any], key: String?)
+        async -> (
+            Int, [String: Any]
+        )
+    {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }

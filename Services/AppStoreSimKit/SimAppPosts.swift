@@ -9,7 +9,9 @@ import NIOHTTP1
 extension Simulator {
     /// The app's side: posts every ``AppPost`` (StoreKit 2's signed transaction, signed at the purchase) to
     /// customer-api for its app user, `concurrency` at a time; returns the count of each HTTP status (0: no answer).
-    func postAppPurchases(http: HTTPClient, to baseURL: String, key: String, concurrency: Int = 8) async -> [Int: Int] {
+    @_spi(Testing) public func postAppPurchases(http: HTTPClient, to baseURL: String, key: String, concurrency: Int = 8)
+        async -> [Int: Int]
+    {
         let bundleId = self.configuration.bundleId
         let signer = self.signer
         return await withTaskGroup(of: Int.self) { group in
@@ -48,7 +50,7 @@ extension Simulator {
 extension Simulator {
     /// The customers (of the open refund requests) whose app recorded consent: a `consentShare` of them, chosen by
     /// a hash of the transaction, so tests and the summary know them.
-    var consentingRefundRequests: [String] {
+    @_spi(Testing) public var consentingRefundRequests: [String] {
         self.scenario.openRefundRequests.filter { id in
             var hash = StableHash()
             hash.add("consent-\(id)")
@@ -58,7 +60,7 @@ extension Simulator {
 
     /// The app's side: for each consenting customer, `PUT …/consumption-facts` with consent and some play time
     /// before any notification is delivered; returns the count of each HTTP status (0: no answer).
-    func postConsents(http: HTTPClient, to baseURL: String, key: String) async -> [Int: Int] {
+    @_spi(Testing) public func postConsents(http: HTTPClient, to baseURL: String, key: String) async -> [Int: Int] {
         let bundleId = self.configuration.bundleId
         var owners: [String: SimPurchase] = [:]
         for purchase in self.scenario.purchases.values {

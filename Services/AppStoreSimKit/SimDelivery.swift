@@ -9,22 +9,22 @@ import NIOHTTP1
 /// Posts signed notifications to ingest as the App Store does (`{"signedPayload": …}`, success = HTTP
 /// 200–206), at an offered rate and concurrency, recording every attempt in the store (notification
 /// history) and each answer's latency in an HDR histogram; prints a progress line every second.
-struct SimDelivery: Sendable {
+@_spi(Testing) public struct SimDelivery: Sendable {
     /// One post to make.
-    struct Item: Sendable {
-        var uuid: String
-        var signedPayload: String
+    @_spi(Testing) public struct Item: Sendable {
+        @_spi(Testing) public var uuid: String
+        @_spi(Testing) public var signedPayload: String
     }
 
     /// What a pass did.
-    struct Report: Sendable, CustomStringConvertible {
+    @_spi(Testing) public struct Report: Sendable, CustomStringConvertible {
         var sent = 0
-        var succeeded = 0
-        var failed = 0
+        @_spi(Testing) public var succeeded = 0
+        @_spi(Testing) public var failed = 0
         var seconds = 0.0
         var latencyMicros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
 
-        var description: String {
+        @_spi(Testing) public var description: String {
             let rate = self.seconds > 0 ? Double(self.sent) / self.seconds : 0
             func ms(_ p: Double) -> String {
                 String(format: "%.2f", Double(self.latencyMicros.valueAtPercentile(p)) / 1000)
@@ -48,7 +48,7 @@ struct SimDelivery: Sendable {
     var progress: (@Sendable (String) -> Void)?
 
     /// Posts every item once, `concurrency` at a time, paced at `rate`.
-    func deliver(_ items: [Item]) async -> Report {
+    @_spi(Testing) public func deliver(_ items: [Item]) async -> Report {
         let started = ContinuousClock.now
         var report = Report()
         let reporter = ProgressTicker(total: items.count, output: self.progress)

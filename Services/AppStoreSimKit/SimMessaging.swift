@@ -13,7 +13,7 @@ import NIOHTTP1
 struct SimMessaging: Sendable {
     let store: SimMessagingStore
     let simStore: SimStore
-    let signer: SimSigner
+    @_spi(Testing) public let signer: SimSigner
     let tokens: APITokenValidator
     let http: HTTPClient
     /// The performance test Apple runs (its configuration is Apple's to choose; smaller in tests).
@@ -128,9 +128,9 @@ struct SimMessaging: Sendable {
 
     /// What `/sim/retention/requests` is asked to send.
     struct RealtimeAsk: Codable, Sendable {
-        var environment: String?
-        var originalTransactionId: String
-        var productId: String
+        @_spi(Testing) public var environment: String?
+        @_spi(Testing) public var originalTransactionId: String
+        @_spi(Testing) public var productId: String
         var userLocale: String?
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// Review, as the sim plays it: an upload is `PENDING` for `reviewDelay` (or until ``reviewAll(now:)`` decides every
 /// upload so far, as a test does), then `APPROVED`, unless its text holds a link (`http://`, `https://`), which App
 /// Review refuses here (`REJECTED`).
-actor SimMessagingStore {
+@_spi(Testing) public actor SimMessagingStore {
     /// An uploaded message.
     struct Message: Sendable {
         var upload: UploadMessageRequestBody
@@ -38,7 +38,7 @@ actor SimMessagingStore {
     // MARK: Review states
 
     /// App Review decides every upload made so far (the review delay no longer applies to them).
-    func reviewAll(now: Date = Date()) { self.reviewedUpTo = now }
+    @_spi(Testing) public func reviewAll(now: Date = Date()) { self.reviewedUpTo = now }
 
     /// A message's or image's state now.
     func state(uploadedAt: Date, text: String, now: Date = Date()) -> String {

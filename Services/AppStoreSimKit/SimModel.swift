@@ -4,22 +4,22 @@ import Foundation
 // MARK: - What the stand-in knows: Apple's side of every purchase
 
 /// One notification the App Store sends, before signing.
-struct SimNotification: Sendable {
-    var uuid: String
-    var type: String
+@_spi(Testing) public struct SimNotification: Sendable {
+    @_spi(Testing) public var uuid: String
+    @_spi(Testing) public var type: String
     var subtype: String?
     /// When the App Store signed it (epoch ms).
     var signedDate: Int64
-    var transaction: JWSTransactionDecodedPayload?
+    @_spi(Testing) public var transaction: JWSTransactionDecodedPayload?
     var renewal: JWSRenewalInfoDecodedPayload?
     /// `data.status`, when the notification carries it.
     var status: Status?
     /// Which container the payload uses.
     var container: Container = .data
     /// The customer this notification concerns (nil for app-level notifications).
-    var customer: String?
+    @_spi(Testing) public var customer: String?
     /// The environment it is sent from (Sandbox and Production traffic share one run).
-    var environment: Environment = .production
+    @_spi(Testing) public var environment: Environment = .production
 
     /// The counts a RENEWAL_EXTENSION/SUMMARY carries (nil: the scenario's fixed example).
     var summary: Summary?
@@ -28,59 +28,59 @@ struct SimNotification: Sendable {
 }
 
 /// A subscription or purchase as the App Store holds it now: its transactions (newest last), renewal info and status.
-struct SimPurchase: Sendable {
-    var environment: Environment = .production
-    var originalTransactionId: String
-    var customer: String
-    var productId: String
-    var productType: ProductType
-    var transactions: [JWSTransactionDecodedPayload]
-    var renewal: JWSRenewalInfoDecodedPayload?
+@_spi(Testing) public struct SimPurchase: Sendable {
+    @_spi(Testing) public var environment: Environment = .production
+    @_spi(Testing) public var originalTransactionId: String
+    @_spi(Testing) public var customer: String
+    @_spi(Testing) public var productId: String
+    @_spi(Testing) public var productType: ProductType
+    @_spi(Testing) public var transactions: [JWSTransactionDecodedPayload]
+    @_spi(Testing) public var renewal: JWSRenewalInfoDecodedPayload?
     /// Auto-renewables only: the current status.
-    var status: Status?
+    @_spi(Testing) public var status: Status?
     /// The subscription the App Store migrated this one to (Advanced Commerce API), if any.
-    var migratedTo: String?
+    @_spi(Testing) public var migratedTo: String?
 }
 
 /// The final entitlement a customer must have for a product after the run (Apple's truth).
-struct ExpectedEntitlement: Codable, Hashable, Sendable, Comparable {
-    var environment: String = Environment.production.rawValue
-    var customer: String
-    var productId: String
-    var originalTransactionId: String
-    var active: Bool
-    var revoked: Bool
+@_spi(Testing) public struct ExpectedEntitlement: Codable, Hashable, Sendable, Comparable {
+    @_spi(Testing) public var environment: String = Environment.production.rawValue
+    @_spi(Testing) public var customer: String
+    @_spi(Testing) public var productId: String
+    @_spi(Testing) public var originalTransactionId: String
+    @_spi(Testing) public var active: Bool
+    @_spi(Testing) public var revoked: Bool
 
-    static func < (a: Self, b: Self) -> Bool {
+    @_spi(Testing) public static func < (a: Self, b: Self) -> Bool {
         (a.environment, a.customer, a.productId) < (b.environment, b.customer, b.productId)
     }
 }
 
 /// A generated run: every notification in signing order, every purchase's final state, and the expected
 /// entitlements (consumables grant none).
-struct Scenario: Sendable {
-    var notifications: [SimNotification]
-    var purchases: [String: SimPurchase]
-    var expected: [ExpectedEntitlement]
+@_spi(Testing) public struct Scenario: Sendable {
+    @_spi(Testing) public var notifications: [SimNotification]
+    @_spi(Testing) public var purchases: [String: SimPurchase]
+    @_spi(Testing) public var expected: [ExpectedEntitlement]
 
     /// Which life cycles the run holds, by name, for the summary line.
-    var lifeCycles: [String: Int]
+    @_spi(Testing) public var lifeCycles: [String: Int]
     /// Purchases the app hands to the team's server (customer-api) right after buying, keyed by app user ids.
-    var appPosts: [AppPost] = []
+    @_spi(Testing) public var appPosts: [AppPost] = []
     /// Notifications the App Store lost for good: never sent, not in notification history.
-    var lost: [SimNotification] = []
+    @_spi(Testing) public var lost: [SimNotification] = []
     /// Transactions with a refund request open now (a fresh CONSUMPTION_REQUEST whose answer window is open).
-    var openRefundRequests: [String] = []
+    @_spi(Testing) public var openRefundRequests: [String] = []
     /// Lapsed subscribers who come back with a promotional offer the team's server signs (made at run time).
-    var offerPurchases: [OfferPurchase] = []
+    @_spi(Testing) public var offerPurchases: [OfferPurchase] = []
 }
 
 /// A purchase as the app posts it to customer-api: StoreKit 2's signed transaction of the purchase moment,
 /// for the app's own user id (these customers have no appAccountToken).
-struct AppPost: Sendable {
-    var appUserId: String
-    var environment: Environment
-    var transaction: JWSTransactionDecodedPayload
+@_spi(Testing) public struct AppPost: Sendable {
+    @_spi(Testing) public var appUserId: String
+    @_spi(Testing) public var environment: Environment
+    @_spi(Testing) public var transaction: JWSTransactionDecodedPayload
     /// When the App Store signed it: the purchase (epoch ms).
     var signedAt: Int64
 }
@@ -103,23 +103,23 @@ struct SimRandom: RandomNumberGenerator, Sendable {
 /// What a scenario's notifications (and the app's posts) carry, for the completeness checks of the local run
 /// and the end-to-end test: every transaction (per environment) with whether its final version is revoked, and the
 /// notifications that must each yield exactly one revocation event.
-struct ScenarioFacts: Codable, Sendable {
-    struct CarriedTransaction: Codable, Hashable, Sendable {
-        var environment: String
-        var transactionId: String
-        var revoked: Bool
+@_spi(Testing) public struct ScenarioFacts: Codable, Sendable {
+    @_spi(Testing) public struct CarriedTransaction: Codable, Hashable, Sendable {
+        @_spi(Testing) public var environment: String
+        @_spi(Testing) public var transactionId: String
+        @_spi(Testing) public var revoked: Bool
     }
 
-    var transactions: [CarriedTransaction]
+    @_spi(Testing) public var transactions: [CarriedTransaction]
     /// UUIDs of the REFUND, REFUND_REVERSED, REVOKE and REFUND_DECLINED notifications.
-    var refundLike: [String]
+    @_spi(Testing) public var refundLike: [String]
 
     static let refundLikeTypes: Set<String> = ["REFUND", "REFUND_REVERSED", "REVOKE", "REFUND_DECLINED"]
 }
 
 extension Scenario {
     /// The completeness facts of this scenario, from the sim's own final state of each purchase.
-    var facts: ScenarioFacts {
+    @_spi(Testing) public var facts: ScenarioFacts {
         var carried: Set<ScenarioFacts.CarriedTransaction> = []
         let sent =
             self.notifications.map { ($0.environment, $0.transaction) }

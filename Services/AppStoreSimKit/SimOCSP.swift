@@ -7,13 +7,13 @@ import X509
 /// The OCSP responder the sim's certificates name (`POST /sim/ocsp`), as Apple's responders serve its PKI, and its
 /// switches for tests and operators (`POST /sim/ocsp/state`): revoke the leaf or the intermediate, answer `tryLater`,
 /// or be unavailable (HTTP 503).
-final class SimOCSP: Sendable {
+@_spi(Testing) public final class SimOCSP: Sendable {
     /// How the responder behaves now.
     struct State: Codable, Sendable {
         /// `answering` (statuses), `tryLater` (the OCSP status, no verdict) or `unavailable` (HTTP 503).
         var mode: String = "answering"
         /// Which of `leaf` and `intermediate` are revoked.
-        var revoked: [String] = []
+        @_spi(Testing) public var revoked: [String] = []
 
         init() {}
 
@@ -28,7 +28,7 @@ final class SimOCSP: Sendable {
     let responder: TestOCSPResponder
     let state: Mutex<State>
     /// How many requests it answered, for tests that wait until the verifier asked.
-    let asked: Mutex<Int>
+    @_spi(Testing) public let asked: Mutex<Int>
 
     init(pki: TestPKI) {
         self.responder = TestOCSPResponder(pki: pki)

@@ -4,13 +4,13 @@ import Foundation
 
 /// Signs what the stand-in sends: notifications (with their nested transaction, renewal info or app
 /// transaction) and the signed items of API answers, with the sim's own Apple-shaped PKI.
-struct SimSigner: Sendable {
-    let signer: AppStoreSigner
+@_spi(Testing) public struct SimSigner: Sendable {
+    @_spi(Testing) public let signer: AppStoreSigner
     let bundleId: String
     let appAppleId: Int64
 
     /// The compact JWS of a notification.
-    func sign(_ n: SimNotification) throws -> String {
+    @_spi(Testing) public func sign(_ n: SimNotification) throws -> String {
         var payload = ResponseBodyV2DecodedPayload()
         payload.rawNotificationType = n.type
         payload.rawSubtype = n.subtype
@@ -62,7 +62,9 @@ struct SimSigner: Sendable {
     }
 
     /// A transaction as an API answer carries it: signed now.
-    func signTransaction(_ transaction: JWSTransactionDecodedPayload, now: Date = Date()) throws -> String {
+    @_spi(Testing) public func signTransaction(_ transaction: JWSTransactionDecodedPayload, now: Date = Date()) throws
+        -> String
+    {
         var transaction = transaction
         transaction.signedDate = Timestamp(now)
         return try self.signer.sign(transaction)

@@ -5,12 +5,12 @@ import Foundation
 /// The stand-in's state, the source of truth for its API: the purchases, every notification it has tried
 /// to deliver with its attempts (for notification history and `onlyFailures`), test notifications, the
 /// faults to inject, and counts of the API calls it served.
-actor SimStore {
+@_spi(Testing) public actor SimStore {
     /// A notification the App Store has sent (or tried to).
     struct Sent: Sendable {
-        var signedPayload: String
-        var uuid: String
-        var environment: Environment
+        @_spi(Testing) public var signedPayload: String
+        @_spi(Testing) public var uuid: String
+        @_spi(Testing) public var environment: Environment
         var signedDate: Int64
         var transactionIds: Set<String>
         var attempts: [SendAttemptItem] = []
@@ -18,45 +18,57 @@ actor SimStore {
     }
 
     /// Faults injected into the API (settable at run time through `POST /sim/faults`).
-    struct Faults: Codable, Sendable, Equatable {
+    @_spi(Testing) public struct Faults: Codable, Sendable, Equatable {
         /// The next this-many API calls answer 500 (errorCode 5000001).
-        var serverErrors = 0
+        @_spi(Testing) public var serverErrors = 0
         /// Get All Subscription Statuses calls allowed per second; more get 429 with `Retry-After`.
-        var statusRatePerSecond: Int?
+        @_spi(Testing) public var statusRatePerSecond: Int?
         /// The next this-many status calls answer 429 regardless of the rate.
-        var rateLimited = 0
+        @_spi(Testing) public var rateLimited = 0
         /// Get Transaction History calls allowed per second; more get 429 with `Retry-After` (Apple: 50 a second
         /// per app in Production).
-        var historyRatePerSecond: Int?
+        @_spi(Testing) public var historyRatePerSecond: Int?
         /// Once this many history calls were answered, the next ones wait until the fault is lifted: a test's way
         /// to stop a client at a known point without racing it.
-        var holdHistoryAfter: Int?
+        @_spi(Testing) public var holdHistoryAfter: Int?
+
+        /// Faults as named; none by default.
+        @_spi(Testing) public init(
+            serverErrors: Int = 0, statusRatePerSecond: Int? = nil, rateLimited: Int = 0,
+            historyRatePerSecond: Int? = nil, holdHistoryAfter: Int? = nil
+        ) {
+            self.serverErrors = serverErrors
+            self.statusRatePerSecond = statusRatePerSecond
+            self.rateLimited = rateLimited
+            self.historyRatePerSecond = historyRatePerSecond
+            self.holdHistoryAfter = holdHistoryAfter
+        }
     }
 
     /// What the API served, for tests and the summary.
-    struct Stats: Codable, Sendable {
-        var calls: [String: Int] = [:]
-        var statusCallsAnswered = 0
-        var answersByStatus: [String: Int] = [:]
+    @_spi(Testing) public struct Stats: Codable, Sendable {
+        @_spi(Testing) public var calls: [String: Int] = [:]
+        @_spi(Testing) public var statusCallsAnswered = 0
+        @_spi(Testing) public var answersByStatus: [String: Int] = [:]
         /// The most status calls answered 200 within one wall-clock second.
-        var maximumStatusCallsPerSecond = 0
+        @_spi(Testing) public var maximumStatusCallsPerSecond = 0
         /// Get Transaction History calls answered (not refused), and how many wait on `holdHistoryAfter` now.
-        var historyCallsAnswered = 0
-        var historyCallsHeld = 0
-        var rejectedTokens = 0
+        @_spi(Testing) public var historyCallsAnswered = 0
+        @_spi(Testing) public var historyCallsHeld = 0
+        @_spi(Testing) public var rejectedTokens = 0
         /// Purchases with an offer StoreKit made (`bought`) or refused (`refused: <reason>`).
-        var offers: [String: Int] = [:]
+        @_spi(Testing) public var offers: [String: Int] = [:]
     }
 
-    private(set) var purchases: [String: SimPurchase]
+    @_spi(Testing) public private(set) var purchases: [String: SimPurchase]
     /// Items per page of the API's paged answers (Apple: 20).
     let pageSize: Int
     fileprivate var originalByTransaction: [String: String] = [:]
     private var sent: [String: Sent] = [:]
     private var sentOrder: [String] = []
-    private(set) var expected: [ExpectedEntitlement]
+    @_spi(Testing) public private(set) var expected: [ExpectedEntitlement]
     var faults = Faults()
-    private(set) var stats = Stats()
+    @_spi(Testing) public private(set) var stats = Stats()
     private var statusSecond: Int64 = 0
     private var statusCallsThisSecond = 0
     private var historySecond: Int64 = 0
@@ -70,7 +82,7 @@ actor SimStore {
     fileprivate var massExtensions: [String: MassExtendRenewalDateStatusResponse] = [:]
     fileprivate var massExtensionProducts: [String: String] = [:]
     /// Every consumption answer accepted, in order.
-    fileprivate(set) var consumptionAnswers: [SimConsumptionAnswer] = []
+    @_spi(Testing) public fileprivate(set) var consumptionAnswers: [SimConsumptionAnswer] = []
     /// Purchases with a promotional offer still to be made, by ``offerKey(environment:appUserId:productId:)``.
     var pendingOffers: [String: OfferPurchase] = [:]
     /// Offer nonces already redeemed (a nonce is good for one purchase).
@@ -79,7 +91,7 @@ actor SimStore {
     private(set) var notificationURL: String?
 
     /// Sets where notifications sent at once go (``Simulator/deliver(_:http:to:rate:concurrency:timeout:progress:)`` sets it).
-    func setNotificationURL(_ url: String) { self.notificationURL = url }
+    @_spi(Testing) public func setNotificationURL(_ url: String) { self.notificationURL = url }
 
     init(scenario: Scenario, pageSize: Int = 20) {
         self.pageSize = pageSize
@@ -98,7 +110,7 @@ actor SimStore {
     // MARK: Purchases
 
     /// The purchase any of its transaction ids names, in one environment (another environment's id is not found, as at Apple).
-    func purchase(for transactionId: String, in environment: Environment) -> SimPurchase? {
+    @_spi(Testing) public func purchase(for transactionId: String, in environment: Environment) -> SimPurchase? {
         self.originalByTransaction[transactionId].flatMap { self.purchases[$0] }.flatMap {
             $0.environment == environment ? $0 : nil
         }
@@ -168,15 +180,15 @@ actor SimStore {
     }
 
     /// How many sent notifications were never delivered.
-    func undeliveredCount() -> Int { self.sent.values.filter { !$0.delivered }.count }
+    @_spi(Testing) public func undeliveredCount() -> Int { self.sent.values.filter { !$0.delivered }.count }
 
     /// Which of `uuids` were sent and never delivered.
-    func undelivered(among uuids: Set<String>) -> Set<String> {
+    @_spi(Testing) public func undelivered(among uuids: Set<String>) -> Set<String> {
         uuids.filter { self.sent[$0].map { !$0.delivered } ?? false }
     }
 
     /// How many notifications have been tried at least once (delivered or not): delivery progress.
-    func attemptedCount() -> Int { self.sent.values.filter { !$0.attempts.isEmpty }.count }
+    @_spi(Testing) public func attemptedCount() -> Int { self.sent.values.filter { !$0.attempts.isEmpty }.count }
 
     // MARK: Test notifications
 
@@ -226,7 +238,7 @@ actor SimStore {
 
 extension SimStore {
     /// Replaces the injected faults; history calls held by a hold the new faults lift go on.
-    func setFaults(_ faults: Faults) {
+    @_spi(Testing) public func setFaults(_ faults: Faults) {
         self.faults = faults
         if faults.holdHistoryAfter.map({ $0 > self.stats.historyCallsAnswered }) ?? true {
             let held = self.heldHistoryCalls
@@ -262,7 +274,9 @@ extension SimStore {
 
 extension SimStore {
     /// The transactions of an order (Look Up Order ID), in one environment.
-    func transactions(ofOrder orderId: String, in environment: Environment) -> [JWSTransactionDecodedPayload] {
+    @_spi(Testing) public func transactions(ofOrder orderId: String, in environment: Environment)
+        -> [JWSTransactionDecodedPayload]
+    {
         self.purchases.values.filter { $0.environment == environment }.flatMap(\.transactions)
             .filter { SimOrders.orderId(for: $0.transactionId ?? "") == orderId }
     }
@@ -337,7 +351,9 @@ extension SimStore {
 
     /// The active subscriptions of a product in an environment that Apple may extend (what a mass extension covers;
     /// assigned ones are ineligible, 4030028).
-    func activeSubscriptions(of productId: String, in environment: Environment, now: Date = Date()) -> [String] {
+    @_spi(Testing) public func activeSubscriptions(
+        of productId: String, in environment: Environment, now: Date = Date()
+    ) -> [String] {
         let millis = Int64(now.timeIntervalSince1970 * 1000)
         return self.purchases.values.filter {
             $0.environment == environment && $0.productId == productId && $0.status == .active
@@ -383,7 +399,7 @@ extension SimStore {
     }
 
     /// Refunds one transaction now (as Apple does when it grants a refund request), for scenarios and tests.
-    func refund(_ transactionId: String, at millis: Int64) {
+    @_spi(Testing) public func refund(_ transactionId: String, at millis: Int64) {
         guard let original = self.originalByTransaction[transactionId], var purchase = self.purchases[original],
             let index = purchase.transactions.firstIndex(where: { $0.transactionId == transactionId })
         else { return }
@@ -401,10 +417,10 @@ extension SimStore {
 }
 
 /// A consumption answer as the sim received it (`GET /sim/consumption`).
-struct SimConsumptionAnswer: Codable, Sendable {
-    var transactionId: String
-    var version: String
+@_spi(Testing) public struct SimConsumptionAnswer: Codable, Sendable {
+    @_spi(Testing) public var transactionId: String
+    @_spi(Testing) public var version: String
     var at: Int64
     /// The JSON body exactly as sent.
-    var body: String
+    @_spi(Testing) public var body: String
 }

@@ -11,7 +11,7 @@ import Hummingbird
 /// and answers StoreKit's signed transaction. A bad signature makes nothing and answers 400 with the reason.
 struct SimStoreKit: Sendable {
     let store: SimStore
-    let signer: SimSigner
+    @_spi(Testing) public let signer: SimSigner
     let offerKeys: [String: P256.Signing.PublicKey]
     let issuerID: String
     let deliverNow: @Sendable (SimNotification) async -> Void
@@ -22,9 +22,9 @@ struct SimStoreKit: Sendable {
             var signature: String?
             var signatureV1: PromotionalOfferSignatureV1?
         }
-        var environment: String?
-        var appUserId: String
-        var productId: String
+        @_spi(Testing) public var environment: String?
+        @_spi(Testing) public var appUserId: String
+        @_spi(Testing) public var productId: String
         var promotionalOffer: Offer
     }
 
@@ -39,7 +39,7 @@ struct SimStoreKit: Sendable {
     }
 
     /// Checks the offer and makes the purchase.
-    func purchase(_ body: Body) async -> Response {
+    @_spi(Testing) public func purchase(_ body: Body) async -> Response {
         let environment = Environment(rawValue: body.environment ?? "Production") ?? .production
         guard
             let offer = await self.store.pendingOffers[

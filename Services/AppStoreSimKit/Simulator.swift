@@ -8,76 +8,79 @@ import Hummingbird
 import Logging
 
 /// Everything a sim run is configured with.
-struct SimConfiguration: Sendable {
-    var bundleId = "com.example.subscriptions"
-    var appAppleId: Int64 = 1_234_567_890
+@_spi(Testing) public struct SimConfiguration: Sendable {
+    @_spi(Testing) public var bundleId = "com.example.subscriptions"
+    @_spi(Testing) public var appAppleId: Int64 = 1_234_567_890
     /// The environments the run sends from: Production gets `customers` customers, Sandbox (beside it) a
     /// quarter as many, whose appAccountTokens are drawn like Production's, so some customers have both.
-    var environments: [AppStoreModels.Environment] = [.production]
-    var customers = 200
-    var seed: UInt64 = 1
+    @_spi(Testing) public var environments: [AppStoreModels.Environment] = [.production]
+    @_spi(Testing) public var customers = 200
+    @_spi(Testing) public var seed: UInt64 = 1
     /// The share of notifications delivered twice (Apple retries carry the same notificationUUID).
-    var duplicates = 0.1
+    @_spi(Testing) public var duplicates = 0.1
     /// Delivery in random order (Apple promises no order) rather than signing order.
-    var shuffled = true
+    @_spi(Testing) public var shuffled = true
     /// Whether subscription REFUNDs carry `data.status`, as Apple's do (off: every refund of a subscription is
     /// refund-resolver's to settle, a less faithful mode for the tests of that path).
-    var refundCarriesStatus = true
+    @_spi(Testing) public var refundCarriesStatus = true
     /// The In-App Purchase key the pipeline signs API tokens with: its id, issuer and public key.
-    var apiKeyID = "SIMKEY0001"
-    var issuerID = "57246542-96fe-1a63-e053-0824d011072a"
-    var apiPublicKey: P256.Signing.PublicKey
-    var host = "127.0.0.1"
-    var port = 8090
+    @_spi(Testing) public var apiKeyID = "SIMKEY0001"
+    @_spi(Testing) public var issuerID = "57246542-96fe-1a63-e053-0824d011072a"
+    @_spi(Testing) public var apiPublicKey: P256.Signing.PublicKey
+    @_spi(Testing) public var host = "127.0.0.1"
+    @_spi(Testing) public var port = 8090
     /// Where notifications go.
-    var ingestURL: String?
+    @_spi(Testing) public var ingestURL: String?
     /// Whether every notification is signed up front (off for a sim that only serves the API, such as an
     /// onboarding of existing subscribers: a million signatures it would never send).
-    var signsNotifications = true
-    var rate: Double?
-    var concurrency = 16
+    @_spi(Testing) public var signsNotifications = true
+    @_spi(Testing) public var rate: Double?
+    @_spi(Testing) public var concurrency = 16
     /// Apple's retry schedule, compressed: delays between the passes that re-send undelivered notifications.
-    var retryDelays: [Duration] = []
+    @_spi(Testing) public var retryDelays: [Duration] = []
     /// The share of customers without an appAccountToken whose app posts the purchase to customer-api.
-    var appPostShare = 0.0
+    @_spi(Testing) public var appPostShare = 0.0
     /// The share of DID_RENEW and EXPIRED notifications the App Store loses for good.
-    var lostShare = 0.0
+    @_spi(Testing) public var lostShare = 0.0
     /// customer-api's base URL and an API key of the app, where the app posts its purchases.
-    var customerAPIURL: String?
-    var customerAPIKey: String?
+    @_spi(Testing) public var customerAPIURL: String?
+    @_spi(Testing) public var customerAPIKey: String?
     /// The share of purchases with a refund request open now (a fresh CONSUMPTION_REQUEST to answer in time).
-    var openRefundRequestShare = 0.0
+    @_spi(Testing) public var openRefundRequestShare = 0.0
     /// The share of customers with an open refund request whose app recorded their consent (customer-api).
-    var consentShare = 0.0
+    @_spi(Testing) public var consentShare = 0.0
     /// Items per page of the API's paged answers (Apple: 20; tests use fewer to walk the pages).
-    var apiPageSize = 20
+    @_spi(Testing) public var apiPageSize = 20
     /// The share of the app's lapsed subscribers who come back with a promotional offer signed by customer-api.
-    var offerPurchaseShare = 0.0
+    @_spi(Testing) public var offerPurchaseShare = 0.0
     /// The In-App Purchase keys offers may be signed with (App Store Connect's view of the team's keys), by key id.
-    var offerPublicKeys: [String: P256.Signing.PublicKey] = [:]
+    @_spi(Testing) public var offerPublicKeys: [String: P256.Signing.PublicKey] = [:]
     /// How long an uploaded retention message or image stays PENDING before App Review decides.
-    var messageReviewDelay: Duration = .seconds(1)
+    @_spi(Testing) public var messageReviewDelay: Duration = .seconds(1)
     /// The performance test Apple runs against the real-time URL.
-    var performanceTest = PerformanceTestConfig(
+    @_spi(Testing) public var performanceTest = PerformanceTestConfig(
         maxConcurrentRequests: 10, totalRequests: 500, totalDuration: 5000, responseTimeThreshold: 700,
         successRateThreshold: 95)
+
+    /// A configuration with Apple's defaults, verifying API tokens against `apiPublicKey`.
+    @_spi(Testing) public init(apiPublicKey: P256.Signing.PublicKey) { self.apiPublicKey = apiPublicKey }
 }
 
 /// One sim run: the scenario, the App Store's state, the signer, and delivery.
-struct Simulator: Sendable {
-    let configuration: SimConfiguration
-    let scenario: Scenario
-    let store: SimStore
+@_spi(Testing) public struct Simulator: Sendable {
+    @_spi(Testing) public let configuration: SimConfiguration
+    @_spi(Testing) public let scenario: Scenario
+    @_spi(Testing) public let store: SimStore
     /// Retention Messaging's side of App Store Connect.
-    let messaging: SimMessagingStore
-    let signer: SimSigner
+    @_spi(Testing) public let messaging: SimMessagingStore
+    @_spi(Testing) public let signer: SimSigner
     /// The OCSP responder of the sim's PKI.
-    let ocsp: SimOCSP
+    @_spi(Testing) public let ocsp: SimOCSP
     /// Every notification signed, in signing order.
-    let signed: [SimDelivery.Item]
+    @_spi(Testing) public let signed: [SimDelivery.Item]
 
     /// Generates the scenario (events signed before now) and signs every notification with `pki`.
-    init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
+    @_spi(Testing) public init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
         self.configuration = configuration
         self.scenario = Self.scenario(configuration, epoch: Int64(now.timeIntervalSince1970 * 1000) - 60_000)
         self.store = SimStore(scenario: self.scenario, pageSize: configuration.apiPageSize)
@@ -124,7 +127,7 @@ struct Simulator: Sendable {
     }
 
     /// The order Apple delivers in: every notification, some twice, shuffled unless configured otherwise (seeded).
-    func deliveryPlan() -> [SimDelivery.Item] {
+    @_spi(Testing) public func deliveryPlan() -> [SimDelivery.Item] {
         var random = SimRandom(seed: self.configuration.seed ^ 0xDE11_7E57)
         var plan = self.signed
         for item in self.signed where Double.random(in: 0..<1, using: &random) < self.configuration.duplicates {
@@ -135,7 +138,7 @@ struct Simulator: Sendable {
     }
 
     /// Registers the items as sent (notification history) and posts them.
-    func deliver(
+    @_spi(Testing) public func deliver(
         _ items: [SimDelivery.Item], http: HTTPClient, to ingestURL: String, rate: Double? = nil,
         concurrency: Int? = nil,
         timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
@@ -147,7 +150,7 @@ struct Simulator: Sendable {
 
     /// Registers the items as sent and posts them spread over `ingestURLs` in turn (a load balancer in front of
     /// ingest replicas).
-    func deliver(
+    @_spi(Testing) public func deliver(
         _ items: [SimDelivery.Item], http: HTTPClient, spreadOver ingestURLs: [String], rate: Double? = nil,
         concurrency: Int? = nil,
         timeout: Duration = .seconds(10), progress: (@Sendable (String) -> Void)? = nil
@@ -170,12 +173,14 @@ struct Simulator: Sendable {
     }
 
     /// Apple's retries, compressed: after each delay, re-posts every notification not yet delivered.
-    func retryUndelivered(http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil) async {
+    @_spi(Testing) public func retryUndelivered(
+        http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil
+    ) async {
         await self.retryUndelivered(http: http, spreadOver: [ingestURL], progress: progress)
     }
 
     /// Apple's retries spread over `ingestURLs` in turn (a load balancer in front of ingest replicas).
-    func retryUndelivered(
+    @_spi(Testing) public func retryUndelivered(
         http: HTTPClient, spreadOver ingestURLs: [String], progress: (@Sendable (String) -> Void)? = nil
     )
         async
@@ -194,7 +199,7 @@ struct Simulator: Sendable {
     }
 
     /// The API server: Hummingbird serving ``SimAPI`` on the configured address.
-    func application(
+    @_spi(Testing) public func application(
         http: HTTPClient, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     )
         -> some ApplicationProtocol

@@ -46,7 +46,7 @@ FORBIDDEN = {
                      "Hummingbird", "PostgresNIO"}, "the API client talks to Apple and knows nothing of the pipeline"),
     "NotificationPipeline": ({"Hummingbird"}, "the services' shared pieces serve no HTTP routes of their own"),
 }
-IMPORT = re.compile(r"^(?:@testable |@preconcurrency |@_implementationOnly |public |package |internal )*import "
+IMPORT = re.compile(r"^(?:@testable |@_spi\(\w+\) |@preconcurrency |@_implementationOnly |public |package |internal )*import "
                     r"(?:struct |enum |class |func |protocol |typealias |var |let )?([A-Za-z0-9_]+)", re.M)
 
 
@@ -99,6 +99,12 @@ def main():
         # pipeline may lean on it, and it leans on no service.
         if "AppStoreSimKit" in uses and name != "AppStoreSim" and path.startswith(("Shared/", "Services/")):
             problems.append(f"{name}: only appstore-sim, tests and benchmarks may import AppStoreSimKit")
+        # What the tests need of the sim that is not its public API is behind `@_spi(Testing)`, never `@testable`.
+        if "AppStoreSimKit" in uses and any(
+            "@testable import AppStoreSimKit" in source.read_text(encoding="utf-8")
+            for source in (ROOT / path).rglob("*.swift")
+        ):
+            problems.append(f"{name}: reaches the sim's internals with @testable; use @_spi(Testing) import AppStoreSimKit")
         if name == "AppStoreSimKit":
             for module in sorted(uses & SERVICES):
                 problems.append(f"{name}: the simulator must not import a service ({module})")

@@ -1,15 +1,14 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Crypto
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The App Store Server API client against the stand-in: every endpoint, verified answers, Apple's error
 /// codes, inline retries for 429 (until Retry-After) and 5xx, sandbox fallback, and the JWT checks the sim makes.

@@ -1,11 +1,10 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Foundation
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The App Store Server API's newest parts against the sim, with Apple's rules: Get App Transaction Info (1.17) by any
 /// transaction id of the customer or by the appTransactionId, verified, 4040019 for an unknown id; and assigned

@@ -1,13 +1,12 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Foundation
 import JWSVerification
 import NotificationPipeline
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// Calls are made per app and per environment: the token names the app the call is about, the base URL is
 /// the environment the data came from, and a bare transaction id of unknown environment tries Production,

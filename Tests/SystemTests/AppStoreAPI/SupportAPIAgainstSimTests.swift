@@ -1,11 +1,10 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Foundation
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The support endpoints of the API client against the sim, with Apple's rules: Look Up Order ID (valid and
 /// invalid), Get Refund History across pages, Send Consumption Information V1 and v2 validation, and renewal-date

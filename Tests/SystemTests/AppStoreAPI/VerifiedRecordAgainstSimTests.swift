@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSigning
+@_spi(Testing) import AppStoreSimKit
 import Crypto
 import Foundation
 import JWSVerification
@@ -7,8 +8,6 @@ import NotificationPipeline
 import PipelineRecords
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// Every notification a whole sim run signs, verified and written as the chain-verifier writes it (Apple's JSON
 /// kept), reads back as the same record the canonical encoding gives: no notification type, container or field

@@ -1,10 +1,9 @@
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Foundation
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// appstore-sim is as faithful as Apple where Apple's own code can tell: Apple's Python library
 /// (`app-store-server-library`, PyPI) verifies the notifications the sim signs (its OpenSSL chain building needs the

@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSigning
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
 import JWSVerification
@@ -8,11 +9,9 @@ import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The verifiers' online checks over HTTP against the OCSP responder the sim serves for its PKI, built from the
 /// settings a service reads (`APPSTORE_ONLINE_CHECKS`): good answers verify, a revoked leaf or intermediate is a

@@ -1,13 +1,12 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Crypto
 import Foundation
 import JWSVerification
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The sim plays StoreKit and the App Store for purchases with a promotional offer: only a signature the App Store
 /// would honour makes the purchase (the team's key, the app, the product and offer, a buyer's own transaction, a

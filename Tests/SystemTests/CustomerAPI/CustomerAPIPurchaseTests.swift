@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Crypto
 import Entitlements
@@ -16,11 +17,9 @@ import RdKafka
 import ServiceLifecycle
 import ServiceRuntime
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// customer-api's POST of purchases against real components: the sim's App Store (signed transactions,
 /// Get Transaction Info and History), the real broker, PostgreSQL and the entitlement-updater, both services as

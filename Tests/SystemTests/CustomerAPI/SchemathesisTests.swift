@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PipelineRecords
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -11,11 +12,9 @@ import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The support side against the running stack (the six service binaries, Tansu, PostgreSQL, the sim): consumption
 /// requests answered within their deadline when the customer consented, reported when their window had closed,

@@ -1,14 +1,13 @@
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
 import Logging
 import PipelineRecords
 import RdKafka
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 // MARK: - The app side's checks: traces, metrics and the customer view through GET
 

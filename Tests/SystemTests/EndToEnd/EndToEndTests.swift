@@ -1,4 +1,5 @@
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Entitlements
 import Foundation
@@ -8,11 +9,9 @@ import PipelineRecords
 import PostgresNIO
 import RdKafka
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The product end to end: thousands of customers' life cycles from `appstore-sim`, shuffled and partly
 /// duplicated, posted to the real `ingest` binary and carried by the real chain-verifier,

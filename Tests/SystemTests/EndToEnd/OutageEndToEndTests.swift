@@ -1,4 +1,5 @@
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -6,11 +7,9 @@ import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The product end to end through outages while notifications flow (the six service binaries, Tansu,
 /// PostgreSQL with `fsync=on`, the sim): the broker frozen for 20 s (SIGSTOP, then SIGCONT: it keeps its data),

@@ -1,10 +1,9 @@
+@_spi(Testing) import AppStoreSimKit
 import Foundation
 import Logging
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The pods the development overlay ships, run as containers of the image built here (`deploy/local/image.sh`,
 /// podman with runc) exactly as the rendered objects say (`deploy/local/pods.py`): the migrate and topics Jobs to

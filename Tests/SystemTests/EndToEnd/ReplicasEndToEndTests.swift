@@ -1,14 +1,13 @@
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
 import Logging
 import NotificationPipeline
 import PipelineRecords
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// Scaling out and in under load: three replicas each of chain-verifier, entitlement-updater, refund-resolver
 /// and event-publisher and two of ingest, on topics of twelve partitions, while the sim's notifications flow.

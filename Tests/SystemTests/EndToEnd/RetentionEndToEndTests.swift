@@ -1,17 +1,16 @@
 import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
+@_spi(Testing) import AppStoreSimKit
 import Foundation
 import Logging
 import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// Retention Messaging end to end: the pipeline stores a scenario; the app team configures Apple's side through the
 /// API (messages reviewed, a default message, the real-time URL), Apple's performance test passes against the running

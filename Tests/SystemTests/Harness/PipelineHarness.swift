@@ -1,10 +1,9 @@
+@_spi(Testing) import AppStoreSimKit
 import Foundation
 import Logging
 import PostgresNIO
 import Storage
 import TestSupport
-
-@testable import AppStoreSimKit
 
 /// The end state of a pipeline run (its services run as processes, ``ServiceFleet``) against the sim's expectations.
 public enum PipelineHarness {

@@ -1,6 +1,7 @@
 import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
+@_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -10,12 +11,10 @@ import NotificationPipeline
 import ServiceLifecycle
 import TestSupport
 
-@testable import AppStoreSimKit
-
 /// An `appstore-sim` running in-process on a free loopback port, with the API key and trust the pipeline
 /// needs to talk to it.
 public struct SimHarness: Sendable {
-    public let simulator: Simulator
+    @_spi(Testing) public let simulator: Simulator
     public let pki: TestPKI
     public let apiKey: P256.Signing.PrivateKey
     /// The In-App Purchase key the team signs offers with (the sim knows its public key, as App Store Connect does).
@@ -33,7 +32,7 @@ public struct SimHarness: Sendable {
     }
 
     /// Runs `body` with a sim serving `customers` customers from `seed`.
-    public static func with<T: Sendable>(
+    @_spi(Testing) public static func with<T: Sendable>(
         customers: Int, seed: UInt64, environment: AppStoreModels.Environment = .production,
         apiKey: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
         configure: (inout SimConfiguration) -> Void = { _ in }, _ body: (SimHarness) async throws -> T
@@ -171,8 +170,10 @@ public struct SimHarness: Sendable {
     }
 
     /// Sets the sim's faults.
-    public func setFaults(_ faults: SimStore.Faults) async { await self.simulator.store.setFaults(faults) }
-    public var stats: SimStore.Stats { get async { await self.simulator.store.stats } }
+    @_spi(Testing) public func setFaults(_ faults: SimStore.Faults) async {
+        await self.simulator.store.setFaults(faults)
+    }
+    @_spi(Testing) public var stats: SimStore.Stats { get async { await self.simulator.store.stats } }
     public var sinkURL: String { self.baseURL.absoluteString + "/sim/sink" }
 }
 

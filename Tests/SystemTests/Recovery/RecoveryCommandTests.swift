@@ -1,14 +1,13 @@
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Entitlements
 import Foundation
 import NotificationPipeline
 import PipelineRecords
 import RdKafka
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// `iapctl replay` and `iapctl test-notification`, the real binary, against a real broker and the sim.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct RecoveryCommandTests {

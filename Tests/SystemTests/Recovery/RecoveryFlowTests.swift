@@ -1,4 +1,5 @@
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Entitlements
 import Foundation
 import Logging
@@ -8,11 +9,9 @@ import PostgresNIO
 import RdKafka
 import ServiceRuntime
 import Storage
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
-
-@testable import AppStoreSimKit
 
 /// The whole pipeline, its services as processes of their binaries, against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in

@@ -1,5 +1,6 @@
 import AppStoreAPI
 import AppStoreModels
+@_spi(Testing) import AppStoreSimKit
 import Entitlements
 import Foundation
 import Logging
@@ -7,11 +8,10 @@ import NotificationPipeline
 import PipelineRecords
 import RdKafka
 import ServiceRuntime
-import SystemTestSupport
+@_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
 
-@testable import AppStoreSimKit
 @testable import RefundResolver
 
 /// refund-resolver against a real broker and the sim: status requests become verified snapshots; 429 with
