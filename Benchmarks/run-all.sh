@@ -1,32 +1,87 @@
 #!/usr/bin/env bash
-# Every benchmark, release build, one after another on this machine; prints each table (the figures in the
-# README come from this script). Usage: Benchmarks/run-all.sh
-#   1. end to end (run-end-to-end.sh): sustained notifications/s, accept → committed / published latency,
-#      memory per service;
-#   2. verification (run-verification.sh): signature checks per second against the raw crypto limit;
-#   3. pipeline stages (run-pipeline.sh): ingest against bare Hummingbird, chain-verifier against raw verification;
-#   4. entitlements (run-entitlements.sh): applied/s against bare transactions, outbox relay against direct produce;
-#   5. customer-api look-ups (run-lookup.sh): latency at 1,000 GETs/s offered against a bare Hummingbird GET;
-#   6. where the time goes end to end (run-profile.sh): perf's CPU share and CPU per notification of each process.
-set -euo pipefail
+# Every benchmark, one after another on this machine; prints each part's table (the figures in the README and
+# docs/performance.md come from this script).
+#   Benchmarks/run-all.sh           release build, the figures: end to end, verification, the pipeline's stages,
+#                                   entitlements and the outbox relay, look-ups, retention, and where the time goes;
+#   Benchmarks/run-all.sh --smoke   every script under Benchmarks/ (also fuzz, overload, scale, soak and resync) with
+#                                   tiny parameters on the debug build the tests already have (BENCHMARK_BIN, default
+#                                   `swift build --show-bin-path`): a few minutes, run by the test command so that a
+#                                   change that breaks a benchmark fails CI. Its figures mean nothing; its checks do.
+# Each part's output (its table on stdout, its progress and errors on stderr) is kept in BENCHMARK_OUT (default
+# .build/benchmarks/<time>[-smoke]), whatever happens. Every part runs even when one before it failed; the run then
+# names the parts that failed, shows the end of their error output, and exits 1.
+# A part fails when its script exits non-zero, which includes every baseline found implausible (Benchmarks/plausible.py).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-Benchmarks/run-end-to-end.sh 2000 100,250,500 > "$out/e2e.txt" 2> "$out/e2e.log"
-Benchmarks/run-verification.sh --seconds 3 > "$out/verification.txt" 2> "$out/verification.log"
-Benchmarks/run-pipeline.sh 8 > "$out/pipeline.txt" 2> "$out/pipeline.log"
-Benchmarks/run-entitlements.sh 2000 8 > "$out/entitlements.txt" 2> "$out/entitlements.log"
-Benchmarks/run-lookup.sh 1000 10 2000 > "$out/lookup.txt" 2> "$out/lookup.log"
-Benchmarks/run-profile.sh 8 2000 > "$out/profile.txt" 2> "$out/profile.log"
-echo "# 1. End to end"
-grep -v '^{' "$out/e2e.txt"
-echo; echo "# 2. Verification"
-grep -vE "^(Building|Build|\[|Compiling|Write|Planning)" "$out/verification.txt"
-echo; echo "# 3. Pipeline stages"
-grep -vE "^(Building|Build|\[|Compiling)" "$out/pipeline.txt"
-echo; echo "# 4. Entitlements"
-grep -vE "^(Building|Build|\[|Compiling)" "$out/entitlements.txt"
-echo; echo "# 5. customer-api look-ups"
-grep -vE "^(Building|Build|\[|Compiling)" "$out/lookup.txt"
-echo; echo "# 6. Where the time goes end to end"
-cat "$out/profile.txt"
+smoke=false
+[[ "${1:-}" == "--smoke" ]] && smoke=true
+export PATH="/opt/swift/usr/bin:$PATH"
+
+# MARK: the parts: name, script, its arguments (full run), its arguments (smoke run), whether the full run has it
+parts=(
+    # name         script                 full arguments          smoke arguments   full
+    "e2e           run-end-to-end.sh      2000 100,250,500        20 50 20          yes"
+    "verification  run-verification.sh    --seconds 3             --seconds 1       yes"
+    "pipeline      run-pipeline.sh        8                       1                 yes"
+    "entitlements  run-entitlements.sh    2000 8                  40 2 10           yes"
+    "lookup        run-lookup.sh          1000 10 2000            50 1 50           yes"
+    "retention     run-retention.sh       1000 10 2000            50 1 50           yes"
+    "profile       run-profile.sh         8 2000                  1 40 20           yes"
+    "overload      run-overload.sh        1000 15                 40 2              no"
+    "fuzz          run-fuzz.sh            300                     2                 no"
+    "scale         run-scale.sh           1000000 9               200 2             no"
+    "soak          run-soak.sh            5000 30 4               50 2 1            no"
+    "resync        run-resync.sh          100000 50 2000 16       200 50 40 4       no"
+)
+
+if $smoke; then
+    source deploy/local/env.sh
+    export BENCHMARK_BIN=${BENCHMARK_BIN:-$(swift build --show-bin-path)}
+    export PIPELINE_ROUNDS=1
+    out=${BENCHMARK_OUT:-.build/benchmarks/$(date -u +%Y%m%dT%H%M%SZ)-smoke}
+else
+    out=${BENCHMARK_OUT:-.build/benchmarks/$(date -u +%Y%m%dT%H%M%SZ)}
+    # One release build of everything before the first part (each part's own build is then a no-op).
+    if [[ -z ${BENCHMARK_BIN:-} ]]; then
+        deploy/local/prerequisites.sh
+        source deploy/local/env.sh
+        swift build -c release 2>&1 | grep -E "error:" && { echo "the release build failed" >&2; exit 1; }
+        export BENCHMARK_BIN; BENCHMARK_BIN=$(swift build -c release --show-bin-path)
+    fi
+fi
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# MARK: running them
+
+failed=()
+number=0
+for part in "${parts[@]}"; do
+    # The columns are separated by two or more spaces.
+    IFS=$'\t' read -r name script full_args smoke_args in_full <<< "$(echo "$part" | sed -E 's/ {2,}/\t/g')"
+    if $smoke; then args=$smoke_args; else
+        [[ $in_full == yes ]] || continue
+        args=$full_args
+    fi
+    number=$((number + 1))
+    read -r -a arguments <<< "$args"
+    started=$(date +%s)
+    echo "# $number. $name (Benchmarks/$script ${arguments[*]})"
+    if Benchmarks/"$script" "${arguments[@]}" > "$out/$name.txt" 2> "$out/$name.log"; then
+        # Build chatter stays in the files; the tables come here.
+        grep -vE '^(\{|Building|Build |\[[0-9]+/[0-9]+\]|Compiling|Write|Planning)' "$out/$name.txt"
+        echo "($(($(date +%s) - started)) s)"
+    else
+        status=$?
+        failed+=("$name")
+        echo "FAILED: $name (Benchmarks/$script exited $status after $(($(date +%s) - started)) s); the end of its errors:"
+        tail -n 20 "$out/$name.log" | sed 's/^/    /'
+    fi
+    echo
+done
+
+echo "Every part's output: $out"
+if ((${#failed[@]} > 0)); then
+    echo "FAILED parts: ${failed[*]}" >&2
+    exit 1
+fi

@@ -4,29 +4,23 @@
 #   0. baseline: appstore-sim posting the same scenario to its own /sim/sink (the load generator's ceiling);
 #   1. throughput: CUSTOMERS customers' notifications (shuffled, 10% twice) as fast as 32 connections allow,
 #      sustained rate = notifications committed ÷ (first HTTP accept → last commit);
-#   2. latency, once per offered rate: 500 customers at RATE posts/s; p50/p99 from HTTP accept (ingest's
+#   2. latency, once per offered rate: LATENCY_CUSTOMERS (500) customers at RATE posts/s; p50/p99 from HTTP accept (ingest's
 #      received-at) to entitlement committed (its transaction's commit time, track_commit_timestamp) and to
 #      downstream event published (the publisher's relay).
 # Before each phase's posts, one warm-up notification goes through (every consumer group has joined); only what the sim
 # posts after it is counted. Accept → committed second by second goes to stderr.
 # Memory: each process's RSS after phase 1 (now / peak). Prints a table; the last line is JSON for scripts.
-# Usage: [PIPELINE_BIN=DIR] Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES]   (default 2000, 100,250,500)
+# Usage: [BENCHMARK_BIN=DIR] Benchmarks/run-end-to-end.sh [CUSTOMERS] [RATES] [LATENCY_CUSTOMERS]
+#   (default 2000, 100,250,500, 500)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 customers=${1:-2000}
 rates=${2:-100,250,500}
+latency_customers=${3:-500}
 IFS=, read -r -a rate_list <<< "$rates"
-deploy/local/prerequisites.sh
-source deploy/local/env.sh
+source Benchmarks/binaries.sh
 source deploy/local/pipeline.sh
-# One build of every product (building them one by one recompiles shared modules per product).
-# PIPELINE_BIN: binaries built elsewhere (another commit's release build, to compare two builds in one session).
-if [[ -n ${PIPELINE_BIN:-} ]]; then
-    bin=$PIPELINE_BIN
-else
-    swift build -c release 2>&1 | grep -E "error:" || true
-    bin=$(swift build -c release --show-bin-path)
-fi
+benchmark_binaries "${pipeline_services[@]}" appstore-sim iapctl
 work=$(mktemp -d)
 pids=()
 stop_phase() { pids_stop; stack_stop "$1"; }
@@ -90,14 +84,14 @@ sink_port=$(deploy/local/free-port.sh)
 echo "== phase 0: appstore-sim posting to its own sink" >&2
 "$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers "$customers" --seed 11 --concurrency 32 \
     --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink.log"
-"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers 500 --seed 11 --rate "${rate_list[-1]}" \
+"$bin/appstore-sim" run --dir "$dir/sim" --port "$sink_port" --customers "$latency_customers" --seed 11 --rate "${rate_list[-1]}" \
     --ingest-url "http://127.0.0.1:$sink_port/sim/sink" 2>"$work/sink-rate.log"
 read -r sink_rate _ _ < <(sim_report "$work/sink.log")
 read -r _ sink_p50 sink_p99 < <(sim_report "$work/sink-rate.log")
 rm -rf "$dir"
 
 run_phase throughput "$customers" --concurrency 32
-for rate in "${rate_list[@]}"; do run_phase "latency-$rate" 500 --rate "$rate" --concurrency 16; done
+for rate in "${rate_list[@]}"; do run_phase "latency-$rate" "$latency_customers" --rate "$rate" --concurrency 16; done
 
 # MARK: the table
 "$APPSTORE_TOOLS_PYTHON" - "$work" "$sink_rate" "$sink_p50" "$sink_p99" "$customers" "$rates" <<'PY'

@@ -5,8 +5,8 @@
 # (default 2000 subscriptions of ~9 notifications, 8 lanes, 50 notifications per transaction as the updater)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build entitlements-benchmark
+source Benchmarks/binaries.sh
+benchmark_binaries entitlements-benchmark
 work=$(mktemp -d)
 cleanup() { deploy/local/broker.sh stop "$work/kafka"; deploy/local/postgres.sh stop "$work/postgres"; rm -rf "$work"; }
 trap cleanup EXIT
@@ -20,4 +20,9 @@ for future in admin.create_topics([NewTopic(t, num_partitions=4, replication_fac
         for t in ("entitlements.changes", "entitlements.family", "entitlements.revocations")]).values():
     future.result()
 PY
-"$bin/entitlements-benchmark" "$database" "$bootstrap" "${1:-2000}" "${2:-8}" "${3:-50}"
+"$bin/entitlements-benchmark" "$database" "$bootstrap" "${1:-2000}" "${2:-8}" "${3:-50}" | tee "$work/table.txt"
+# Both the direct baseline and the relay produced every outbox event: the broker holds twice as many, or the baseline
+# counted acknowledgements of messages it never stored.
+events=$(sed -nE 's/.* ([0-9]+) events,.*/\1/p' "$work/table.txt")
+"$APPSTORE_TOOLS_PYTHON" Benchmarks/plausible.py broker-holds "$bootstrap" $((2 * events)) \
+    "direct produce and the outbox relay" entitlements.changes entitlements.family entitlements.revocations

@@ -4,8 +4,8 @@
 # same run. Usage: Benchmarks/run-lookup.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build customer-api http-baseline lookup-benchmark
+source Benchmarks/binaries.sh
+benchmark_binaries customer-api http-baseline lookup-benchmark
 work=$(mktemp -d)
 pids=()
 cleanup() {

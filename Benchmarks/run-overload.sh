@@ -6,8 +6,8 @@
 # Usage: Benchmarks/run-overload.sh [CONNECTIONS] [SECONDS]   (default 1000, 15)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build ingest
+source Benchmarks/binaries.sh
+benchmark_binaries ingest iapctl
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -18,8 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 bootstrap=$(deploy/local/broker.sh start "$work/kafka")
-"$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 >/dev/null 2>&1 || \
-    (swift build -c release --product iapctl 2>&1 | grep -E "error" || true; "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 >/dev/null)
+"$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 >/dev/null
 python3 -c 'import json; print(json.dumps({"signedPayload": open("Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW").read().strip()}))' > "$work/body.json"
 port=$(deploy/local/free-port.sh)
 operations_port=$(deploy/local/free-port.sh)

@@ -6,22 +6,12 @@
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate.
-# Usage: [PIPELINE_BIN=DIR] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
+# Usage: [BENCHMARK_BIN=DIR] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
-deploy/local/prerequisites.sh
-command -v wrk >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends wrk >/dev/null; }
-source deploy/local/env.sh
-# PIPELINE_BIN: binaries built elsewhere (another commit's release build, to compare two builds in one session).
-if [[ -n ${PIPELINE_BIN:-} ]]; then
-    bin=$PIPELINE_BIN
-else
-    for product in ingest chain-verifier http-baseline produce-baseline verification-benchmark iapctl; do
-        swift build -c release --product "$product" 2>&1 | grep -E "error|warning: unre" || true
-    done
-    bin=$(swift build -c release --show-bin-path)
-fi
+source Benchmarks/binaries.sh
+benchmark_binaries ingest chain-verifier http-baseline produce-baseline verification-benchmark iapctl
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -65,6 +55,10 @@ baseline_port=$(deploy/local/free-port.sh)
 "$bin/http-baseline" "$baseline_port" >/dev/null 2>&1 & pids+=($!)
 sleep 1
 baseline=$(wrk_rate "http://127.0.0.1:$baseline_port")
+# The baseline is checked before it is a figure: a bare endpoint that answered anything but 200 measured nothing.
+if grep -q "Non-2xx" "$work/wrk.txt" || [[ -z "$baseline" ]]; then
+    echo "implausible baseline: the bare endpoint did not answer every request 200:" >&2; cat "$work/wrk.txt" >&2; exit 1
+fi
 kill "${pids[-1]}"
 
 # The produce-only limit against ingest, alternating, each figure on a fresh broker: broker and load generator share
@@ -110,6 +104,9 @@ in_flight=128
 for round in $(seq 1 "$rounds"); do
     fresh_broker
     produce_line=$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" produce.baseline)
+    read -r _ acknowledged _ <<< "$produce_line"
+    "$APPSTORE_TOOLS_PYTHON" Benchmarks/plausible.py broker-holds "$bootstrap" "$acknowledged" produce-baseline \
+        produce.baseline
     ingest_run "round-$round"
     rounds_text+="${produce_line%% *}/${run_rate%%.*} "
     produced=$(python3 -c "print(max($produced, ${produce_line%% *}))")

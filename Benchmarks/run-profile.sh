@@ -2,20 +2,23 @@
 # Where the time goes end to end: runs the end-to-end benchmark's throughput phase (run-end-to-end.sh), samples
 # every CPU with `perf record -a` for SECONDS while appstore-sim delivers, and prints each process's share of the
 # machine and its CPU per notification (share × cores ÷ the sustained rate of the same run).
-# Usage: Benchmarks/run-profile.sh [SECONDS] [CUSTOMERS]   (default 8 s of 2000 customers)
+# Usage: [BENCHMARK_BIN=DIR] Benchmarks/run-profile.sh [SECONDS] [CUSTOMERS] [LATENCY_CUSTOMERS]
+#   (default 8 s of 2000 customers; the latency phase at 500/s of 500 customers, which the profile does not sample)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
 customers=${2:-2000}
-command -v perf >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends linux-perf >/dev/null; }
+deploy/local/prerequisites.sh
 out=$(mktemp -d)
 e2e=""
 trap '[[ -n "$e2e" ]] && kill "$e2e" 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
-Benchmarks/run-end-to-end.sh "$customers" 500 > "$out/e2e.txt" 2> "$out/e2e.log" &
+Benchmarks/run-end-to-end.sh "$customers" 500 "${3:-500}" > "$out/e2e.txt" 2> "$out/e2e.log" &
 e2e=$!
-# The second progress line of the throughput phase: the sim has been posting for about a second.
+# The second progress line of the throughput phase: the sim has been posting for about a second (a brief run, the
+# test command's, may be over before its second line: then the profile samples the latency phase that follows).
 for _ in $(seq 1 1200); do
     sed -n '/== phase throughput/,$p' "$out/e2e.log" | grep -c "delivering [0-9]*/" | grep -qE '^([2-9]|[1-9][0-9]+)$' && break
+    grep -q "== phase latency" "$out/e2e.log" && break
     kill -0 "$e2e" 2>/dev/null || { cat "$out/e2e.log" >&2; exit 1; }
     sleep 0.5
 done

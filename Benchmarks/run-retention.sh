@@ -6,8 +6,8 @@
 # Usage: Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build retention-messaging http-baseline retention-benchmark appstore-sim iapctl
+source Benchmarks/binaries.sh
+benchmark_binaries retention-messaging http-baseline retention-benchmark appstore-sim iapctl
 work=$(mktemp -d)
 pids=()
 cleanup() {

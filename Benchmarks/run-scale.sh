@@ -5,8 +5,8 @@
 # Usage: Benchmarks/run-scale.sh [CUSTOMERS] [RENEWALS]   (needs ~15 GB of disk at the default size)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build entitlements-benchmark
+source Benchmarks/binaries.sh
+benchmark_binaries entitlements-benchmark
 work=$(mktemp -d)
 cleanup() { deploy/local/postgres.sh stop "$work/postgres"; rm -rf "$work"; }
 trap cleanup EXIT

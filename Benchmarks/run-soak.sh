@@ -4,8 +4,8 @@
 # Usage: Benchmarks/run-soak.sh [CUSTOMERS] [DAYS] [SECONDS_PER_DAY]   (default 5000 customers, 30 days, 4 s a day)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source Benchmarks/release-build.sh
-release_build entitlements-benchmark
+source Benchmarks/binaries.sh
+benchmark_binaries entitlements-benchmark
 work=$(mktemp -d)
 cleanup() { deploy/local/postgres.sh stop "$work/postgres"; rm -rf "$work"; }
 trap cleanup EXIT

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the verification benchmark in release mode and runs it. Arguments go to the benchmark
-# (--seconds S, --notification FILE, --root FILE).
+# The verification benchmark (release build): signature checks per second against the raw crypto limit. Arguments go
+# to the benchmark (--seconds S, --notification FILE, --root FILE). Usage: [BENCHMARK_BIN=DIR] Benchmarks/run-verification.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
-swift build -c release --product verification-benchmark
-"$(swift build -c release --show-bin-path)/verification-benchmark" "$@"
+source Benchmarks/binaries.sh
+benchmark_binaries verification-benchmark
+"$bin/verification-benchmark" "$@"

@@ -41,7 +41,8 @@ enum LookupBenchmarkMain {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)?idType=originalTransactionId" }
         let baseline = try await Self.offer(
-            http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds)
+            http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds
+        ).checkedAsBaseline("bare Hummingbird GET", offered: Int(rate * seconds))
         let api = try await Self.offer(
             http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
         try await http.shutdown()

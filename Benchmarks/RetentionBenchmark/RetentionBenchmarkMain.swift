@@ -63,6 +63,7 @@ enum RetentionBenchmarkMain {
         // CPU-only figures first, while nothing else runs.
         Self.signingFigures()
         let baseline = try await Self.offer(http: http, url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
+            .checkedAsBaseline("bare Hummingbird POST", offered: Int(rate * seconds))
         let retention = try await Self.offer(
             http: http, url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
         try await http.shutdown()

@@ -25,9 +25,25 @@ public struct OpenLoopLatencies {
                 self.milliseconds(100))
     }
 
+    /// Checks a baseline before it becomes a figure: a bare endpoint that failed requests or answered fewer than
+    /// nine in ten of those offered measured its failures, not the machine's limit.
+    public func checkedAsBaseline(_ name: String, offered: Int) throws -> Self {
+        guard self.errors == 0, self.answered * 10 >= offered * 9 else {
+            throw ImplausibleBaselineError(
+                "\(name): \(self.answered) answered and \(self.errors) failed of \(offered) offered")
+        }
+        return self
+    }
+
     /// Counts one answer.
     public mutating func record(ok: Bool, micros: UInt64) {
         if ok { self.answered += 1 } else { self.errors += 1 }
         self.micros.record(micros)
     }
+}
+
+/// A baseline that cannot be what it claims: the benchmark stops with it instead of printing a ratio against it.
+public struct ImplausibleBaselineError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = "implausible baseline: " + description }
 }

@@ -5,7 +5,9 @@ set -euo pipefail
 
 # prometheus: its promtool checks and unit-tests the alert rules (deploy/validation/validate.sh).
 # podman, buildah, runc, debootstrap: the image is built and its pods run here (deploy/local/image.sh, pods.py).
-packages=(pkg-config librdkafka-dev postgresql chromium fonts-dejavu-core prometheus podman buildah runc debootstrap)
+# wrk, linux-perf: the benchmarks load HTTP stages and profile every process (Benchmarks/, run briefly by the tests).
+packages=(pkg-config librdkafka-dev postgresql chromium fonts-dejavu-core prometheus podman buildah runc debootstrap
+    wrk linux-perf)
 
 missing=()
 for package in "${packages[@]}"; do

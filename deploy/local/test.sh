@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks the formatting (.swift-format, 120 columns) and the layers
 # (each target imports exactly what Package.swift declares), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
-# builds the package and the image, and runs every test of the package.
+# builds the package and the image, runs every test of the package, and every benchmark script briefly
+# (Benchmarks/run-all.sh --smoke).
 #   deploy/local/test.sh          everything (what .ci/run runs)
 #   deploy/local/test.sh --unit   the quick loop: build, then only the unit tests (IAP_UNIT_TESTS_ONLY=1 skips every
 #                                 suite tagged `integration`, those that start PostgreSQL, the broker or processes)
@@ -34,5 +35,8 @@ deploy/local/image.sh >/dev/null
 export APPSTORE_TEST_RUN="run-$$-$RANDOM"
 status=0
 swift test --skip-build --experimental-maximum-parallelization-width "${TEST_PARALLELISM:-8}" || status=$?
+# Every benchmark script, briefly, on the debug build just tested (a few minutes; its figures mean nothing, but a
+# script that no longer starts what it measures, or a baseline found implausible, fails the run).
+Benchmarks/run-all.sh --smoke || status=$((status == 0 ? 1 : status))
 python3 deploy/local/leftovers.py "$APPSTORE_TEST_RUN" || status=$((status == 0 ? 1 : status))
 exit "$status"
