@@ -26,3 +26,23 @@ benchmark_binaries() {
     fi
     bin=$(swift build -c release --show-bin-path)
 }
+
+# Source this too, then call `benchmark_tracing DIR` before starting the services: with BENCHMARK_TRACING=sampled,
+# every service it starts exports spans (OTLP/HTTP JSON) to a local receiver writing DIR/spans.jsonl, sampling
+# BENCHMARK_TRACE_RATIO of the traces (default 0.01: a production-like rate); unset or `off`, tracing stays off as
+# the services' default. Prints which, for the table's reader. The receiver's pid goes to `tracing_pid` (the script
+# stops it with the rest).
+benchmark_tracing() {
+    tracing_pid=""
+    case ${BENCHMARK_TRACING:-off} in
+        off) echo "tracing: off"; return 0 ;;
+        sampled) ;;
+        *) echo "BENCHMARK_TRACING must be off or sampled, not $BENCHMARK_TRACING" >&2; return 1 ;;
+    esac
+    local port; port=$(deploy/local/free-port.sh)
+    python3 deploy/local/trace-collector.py serve "$port" "$1/spans.jsonl" &
+    tracing_pid=$!
+    export OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=http/json OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" \
+        OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=${BENCHMARK_TRACE_RATIO:-0.01}
+    echo "tracing: on, sampling ${BENCHMARK_TRACE_RATIO:-0.01} of the traces"
+}

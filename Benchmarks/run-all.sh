@@ -17,21 +17,24 @@ smoke=false
 [[ "${1:-}" == "--smoke" ]] && smoke=true
 export PATH="/opt/swift/usr/bin:$PATH"
 
-# MARK: the parts: name, script, its arguments (full run), its arguments (smoke run), whether the full run has it
+# MARK: the parts: name, script, its arguments (full run), its arguments (smoke run), whether the full run has it, and
+# the tracing it runs with (BENCHMARK_TRACING: off, or sampled at 1 % as in production)
 parts=(
-    # name         script                 full arguments          smoke arguments   full
-    "e2e           run-end-to-end.sh      2000 100,250,500        20 50 20          yes"
-    "verification  run-verification.sh    --seconds 3             --seconds 1       yes"
-    "pipeline      run-pipeline.sh        8                       1                 yes"
-    "entitlements  run-entitlements.sh    2000 8                  40 2 10           yes"
-    "lookup        run-lookup.sh          1000 10 2000            50 1 50           yes"
-    "retention     run-retention.sh       1000 10 2000            50 1 50           yes"
-    "profile       run-profile.sh         8 2000                  1 40 20           yes"
-    "overload      run-overload.sh        1000 15                 40 2              no"
-    "fuzz          run-fuzz.sh            300                     2                 no"
-    "scale         run-scale.sh           1000000 9               200 2             no"
-    "soak          run-soak.sh            5000 30 4               50 2 1            no"
-    "resync        run-resync.sh          100000 50 2000 16       200 50 40 4       no"
+    # name            script                 full arguments          smoke arguments   full  tracing
+    "e2e              run-end-to-end.sh      2000 100,250,500        20 50 20          yes   off"
+    "verification     run-verification.sh    --seconds 3             --seconds 1       yes   off"
+    "pipeline         run-pipeline.sh        8                       1                 yes   off"
+    "pipeline-traced  run-pipeline.sh        8                       1                 yes   sampled"
+    "entitlements     run-entitlements.sh    2000 8                  40 2 10           yes   off"
+    "lookup           run-lookup.sh          1000 10 2000            50 1 50           yes   off"
+    "retention        run-retention.sh       1000 10 2000            50 1 50           yes   off"
+    "retention-traced run-retention.sh       1000 10 2000            50 1 50           yes   sampled"
+    "profile          run-profile.sh         8 2000                  1 40 20           yes   off"
+    "overload         run-overload.sh        1000 15                 40 2              no    off"
+    "fuzz             run-fuzz.sh            300                     2                 no    off"
+    "scale            run-scale.sh           1000000 9               200 2             no    off"
+    "soak             run-soak.sh            5000 30 4               50 2 1            no    off"
+    "resync           run-resync.sh          100000 50 2000 16       200 50 40 4       no    off"
 )
 
 if $smoke; then
@@ -58,7 +61,7 @@ failed=()
 number=0
 for part in "${parts[@]}"; do
     # The columns are separated by two or more spaces.
-    IFS=$'\t' read -r name script full_args smoke_args in_full <<< "$(echo "$part" | sed -E 's/ {2,}/\t/g')"
+    IFS=$'\t' read -r name script full_args smoke_args in_full tracing <<< "$(echo "$part" | sed -E 's/ {2,}/\t/g')"
     if $smoke; then args=$smoke_args; else
         [[ $in_full == yes ]] || continue
         args=$full_args
@@ -66,8 +69,8 @@ for part in "${parts[@]}"; do
     number=$((number + 1))
     read -r -a arguments <<< "$args"
     started=$(date +%s)
-    echo "# $number. $name (Benchmarks/$script ${arguments[*]})"
-    if Benchmarks/"$script" "${arguments[@]}" > "$out/$name.txt" 2> "$out/$name.log"; then
+    echo "# $number. $name (BENCHMARK_TRACING=$tracing Benchmarks/$script ${arguments[*]})"
+    if BENCHMARK_TRACING=$tracing Benchmarks/"$script" "${arguments[@]}" > "$out/$name.txt" 2> "$out/$name.log"; then
         # Build chatter stays in the files; the tables come here.
         grep -vE '^(\{|Building|Build |\[[0-9]+/[0-9]+\]|Compiling|Write|Planning)' "$out/$name.txt"
         echo "($(($(date +%s) - started)) s)"

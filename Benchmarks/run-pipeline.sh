@@ -6,7 +6,7 @@
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate.
-# Usage: [BENCHMARK_BIN=DIR] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
+# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -21,6 +21,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+benchmark_tracing "$work"
+[[ -z $tracing_pid ]] || pids+=("$tracing_pid")
 
 wait_ready() { for _ in $(seq 1 200); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "not ready: $1" >&2; exit 1; }
 metric() { curl -fs "$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }

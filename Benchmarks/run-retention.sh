@@ -3,7 +3,7 @@
 # loop, against retention-messaging (verifying each request, reading PostgreSQL, signing a promotional offer for every
 # answer, publishing retention.offered to a local broker), next to a bare Hummingbird POST measured in the same run;
 # then offer signatures per second against raw P-256 signing.
-# Usage: Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
+# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/binaries.sh
@@ -17,6 +17,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+benchmark_tracing "$work"
+[[ -z $tracing_pid ]] || pids+=("$tracing_pid")
 database=$(deploy/local/postgres.sh start "$work/postgres")
 bootstrap=$(deploy/local/broker.sh start "$work/kafka")
 "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 > /dev/null

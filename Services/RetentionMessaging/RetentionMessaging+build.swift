@@ -25,7 +25,7 @@ func buildApplication(
         registry: registry, namespace: "retention_messaging", name: "events", label: "outcome",
         help: "retention.offered events by delivery outcome")
     let router = Router()
-    router.add(middleware: TracingMiddleware())
+    if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
     router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "retention_messaging"))
     router.add(
         middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {

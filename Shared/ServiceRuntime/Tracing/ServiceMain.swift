@@ -14,8 +14,8 @@ import UnixSignals
 public enum ServiceMain {
     // MARK: Starting an executable
 
-    /// Starts the executable `service`: its logger, its application from `build` (settings are read there, so a bad
-    /// one stops it here), tracing, then ``run(_:tracing:logger:)`` until a signal. It ends the process: status 0
+    /// Starts the executable `service`: its logger, tracing, its application from `build` (settings are read there,
+    /// so a bad one stops it here), then ``run(_:tracing:logger:)`` until a signal. It ends the process: status 0
     /// after a signal's graceful stop, status 1 after any error, logged first. An error is never thrown out of
     /// `main`: that is a crash, and the runtime's backtracer then symbolicates for seconds (minutes on a loaded
     /// machine) while the process is alive but answers nothing, which an orchestrator cannot tell from a hang.
@@ -28,8 +28,9 @@ public enum ServiceMain {
         let logger = LoggingSetup.bootstrap(service: service, level: (try? level.get()) ?? .info)
         do {
             _ = try level.get()
-            let application = try build(environment, logger)
+            // Tracing first: `build` adds a request span only when a tracer is there (``TracingSetup/isOn``).
             let tracing = try TracingSetup.bootstrap(service: service, settings: environment, logger: logger)
+            let application = try build(environment, logger)
             try await Self.run(application, tracing: tracing, logger: logger)
             exit(0)
         } catch {
