@@ -46,3 +46,13 @@ benchmark_tracing() {
         OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=${BENCHMARK_TRACE_RATIO:-0.01}
     echo "tracing: on, sampling ${BENCHMARK_TRACE_RATIO:-0.01} of the traces"
 }
+
+# benchmark_tracing_report DIR: with tracing on, how many spans the receiver got (a traced run that exported nothing
+# measured tracing off); fails when none arrived.
+benchmark_tracing_report() {
+    [[ -n ${tracing_pid:-} ]] || return 0
+    sleep 1  # the exporters' batch delay
+    local spans; spans=$(wc -l < "$1/spans.jsonl" 2>/dev/null || echo 0)
+    echo "tracing: $spans spans received (${BENCHMARK_TRACE_RATIO:-0.01} of the traces sampled)"
+    ((spans > 0)) || { echo "tracing was on and no span arrived" >&2; return 1; }
+}

@@ -20,27 +20,29 @@ export PATH="/opt/swift/usr/bin:$PATH"
 # MARK: the parts: name, script, its arguments (full run), its arguments (smoke run), whether the full run has it, and
 # the tracing it runs with (BENCHMARK_TRACING: off, or sampled at 1 % as in production)
 parts=(
-    # name            script                 full arguments          smoke arguments   full  tracing
-    "e2e              run-end-to-end.sh      2000 100,250,500        20 50 20          yes   off"
-    "verification     run-verification.sh    --seconds 3             --seconds 1       yes   off"
-    "pipeline         run-pipeline.sh        8                       1                 yes   off"
-    "pipeline-traced  run-pipeline.sh        8                       1                 yes   sampled"
-    "entitlements     run-entitlements.sh    2000 8                  40 2 10           yes   off"
-    "lookup           run-lookup.sh          1000 10 2000            50 1 50           yes   off"
-    "retention        run-retention.sh       1000 10 2000            50 1 50           yes   off"
-    "retention-traced run-retention.sh       1000 10 2000            50 1 50           yes   sampled"
-    "profile          run-profile.sh         8 2000                  1 40 20           yes   off"
-    "overload         run-overload.sh        1000 15                 40 2              no    off"
-    "fuzz             run-fuzz.sh            300                     2                 no    off"
-    "scale            run-scale.sh           1000000 9               200 2             no    off"
-    "soak             run-soak.sh            5000 30 4               50 2 1            no    off"
-    "resync           run-resync.sh          100000 50 2000 16       200 50 40 4       no    off"
+    # name               script                 full arguments          smoke arguments   full  tracing
+    "e2e                run-end-to-end.sh      2000 100,250,500        20 50 20          yes   off"
+    "verification       run-verification.sh    --seconds 3             --seconds 1       yes   off"
+    "pipeline           run-pipeline.sh        8                       1                 yes   off"
+    "pipeline-traced    run-pipeline.sh        8                       1                 yes   sampled"
+    "entitlements       run-entitlements.sh    2000 8                  40 2 10           yes   off"
+    "lookup             run-lookup.sh          1000 10 2000            50 1 50           yes   off"
+    "retention          run-retention.sh       1000 10 2000            50 1 50           yes   off"
+    "retention-traced   run-retention.sh       1000 10 2000            50 1 50           yes   sampled"
+    "profile            run-profile.sh         8 2000                  1 40 20           yes   off"
+    "overload           run-overload.sh        1000 15                 40 2              no    off"
+    "fuzz               run-fuzz.sh            300                     2                 no    off"
+    "scale              run-scale.sh           1000000 9               200 2             no    off"
+    "soak               run-soak.sh            5000 30 4               50 2 1            no    off"
+    "resync             run-resync.sh          100000 50 2000 16       200 50 40 4       no    off"
 )
 
 if $smoke; then
     source deploy/local/env.sh
     export BENCHMARK_BIN=${BENCHMARK_BIN:-$(swift build --show-bin-path)}
     export PIPELINE_ROUNDS=1
+    # A brief run makes few requests: every trace is sampled, so the traced parts see their spans arrive.
+    export BENCHMARK_TRACE_RATIO=${BENCHMARK_TRACE_RATIO:-1}
     out=${BENCHMARK_OUT:-.build/benchmarks/$(date -u +%Y%m%dT%H%M%SZ)-smoke}
 else
     out=${BENCHMARK_OUT:-.build/benchmarks/$(date -u +%Y%m%dT%H%M%SZ)}
@@ -62,6 +64,8 @@ number=0
 for part in "${parts[@]}"; do
     # The columns are separated by two or more spaces.
     IFS=$'\t' read -r name script full_args smoke_args in_full tracing <<< "$(echo "$part" | sed -E 's/ {2,}/\t/g')"
+    [[ -x Benchmarks/$script && $in_full =~ ^(yes|no)$ && $tracing =~ ^(off|sampled)$ ]] \
+        || { echo "run-all.sh: the part \"$part\" is not six columns two spaces apart" >&2; exit 2; }
     if $smoke; then args=$smoke_args; else
         [[ $in_full == yes ]] || continue
         args=$full_args

@@ -170,3 +170,4 @@ printf '%-62s %12s  %s\n' "  accepted into the raw topic (last round) / non-2xx 
 printf '%-62s %12s  %s\n' "raw verification (verification-benchmark, all cores)" "$raw_rate" "baseline"
 printf '%-62s %12s  %s\n' "chain-verifier: consume, verify, produce verified, store offsets" "$verifier" \
     "$(python3 -c "print(f'{$verifier / $raw_rate:.2f} of raw verification')")"
+benchmark_tracing_report "$work"

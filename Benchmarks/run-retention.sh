@@ -38,3 +38,4 @@ for port in "$retention_port" "$baseline_port"; do
 done
 "$bin/retention-benchmark" "$database" "$work/sim" "http://127.0.0.1:$retention_port/retention-message" \
     "http://127.0.0.1:$baseline_port/retention-message" "${1:-1000}" "${2:-10}" "${3:-2000}"
+benchmark_tracing_report "$work"
