@@ -4,7 +4,8 @@ Usage: end_to_end.py --database-url URL --expected expected.json --pids name=PID
 Waits until the database holds the sim's expected state and the outbox is drained, then prints one JSON
 object: notifications committed, the sustained rate (first HTTP accept → last commit), latency percentiles
 from HTTP accept (ingest's received-at) to entitlement committed (the updater's transaction) and to
-downstream event published (the publisher's acknowledged relay), and each process's memory.
+downstream event published (the publisher's acknowledged batch: the first publication whose cursor reaches the
+event), and each process's memory.
 """
 import argparse
 import json
@@ -25,9 +26,12 @@ COMMITTED = f"""
     FROM notification_log WHERE received_at >= {{since}} AND notification_type <> 'STATUS_SNAPSHOT'"""
 PUBLISHED = """
     SELECT count(*),
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at),
-           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM o.published_at) * 1000 - n.received_at)
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM p.published_at) * 1000 - n.received_at),
+           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM p.published_at) * 1000 - n.received_at)
     FROM outbox o JOIN notification_log n ON n.notification_uuid = o.payload -> 'cause' ->> 'notificationUUID'
+    CROSS JOIN LATERAL (SELECT published_at FROM outbox_publications
+                        WHERE (through_xid, through_id) >= (o.writer_xid, o.id)
+                        ORDER BY through_xid, through_id LIMIT 1) p
     WHERE o.topic LIKE 'entitlements.%' AND n.received_at >= {since} AND n.notification_type <> 'STATUS_SNAPSHOT'"""
 # Accept → committed over the phase, second by second (stderr): shows whether a tail is a stall or a start-up.
 BY_SECOND = f"""

@@ -78,7 +78,7 @@ paced=$(stats)
 
 echo "== the pipeline applies what was imported"
 for _ in $(seq 1 1800); do
-    lag=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM outbox WHERE published_at IS NULL")
+    lag=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM outbox_pending")
     snapshots=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM notification_log WHERE notification_type = 'STATUS_SNAPSHOT'")
     [[ $snapshots -ge $subscriptions && $lag -eq 0 ]] && break
     sleep 2

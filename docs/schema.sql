@@ -187,12 +187,12 @@ CREATE TABLE public.outbox (
     event_id text NOT NULL,
     topic text NOT NULL,
     key text NOT NULL,
-    payload jsonb NOT NULL,
+    payload json NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    published_at timestamp with time zone,
     environment text DEFAULT ''::text NOT NULL,
     bundle_id text DEFAULT ''::text NOT NULL,
-    trace_parent text
+    trace_parent text,
+    writer_xid xid8 DEFAULT pg_current_xact_id() NOT NULL
 );
 
 
@@ -213,6 +213,48 @@ CREATE SEQUENCE public.outbox_id_seq
 --
 
 ALTER SEQUENCE public.outbox_id_seq OWNED BY public.outbox.id;
+
+
+--
+-- Name: outbox_publications; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.outbox_publications (
+    through_xid xid8 NOT NULL,
+    through_id bigint NOT NULL,
+    events integer NOT NULL,
+    published_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+
+--
+-- Name: outbox_pending; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.outbox_pending AS
+ SELECT outbox.id,
+    outbox.event_id,
+    outbox.topic,
+    outbox.key,
+    outbox.payload,
+    outbox.created_at,
+    outbox.environment,
+    outbox.bundle_id,
+    outbox.trace_parent,
+    outbox.writer_xid
+   FROM public.outbox
+  WHERE ((outbox.writer_xid, outbox.id) > ( SELECT cursor.through_xid,
+            cursor.through_id
+           FROM (( SELECT outbox_publications.through_xid,
+                    outbox_publications.through_id
+                   FROM public.outbox_publications
+                  ORDER BY outbox_publications.through_xid DESC, outbox_publications.through_id DESC
+                 LIMIT 1)
+                UNION ALL
+                 SELECT '0'::xid8,
+                    0) cursor
+          ORDER BY cursor.through_xid DESC, cursor.through_id DESC
+         LIMIT 1));
 
 
 --
@@ -268,7 +310,6 @@ CREATE TABLE public.status_requests (
     reason text NOT NULL,
     notification_uuid text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    published_at timestamp with time zone,
     bundle_id text DEFAULT ''::text NOT NULL
 );
 
@@ -466,6 +507,14 @@ ALTER TABLE ONLY public.outbox
 
 
 --
+-- Name: outbox_publications outbox_publications_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.outbox_publications
+    ADD CONSTRAINT outbox_publications_pkey PRIMARY KEY (through_xid, through_id);
+
+
+--
 -- Name: renewal_infos renewal_infos_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -627,31 +676,31 @@ CREATE INDEX notification_log_subject_advancing ON public.notification_log USING
 
 
 --
--- Name: outbox_published; Type: INDEX; Schema: public; Owner: -
+-- Name: outbox_created; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX outbox_published ON public.outbox USING btree (published_at) WHERE (published_at IS NOT NULL);
-
-
---
--- Name: outbox_unpublished; Type: INDEX; Schema: public; Owner: -
---
-
-CREATE INDEX outbox_unpublished ON public.outbox USING btree (id) WHERE (published_at IS NULL);
+CREATE INDEX outbox_created ON public.outbox USING btree (created_at);
 
 
 --
--- Name: status_requests_published; Type: INDEX; Schema: public; Owner: -
+-- Name: outbox_publication_order; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX status_requests_published ON public.status_requests USING btree (published_at) WHERE (published_at IS NOT NULL);
+CREATE INDEX outbox_publication_order ON public.outbox USING btree (writer_xid, id);
 
 
 --
--- Name: status_requests_unpublished; Type: INDEX; Schema: public; Owner: -
+-- Name: outbox_publications_published; Type: INDEX; Schema: public; Owner: -
 --
 
-CREATE INDEX status_requests_unpublished ON public.status_requests USING btree (id) WHERE (published_at IS NULL);
+CREATE INDEX outbox_publications_published ON public.outbox_publications USING btree (published_at);
+
+
+--
+-- Name: status_requests_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX status_requests_created ON public.status_requests USING btree (created_at);
 
 
 --

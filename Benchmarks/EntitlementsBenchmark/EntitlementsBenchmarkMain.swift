@@ -164,7 +164,7 @@ enum EntitlementsBenchmarkMain {
             String(format: "%.2f of bare transactions", applyRatio))
         Self.row("events produced directly (acks=all), no outbox", direct, "baseline")
         Self.row(
-            "events published from the outbox (select, produce, mark published)", published,
+            "events published from the outbox (read on from the cursor, produce, move it)", published,
             String(format: "%.2f of direct produce", publishRatio))
     }
 

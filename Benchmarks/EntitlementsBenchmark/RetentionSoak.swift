@@ -61,17 +61,22 @@ enum RetentionSoak {
                 }
                 try await UpdaterLanes.apply(records, repository: repository)
                 let applied = Double(records.count) / (ContinuousClock.now - started).realSeconds
+                // The day's events are published: the cursor moves past them, as the relay's would.
                 try await client.query(
-                    "UPDATE outbox SET published_at = now() WHERE published_at IS NULL", logger: logger)
-                try await client.query(
-                    "UPDATE status_requests SET published_at = now() WHERE published_at IS NULL", logger: logger)
+                    """
+                    INSERT INTO outbox_publications (through_xid, through_id, events)
+                    SELECT writer_xid, id, 0 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
                 try await client.query(
                     """
                     INSERT INTO dead_letters (topic, partition, "offset", reason, record)
                     VALUES ('appstore.notifications.rejected', 0, \(day), 'chain', jsonb_build_object('body', repeat('x', 2000)))
                     """, logger: logger)
                 let pruned = try await pruning.prune(windows: windows, batch: 5_000)
-                try await client.query("VACUUM outbox, status_requests, dead_letters, notification_log", logger: logger)
+                try await client.query(
+                    "VACUUM outbox, outbox_publications, status_requests, dead_letters, notification_log",
+                    logger: logger)
                 var sizes: [String] = []
                 for table in Self.tables {
                     sizes.append(

@@ -2,7 +2,7 @@ public import ServiceRuntime
 public import Storage
 
 /// What is pruned and how often (`Pruning`): the entitlement-updater runs it every `PRUNE_INTERVAL` (`1h`; `0s`
-/// turns it off), `iapctl prune` once. Windows: `RETAIN_PUBLISHED_OUTBOX` (`7d`), `RETAIN_REPLAYED_DEAD_LETTERS`
+/// turns it off), `iapctl prune` once. Windows: `RETAIN_PUBLISHED_OUTBOX` (`7d`), `RETAIN_OUTBOX_PUBLICATIONS` (`1h`), `RETAIN_REPLAYED_DEAD_LETTERS`
 /// (`30d`), `RETAIN_DEAD_LETTERS` (`180d`), `RETAIN_STATUS_REQUESTS` (`7d`), `RETAIN_NOTIFICATION_LOG` (`400d`, at
 /// least `183d`: Apple's notification history and retries could bring back an entry pruned sooner). Batches of
 /// `PRUNE_BATCH` rows (`5000`, 100 to 100000).
@@ -24,6 +24,8 @@ public struct PruneSettings: Sendable, Hashable {
         let defaults = RetentionWindows()
         self.windows.publishedOutbox = try settings.duration(
             "RETAIN_PUBLISHED_OUTBOX", default: defaults.publishedOutbox)
+        self.windows.outboxPublications = try settings.duration(
+            "RETAIN_OUTBOX_PUBLICATIONS", default: defaults.outboxPublications)
         self.windows.replayedDeadLetters = try settings.duration(
             "RETAIN_REPLAYED_DEAD_LETTERS", default: defaults.replayedDeadLetters)
         self.windows.deadLetters = try settings.duration("RETAIN_DEAD_LETTERS", default: defaults.deadLetters)

@@ -33,5 +33,6 @@ public enum Migrations {
         SubscriptionMigrationsMigration(),
         PruningIndexesMigration(),
         ConsumptionRequestsBySubscriptionMigration(),
+        OutboxPublicationsMigration(),
     ]
 }

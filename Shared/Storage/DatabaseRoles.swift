@@ -4,7 +4,7 @@ public import PostgresNIO
 
 /// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
 /// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
-/// token declarations and DLQ replay marks; the event-publisher reads the outbox and marks rows published;
+/// token declarations and DLQ replay marks; the event-publisher reads the outbox and appends its publications (the cursor);
 /// retention-messaging reads transactions and subscriptions. Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
@@ -41,7 +41,11 @@ public enum DatabaseRoles {
                     "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters",
                     "subscription_migrations",
                 ].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
-                    + [("SELECT", "account_token_owners"), ("SELECT", "schema_migrations")]
+                    + [
+                        ("SELECT", "account_token_owners"), ("SELECT", "schema_migrations"),
+                        // Pruning: publications past their window, and what is still pending.
+                        ("SELECT, DELETE", "outbox_publications"), ("SELECT", "outbox_pending"),
+                    ]
             case .customerAPI:
                 [
                     "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements",
@@ -54,7 +58,10 @@ public enum DatabaseRoles {
                         ("SELECT", "schema_migrations"),
                     ]
             case .eventPublisher:
-                [("SELECT", "outbox"), ("UPDATE (published_at)", "outbox"), ("SELECT", "schema_migrations")]
+                [
+                    ("SELECT", "outbox"), ("SELECT", "outbox_pending"), ("SELECT, INSERT", "outbox_publications"),
+                    ("SELECT", "schema_migrations"),
+                ]
             case .retentionMessaging:
                 [("SELECT", "transactions"), ("SELECT", "subscriptions"), ("SELECT", "schema_migrations")]
             }

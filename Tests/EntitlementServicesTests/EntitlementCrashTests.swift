@@ -127,7 +127,7 @@ import Testing
                         for _ in 0..<1500 {  // up to 5 minutes: the whole suite may be running beside it
                             let logged = try await self.scalar(client, "SELECT count(*) FROM notification_log")
                             let backlog = try await self.scalar(
-                                client, "SELECT count(*) FROM outbox WHERE published_at IS NULL")
+                                client, "SELECT count(*) FROM outbox_pending")
                             let outbox = try await self.scalar(client, "SELECT count(*) FROM outbox")
                             if logged == records.count && backlog == 0 && outbox > 0 { return true }
                             try await Task.sleep(for: .milliseconds(200))

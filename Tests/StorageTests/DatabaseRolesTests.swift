@@ -132,12 +132,16 @@ import Testing
                         client: client, logger: logger))
                 #expect(await Self.refused("UPDATE api_keys SET revoked_at = NULL", client: client, logger: logger))
             }
-            // The publisher marks events published; it cannot rewrite or delete one, nor read entitlements.
+            // The publisher appends publications (its cursor); it cannot rewrite or delete an event or a publication,
+            // nor read entitlements.
             try await DatabaseClient.with(try settings(.eventPublisher), logger: logger) { client in
                 try await client.query(
-                    "UPDATE outbox SET published_at = now() WHERE published_at IS NULL", logger: logger)
+                    "INSERT INTO outbox_publications (through_xid, through_id, events) VALUES ('1', 1, 0)",
+                    logger: logger)
+                _ = try await OutboxRelay(client: client, logger: logger).backlog()
                 #expect(await Self.refused("UPDATE outbox SET payload = '{}'", client: client, logger: logger))
                 #expect(await Self.refused("DELETE FROM outbox", client: client, logger: logger))
+                #expect(await Self.refused("DELETE FROM outbox_publications", client: client, logger: logger))
                 #expect(await Self.refused("SELECT * FROM entitlements", client: client, logger: logger))
             }
         }

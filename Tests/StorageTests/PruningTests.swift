@@ -48,16 +48,26 @@ import Testing
             try await client.query(
                 "UPDATE notification_log SET applied_at = now() - interval '500 days' WHERE subject = 'old-1'",
                 logger: logger)
-            // Outbox: old-1's events published 8 days ago; young-1's published now except one never published.
+            // Outbox: old-1's events written 8 days ago, young-1's now, all published (the cursor is past them);
+            // then one event written 30 days ago (its clock says so) and never published.
+            try await client.query(
+                "UPDATE outbox SET created_at = now() - interval '8 days' WHERE key LIKE '%old-1'", logger: logger)
             try await client.query(
                 """
-                UPDATE outbox SET published_at = CASE WHEN key LIKE '%old-1' THEN now() - interval '8 days' ELSE now() END
+                INSERT INTO outbox_publications (through_xid, through_id, events)
+                SELECT writer_xid, id, 1 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
                 """, logger: logger)
             try await client.query(
-                "UPDATE outbox SET published_at = NULL, created_at = now() - interval '30 days' WHERE id = (SELECT max(id) FROM outbox)",
-                logger: logger)
+                """
+                INSERT INTO outbox (event_id, topic, key, payload, created_at)
+                VALUES ('never-published', 't', 'k', '{}', now() - interval '30 days')
+                """, logger: logger)
+            // Publications: the migration's first and the cursor, both two hours old; the cursor stays whatever its age.
             try await client.query(
-                "UPDATE status_requests SET published_at = now() - interval '8 days'", logger: logger)
+                "UPDATE outbox_publications SET published_at = now() - interval '2 hours'", logger: logger)
+            // young-1's status request was written 8 days ago, and its event is published.
+            try await client.query(
+                "UPDATE status_requests SET created_at = now() - interval '8 days'", logger: logger)
             // Dead letters: replayed 31 days ago, recorded 181 days ago, recorded yesterday.
             for (offset, recorded, replayed) in [(1, "40 days", "31 days"), (2, "181 days", ""), (3, "1 day", "")] {
                 try await client.query(
@@ -75,12 +85,13 @@ import Testing
             let totals = try await Pruning(client: client, logger: logger).prune(
                 windows: RetentionWindows(), batch: 1, removed: { table, count in batches.add(table, count) })
 
-            #expect(totals[.outbox] == oldEvents, "published more than 7 days ago")
+            #expect(totals[.outbox] == oldEvents, "published, written more than 7 days ago")
             #expect(batches.count(of: .outbox) == oldEvents, "one row per batch of one")
             #expect(
-                try await self.count("SELECT count(*)::int FROM outbox WHERE published_at IS NULL", client: client)
-                    == 1,
+                try await self.count("SELECT count(*)::int FROM outbox_pending", client: client) == 1,
                 "never a row not yet published, however old")
+            #expect(totals[.outboxPublications] == 1, "the first publication; the newest is the cursor")
+            #expect(try await OutboxRelay(client: client, logger: logger).backlog() == 1)
             #expect(totals[.statusRequests] == 1)
             #expect(totals[.deadLetters] == 2)
             #expect(

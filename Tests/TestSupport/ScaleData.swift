@@ -73,7 +73,7 @@ public enum ScaleData {
             """, logger: logger)
         try await client.query(
             """
-            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, published_at)
+            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
             SELECT md5('scale-' || c || '-renewed')::uuid::text, 'entitlements.changes', 'Sandbox/com.example.app/scale-' || c,
                    jsonb_build_object('eventId', md5('scale-' || c || '-renewed')::uuid::text, 'stream', 'changes',
                                       'eventType', 'entitlement.updated', 'schemaVersion', 2, 'subject', 'scale-' || c,
@@ -91,8 +91,15 @@ public enum ScaleData {
                                                                   'originalTransactionId', 'scale-' || c,
                                                                   'sourceTransactionId', 'scale-' || c || '-t' || (\(renewals) * 30),
                                                                   'ownershipType', 'PURCHASED', 'entitlementId', 'pro')),
-                   'Sandbox', 'com.example.app', now()
+                   'Sandbox', 'com.example.app'
             FROM generate_series(\(first), \(last)) AS c WHERE c % 4 = 0
+            """, logger: logger)
+        // Those events were published long ago: the relay's cursor is past them.
+        try await client.query(
+            """
+            INSERT INTO outbox_publications (through_xid, through_id, events)
+            SELECT writer_xid, id, 0 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
+            ON CONFLICT DO NOTHING
             """, logger: logger)
     }
 }

@@ -92,7 +92,7 @@ def wait_until_converged(database_url, expected, seconds):
     start = time.time()
     while True:
         missing, extra = difference(database_url, expected)
-        pending = int(sql(database_url, "SELECT count(*) FROM outbox WHERE published_at IS NULL")[0][0])
+        pending = int(sql(database_url, "SELECT count(*) FROM outbox_pending")[0][0])
         if (not missing and not extra and pending == 0) or time.time() > start + seconds:
             print(f"  {'converged' if not missing and not extra else 'gave up'} {time.time() - start:.1f} s after the last delivery")
             return missing, extra

@@ -148,7 +148,7 @@ enum NotificationFacts {
                 ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(SubjectRows.entitlementUpdate)
             )
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
-            SELECT id, topic, key, payload::jsonb, environment, bundle_id, trace_parent
+            SELECT id, topic, key, payload::json, environment, bundle_id, trace_parent
             FROM jsonb_to_recordset($2::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
                                                           bundle_id text, trace_parent text)
             ORDER BY position

@@ -26,7 +26,7 @@ enum OutboxRows {
         try await connection.query(
             """
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
-            VALUES (\(event.id), \(event.topic), \(event.key), \(event.payload)::jsonb, \(event.environment), \(event.bundleId),
+            VALUES (\(event.id), \(event.topic), \(event.key), \(event.payload)::json, \(event.environment), \(event.bundleId),
                     \(event.traceParent))
             ON CONFLICT (event_id) DO NOTHING
             """, logger: logger)

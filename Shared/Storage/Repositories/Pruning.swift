@@ -5,13 +5,18 @@ public import PostgresNIO
 /// How long the pipeline keeps what it no longer needs to work (docs/operations.md, "Retention"): each window is
 /// chosen against what still reads the rows.
 public struct RetentionWindows: Sendable, Hashable {
-    /// Published outbox rows (the events are in Kafka; the rows are the relay's and an audit of recent events).
+    /// Published outbox rows, by when they were written (the events are in Kafka; the rows are the relay's and an
+    /// audit of recent events).
     public var publishedOutbox: Duration = .seconds(7 * 86_400)
+    /// The relay's publications (one row per published batch: when it was acknowledged, and the cursor). Only the
+    /// newest is needed; the rest tell when recent events went out, at up to a few hundred rows a second under load.
+    public var outboxPublications: Duration = .seconds(3_600)
     /// Dead letters replayed (their notification went through again).
     public var replayedDeadLetters: Duration = .seconds(30 * 86_400)
     /// Dead letters never replayed: kept as long as Apple's notification history could still bring them back.
     public var deadLetters: Duration = .seconds(180 * 86_400)
-    /// Status requests published to refund-resolver (their answer came back as a status snapshot, logged).
+    /// Status requests published to refund-resolver, by when they were written (their answer came back as a status
+    /// snapshot, logged).
     public var statusRequests: Duration = .seconds(7 * 86_400)
     /// The notification log: the idempotency record (a repeat is a duplicate only while its entry exists) and the
     /// audit of what happened. Each subject's newest entry that moved it is kept whatever its age (it orders what
@@ -34,6 +39,7 @@ public struct Pruning: Sendable {
     /// The tables pruned, in the order they are pruned.
     public enum Table: String, CaseIterable, Sendable {
         case outbox
+        case outboxPublications = "outbox_publications"
         case deadLetters = "dead_letters"
         case statusRequests = "status_requests"
         case notificationLog = "notification_log"
@@ -75,7 +81,21 @@ public struct Pruning: Sendable {
             rows = try await self.client.query(
                 """
                 DELETE FROM outbox WHERE id IN (
-                    SELECT id FROM outbox WHERE published_at < \(cutoff(windows.publishedOutbox)) LIMIT \(batch))
+                    SELECT id FROM outbox
+                    WHERE created_at < \(cutoff(windows.publishedOutbox))
+                      AND (writer_xid, id) <= (\(unescaped: OutboxRelay.cursor))
+                    LIMIT \(batch))
+                RETURNING 1
+                """, logger: self.logger)
+        case .outboxPublications:
+            // The newest publication is the cursor: it stays whatever its age.
+            rows = try await self.client.query(
+                """
+                DELETE FROM outbox_publications WHERE (through_xid, through_id) IN (
+                    SELECT through_xid, through_id FROM outbox_publications
+                    WHERE published_at < \(cutoff(windows.outboxPublications))
+                      AND (through_xid, through_id) < (\(unescaped: OutboxRelay.cursor))
+                    LIMIT \(batch))
                 RETURNING 1
                 """, logger: self.logger)
         case .deadLetters:
@@ -92,7 +112,10 @@ public struct Pruning: Sendable {
             rows = try await self.client.query(
                 """
                 DELETE FROM status_requests WHERE id IN (
-                    SELECT id FROM status_requests WHERE published_at < \(cutoff(windows.statusRequests)) LIMIT \(batch))
+                    SELECT id FROM status_requests
+                    WHERE created_at < \(cutoff(windows.statusRequests))
+                      AND request_id NOT IN (SELECT event_id FROM outbox_pending)
+                    LIMIT \(batch))
                 RETURNING 1
                 """, logger: self.logger)
         case .notificationLog:

@@ -56,7 +56,7 @@ public struct RenewalSweep: Sendable {
         )
         INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id)
         SELECT request_id, \(topics.statusRequests), environment || '/' || bundle_id || '/' || original_transaction_id,
-               jsonb_build_object('requestId', request_id, 'originalTransactionId', original_transaction_id, 'environment', environment,
+               json_build_object('requestId', request_id, 'originalTransactionId', original_transaction_id, 'environment', environment,
                                   'bundleId', bundle_id, 'reason', \(Self.reason)::text, 'notificationUUID', 'renewal-sweep'),
                environment, bundle_id
         FROM requested

@@ -397,7 +397,7 @@ import Testing
         for _ in 0..<600 {
             var pending = 0
             for try await count in try await client.query(
-                "SELECT count(*) FROM outbox WHERE published_at IS NULL", logger: logger
+                "SELECT count(*) FROM outbox_pending", logger: logger
             ).decode(Int.self) {
                 pending = count
             }

@@ -134,7 +134,7 @@ import Testing
             }
             // Every change event the database holds is on the topic once the publisher has drained the outbox.
             let drained = try await pollUntil(within: .seconds(120)) {
-                try await count("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0 ? true : nil
+                try await count("SELECT count(*) FROM outbox_pending") == 0 ? true : nil
             }
             #expect(drained == true, "the publisher drained the outbox")
             return (
