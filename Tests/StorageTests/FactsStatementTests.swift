@@ -71,7 +71,10 @@ import Testing
     @Test func everyInsertSelectsOneKnownValuePerColumn() throws {
         let sql = NotificationFacts.WriteStatement.sql
         let inserts = Self.inserts(sql)
-        #expect(inserts.map(\.table) == ["transactions", "renewal_infos", "subscriptions", "entitlements", "outbox"])
+        #expect(
+            inserts.map(\.table) == [
+                "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox",
+            ])
         let known = Set(try Self.recordsetColumns(sql, alias: "i") + Self.recordsetColumns(sql, alias: "e"))
         for insert in inserts {
             #expect(

@@ -9,7 +9,7 @@ import PostgresNIO
 /// or not, in one statement: each one's outcome in the notification log, its transaction and renewal info
 /// (one row per environment, app and id; the newest signed version wins, so its revocation fields stand), the
 /// subscription view (the newest notification wins), the entitlement it leaves (when given) and its events for
-/// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `jsonb_to_recordset`,
+/// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `json_to_recordset`,
 /// so one prepared statement (``WriteStatement``) serves every wave, whatever its size.
 enum NotificationFacts {
     /// Writes the facts of every row (their events in row order).
@@ -56,8 +56,9 @@ enum NotificationFacts {
 
         static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
-                    id text, outcome text, detail text, advances boolean, environment text, bundle_id text, signed_date bigint,
+                SELECT * FROM json_to_recordset($1::json) AS i(
+                    id text, type text, subtype text, subject text, received_at bigint,
+                    outcome text, detail text, advances boolean, environment text, bundle_id text, signed_date bigint,
                     has_transaction boolean, transaction_id text, original_transaction_id text, web_order_line_item_id text,
                     product_id text, product_type text, subscription_group_identifier text, app_account_token text, ownership_type text,
                     purchase_date bigint, original_purchase_date bigint, expires_date bigint, quantity integer, transaction_reason text,
@@ -75,8 +76,12 @@ enum NotificationFacts {
                     e_original_transaction_id text, e_source_transaction_id text, e_ownership_type text, e_valid_from bigint,
                     e_valid_until bigint, e_revoked_at bigint, e_revocation_reason integer, e_revocation_type text)
             ), logged AS (
-                UPDATE notification_log SET outcome = input.outcome, detail = input.detail, advances_subject = input.advances
-                FROM input WHERE notification_log.notification_uuid = input.id
+                INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id,
+                                              signed_date, received_at, outcome, detail, advances_subject)
+                SELECT id, type, subtype, subject, environment, bundle_id, signed_date, received_at, outcome, detail, advances
+                FROM input
+                ON CONFLICT (notification_uuid) DO UPDATE SET
+                    outcome = EXCLUDED.outcome, detail = EXCLUDED.detail, advances_subject = EXCLUDED.advances_subject
             ), stored_transaction AS (
                 INSERT INTO transactions (environment, bundle_id, transaction_id, original_transaction_id, web_order_line_item_id, product_id,
                     product_type, subscription_group_identifier, app_account_token, ownership_type, purchase_date, original_purchase_date,
@@ -149,7 +154,7 @@ enum NotificationFacts {
             )
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
             SELECT id, topic, key, payload::json, environment, bundle_id, trace_parent
-            FROM jsonb_to_recordset($2::jsonb) AS e(position integer, id text, topic text, key text, payload text, environment text,
+            FROM json_to_recordset($2::json) AS e(position integer, id text, topic text, key text, payload text, environment text,
                                                           bundle_id text, trace_parent text)
             ORDER BY position
             ON CONFLICT (event_id) DO NOTHING
@@ -173,7 +178,8 @@ enum NotificationFacts {
 
     /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).
     struct FactsRecord: Encodable {
-        var id: String, outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String,
+        var id: String, type: String, subtype: String?, subject: String, received_at: Int64?
+        var outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String,
             signed_date: Int64
         var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?,
             web_order_line_item_id: String?
@@ -209,6 +215,10 @@ enum NotificationFacts {
                 e = row.entitlement
             let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
             self.id = entry.id
+            self.type = entry.type
+            self.subtype = entry.subtype
+            self.subject = entry.subject
+            self.received_at = entry.receivedAt
             self.outcome = row.update.outcome.rawValue
             self.detail = row.update.detail
             self.advances = row.update.advancesSubject

@@ -81,7 +81,7 @@ enum SubjectRows {
 
         static let sql = """
             WITH input AS (
-                SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
+                SELECT * FROM json_to_recordset($1::json) AS i(
                     id text, type text, subtype text, subject text, environment text, bundle_id text, signed_date bigint, received_at bigint)
             ), logged AS (
                 INSERT INTO notification_log (notification_uuid, notification_type, subtype, subject, environment, bundle_id, signed_date,
