@@ -267,7 +267,7 @@ let modules: [Module] = [
             "HTTPTypes", "Hummingbird", "HummingbirdTesting", "Logging", "NIOCore", "NIOEmbedded", "NIOHTTPTypes",
             "Prometheus",
             "RateAndRetry",
-            "RdKafka", "ServiceRuntime",
+            "RdKafka", "ServiceRuntime", "TestSupport",
         ]),
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",

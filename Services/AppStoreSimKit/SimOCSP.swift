@@ -6,11 +6,12 @@ import X509
 
 /// The OCSP responder the sim's certificates name (`POST /sim/ocsp`), as Apple's responders serve its PKI, and its
 /// switches for tests and operators (`POST /sim/ocsp/state`): revoke the leaf or the intermediate, answer `tryLater`,
-/// or be unavailable (HTTP 503).
+/// be unavailable (HTTP 503), or redirect (a 307 to `/sim/ocsp/elsewhere`, which answers good statuses: a client that
+/// follows it gets a verdict from a responder the certificate never named).
 @_spi(Testing) public final class SimOCSP: Sendable {
     /// How the responder behaves now.
     struct State: Codable, Sendable {
-        /// `answering` (statuses), `tryLater` (the OCSP status, no verdict) or `unavailable` (HTTP 503).
+        /// `answering` (statuses), `tryLater` (the OCSP status, no verdict), `unavailable` (HTTP 503) or `redirect`.
         var mode: String = "answering"
         /// Which of `leaf` and `intermediate` are revoked.
         @_spi(Testing) public var revoked: [String] = []
@@ -46,6 +47,8 @@ import X509
             let answer: TestOCSPResponder.Answer
             switch state.mode {
             case "unavailable": return Response(status: .serviceUnavailable)
+            case "redirect":
+                return Response(status: .temporaryRedirect, headers: [.location: "/sim/ocsp/elsewhere"])
             case "tryLater": answer = .tryLater
             default:
                 answer = .statuses(
@@ -60,14 +63,22 @@ import X509
                 status: .ok, headers: [.contentType: "application/ocsp-response"],
                 body: .init(byteBuffer: ByteBuffer(bytes: der)))
         }
+        router.post("sim/ocsp/elsewhere") { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 16)
+            let der = try self.responder.respond(to: Array(body.readableBytesView), answer: .statuses(revoked: []))
+            return Response(
+                status: .ok, headers: [.contentType: "application/ocsp-response"],
+                body: .init(byteBuffer: ByteBuffer(bytes: der)))
+        }
         router.post("sim/ocsp/state") { request, _ in
             let body = try await request.body.collect(upTo: 1 << 16)
             let state = try JSONDecoder().decode(State.self, from: Data(body.readableBytesView))
-            guard ["answering", "tryLater", "unavailable"].contains(state.mode),
+            guard ["answering", "tryLater", "unavailable", "redirect"].contains(state.mode),
                 state.revoked.allSatisfy({ ["leaf", "intermediate"].contains($0) })
             else {
                 return SimAPI.json(
-                    ["error": "mode: answering|tryLater|unavailable; revoked: leaf|intermediate"], status: .badRequest)
+                    ["error": "mode: answering|tryLater|unavailable|redirect; revoked: leaf|intermediate"],
+                    status: .badRequest)
             }
             self.state.withLock { $0 = state }
             return SimAPI.json(state)

@@ -10,9 +10,11 @@ import Storage
 /// this app user, decided from their stored history (docs/offers.md):
 /// - `"offer": "promotional"`: a promotional offer signature (`"signatureVersion": "V2"`, the JWS, default; or `"V1"`,
 ///   the original fields) for a customer who has subscribed in the product's group (409 `not-eligible` otherwise);
-/// - `"offer": "introductory"`: whether they may have the introductory offer (new to the group), with the
-///   introductory-offer eligibility JWS bound to one of their transactions (none when they have no purchase stored:
-///   StoreKit then decides alone, and a new customer is eligible).
+/// - `"offer": "introductory"`: whether the stored history leaves them the introductory offer (new to the group); the
+///   introductory-offer eligibility JWS only when the history proves they are not (`false`), bound to one of their
+///   transactions. StoreKit takes a server's JWS over its own answer, and what is stored here is never all of a
+///   customer's App Store history (another app account on the same Apple ID, the group's products bought before this
+///   pipeline ran): a signed `true` could give a free trial twice, so a `true` is never signed and StoreKit decides.
 /// Both answers list the win-back offers Apple named in the newest renewal info of their subscriptions in the group.
 struct OfferRoute: Sendable {
     let history: OfferHistoryLookup
@@ -95,7 +97,7 @@ struct OfferRoute: Sendable {
         case "introductory":
             answer.allowIntroductoryOffer = history.eligibleForIntroductoryOffer
             answer.transactionId = history.newestTransactionId
-            if let transactionId = history.newestTransactionId {
+            if let transactionId = history.newestTransactionId, !history.eligibleForIntroductoryOffer {
                 answer.signature = try OfferJWS.introductoryOfferEligibility(
                     bundleId: bundleId, productId: body.productId,
                     allowIntroductoryOffer: history.eligibleForIntroductoryOffer, transactionId: transactionId, key: key

@@ -16,7 +16,8 @@ struct EdgeVerification: Sendable {
         self.newChains = NewChainBudget(perSecond: newChainsPerSecond)
     }
 
-    /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check.
+    /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check, a check that could
+    /// not be made (an OCSP responder that did not answer) a 503 that Apple retries: no verdict is no forgery.
     func verify(_ admitted: AdmittedNotification) async throws(AdmissionRejection) {
         guard let verifier = self.verifiers[admitted.environment] else {
             throw AdmissionRejection(
@@ -29,6 +30,9 @@ struct EdgeVerification: Sendable {
         }
         do {
             _ = try await verifier.verifyNotificationEnvelope(admitted.notification)
+        } catch  where error.isRetryable {
+            throw AdmissionRejection(
+                status: 503, code: "verification-unavailable", message: "\(error.kind.rawValue): \(error.detail)")
         } catch {
             throw AdmissionRejection(
                 status: 403, code: "verification-failed", message: "\(error.kind.rawValue): \(error.detail)")

@@ -38,7 +38,8 @@ func buildApplication(
         newChains: NewChainBudget(perSecond: settings.newChainsPerSecond),
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
-        maximumBodyBytes: settings.maximumBodyBytes, outcomes: outcomes, events: events, logger: logger
+        maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
+        events: events, logger: logger
     ).add(to: router)
     let checks: [DependencyProbe.Check] = [
         .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) },

@@ -25,6 +25,8 @@ struct RetentionRoute: Sendable {
     let producer: KafkaProducer
     let topic: String
     let maximumBodyBytes: Int
+    /// How long a body may take to arrive (`HTTP_BODY_TIMEOUT_MS`; then 408), like every other door's.
+    let bodyTimeout: Duration
     let outcomes: LabelledCounter
     let events: LabelledCounter
     let logger: Logger
@@ -47,8 +49,17 @@ struct RetentionRoute: Sendable {
 
     /// Verifies, chooses, answers, publishes.
     func answer(_ request: Request) async -> Response {
-        guard let bytes = try? await request.body.collect(upTo: self.maximumBodyBytes) else {
-            return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(self.maximumBodyBytes) bytes")
+        let limit = self.maximumBodyBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
+        }
+        let bytes: ByteBuffer
+        do {
+            bytes = try await withDeadline(self.bodyTimeout) { try await request.body.collect(upTo: limit) }
+        } catch is DeadlineExceeded {
+            return self.refuse(.requestTimeout, "body-timeout", "the body did not arrive in time")
+        } catch {
+            return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
         }
         guard let body = try? JSONDecoder().decode(RealtimeRequestBody.self, from: Data(bytes.readableBytesView)),
             let signed = body.signedPayload

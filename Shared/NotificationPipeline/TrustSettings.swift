@@ -45,7 +45,8 @@ public struct TrustSettings: Sendable {
     var onlineChecksConfiguration: OnlineChecks? {
         guard self.onlineChecks else { return nil }
         return OnlineChecks(
-            fetcher: HTTPOCSPFetcher(client: .shared, timeout: self.ocspTimeout), cacheLifetime: self.ocspCacheLifetime)
+            fetcher: HTTPOCSPFetcher(client: HTTPOCSPFetcher.noRedirects, timeout: self.ocspTimeout),
+            cacheLifetime: self.ocspCacheLifetime)
     }
 
     /// One verifier per environment, all sharing the apps and these certificates.

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes
+import TestSupport
 import Testing
 
 @testable import ServiceRuntime
@@ -13,22 +14,9 @@ import Testing
 /// a raw socket (a client that trickles its request head is cut off) and on an embedded channel with a clock the
 /// test moves (the deadline from connecting to the head, the idle timeout between requests).
 @Suite struct HeaderDeadlineTests {
-    /// Connects to 127.0.0.1:`port`, sends `first`, waits `pause`, sends `then`, and returns what the server wrote
-    /// (empty when it closed without answering) within `bound`.
-    /// The blocking socket work runs on a thread of its own, never on Swift's cooperative pool (which serves the
-    /// server's handlers).
+    /// The exchange of ``LoopbackSocket``, read until the route's answer ("hello") arrives.
     static func exchange(port: Int, first: String, pause: Duration, then: String, bound: TimeInterval) async -> String {
-        await withCheckedContinuation { (answered: CheckedContinuation<String, Never>) in
-            Thread.detachNewThread {
-                let socket = Socket(port: port)
-                defer { socket.close() }
-                socket.send(first)
-                Thread.sleep(
-                    forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
-                socket.send(then)
-                answered.resume(returning: socket.receive(within: bound))
-            }
-        }
+        await LoopbackSocket.exchange(port: port, first: first, pause: pause, then: then, bound: bound, until: "hello")
     }
 
     @Test func aTrickledHeadIsCutOff() async throws {
@@ -73,46 +61,4 @@ import Testing
         loop.advanceTime(by: .milliseconds(600))
         #expect(!silent.isActive, "a new connection without a complete head is closed at the header deadline")
     }
-}
-
-/// A blocking TCP client socket on loopback, enough for the test above.
-final class Socket {
-    private let descriptor: Int32
-
-    init(port: Int) {
-        self.descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(self.descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-    }
-
-    func send(_ text: String) {
-        guard !text.isEmpty else { return }
-        _ = text.utf8CString.withUnsafeBufferPointer {
-            Glibc.send(self.descriptor, $0.baseAddress, $0.count - 1, Int32(MSG_NOSIGNAL))
-        }
-    }
-
-    /// What arrives until the peer closes, or until `bound` seconds pass after the first bytes or without any.
-    func receive(within bound: TimeInterval) -> String {
-        var timeout = timeval(tv_sec: Int(bound), tv_usec: 0)
-        setsockopt(self.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(self.descriptor, &buffer, buffer.count, 0)
-            if count <= 0 { break }
-            received += buffer[0..<count]
-            if String(decoding: received, as: UTF8.self).contains("hello") { break }
-        }
-        return String(decoding: received, as: UTF8.self)
-    }
-
-    func close() { Glibc.close(self.descriptor) }
 }

@@ -50,7 +50,8 @@ import Testing
                 let error = try await #require(throws: VerificationError.self) { try await Self.verify(sim) }
                 #expect(error.kind == .chain && error.detail.contains("revoked"), "\(revoked): \(error)")
             }
-            for mode in ["unavailable", "tryLater"] {
+            // A redirect is no answer: following it would verify (the sim's other address answers "good").
+            for mode in ["unavailable", "tryLater", "redirect"] {
                 try await Self.setResponder(sim, #"{"mode": "\#(mode)"}"#)
                 let error = try await #require(throws: VerificationError.self) { try await Self.verify(sim) }
                 #expect(error.isRetryable, "\(mode): \(error)")
@@ -139,6 +140,50 @@ import Testing
                     try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])).reason
                 }
                 #expect(reasons == Array(repeating: "chain", count: 5), "\(reasons)")
+            }
+        }
+    }
+}
+
+/// The `ingest` binary with online checks on, against the sim's responder: a notification whose responder gives no
+/// verdict (unavailable, or a redirect, which is not followed) is answered 503, which Apple retries, and nothing is
+/// stored; once the responder answers, the same notification is 200 and on the raw topic once.
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestOnlineChecksTests {
+    @Test func noVerdictIsA503AndAVerdictIsA200() async throws {
+        try await withLocalBroker { bootstrap in
+            try await SimHarness.with(customers: 3, seed: 5) { sim in
+                let kafka = KafkaTestClient(bootstrapServers: [bootstrap])
+                let topics = PipelineTopics()
+                try await kafka.createTopics([(topics.raw, 1)])
+                let directory = try LocalComponents.temporaryDirectory("ingest-online-checks")
+                defer { try? FileManager.default.removeItem(at: directory) }
+                let root = directory.appendingPathComponent("root.der")
+                try Data(TestPKI.der(sim.pki.root)).write(to: root)
+                let fleet = try ServiceFleet(
+                    environment: [
+                        "APPSTORE_APPS": "\(sim.app.bundleId):\(sim.app.appAppleId!)",
+                        "APPSTORE_ENVIRONMENTS": "Production,Sandbox", "APPSTORE_ROOT_CERTIFICATES": root.path,
+                        "APPSTORE_ONLINE_CHECKS": "true", "APPSTORE_OCSP_CACHE_SECONDS": "1",
+                        "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "LOG_LEVEL": "warning",
+                    ], directory: directory, only: ["ingest"])
+                try await fleet.whileRunning(http: sim.http) {
+                    let notification = try #require(sim.simulator.signed.first { !$0.uuid.isEmpty })
+                    let url = await fleet.ingestURL
+                    for mode in ["unavailable", "redirect"] {
+                        try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "\#(mode)"}"#)
+                        let (status, body) = await Simulator.postJSON(
+                            sim.http, url, ["signedPayload": notification.signedPayload], key: nil)
+                        #expect(status == 503, "\(mode): \(body)")
+                        #expect(body["error"] as? String == "verification-unavailable", "\(mode): \(body)")
+                    }
+                    try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "answering"}"#)
+                    let (status, body) = await Simulator.postJSON(
+                        sim.http, url, ["signedPayload": notification.signedPayload], key: nil)
+                    #expect(status == 200, "\(body)")
+                    let stored = try await kafka.readAll(
+                        topics.raw, atLeast: 1, quiet: .seconds(1), timeout: .seconds(60))
+                    #expect(stored.count == 1, "only the answer with a verdict stored it")
+                }
             }
         }
     }

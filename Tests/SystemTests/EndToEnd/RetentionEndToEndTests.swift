@@ -54,6 +54,7 @@ import Testing
                         "DATABASE_URL": databaseURL, "APPSTORE_ENVIRONMENTS": "Production,Sandbox",
                         "LOG_LEVEL": "warning",
                         "RETENTION_RULES_FILE": Self.rulesFile.path, "KAFKA_SESSION_TIMEOUT_MS": "6000",
+                        "HTTP_BODY_TIMEOUT_MS": "2000",
                     ]) { _, new in new }
                     let fleet = try ServiceFleet(environment: environment, directory: directory)
                     try await fleet.whileRunning(http: sim.http) {
@@ -127,6 +128,7 @@ import Testing
 
         let asked = try await Self.askByRule(sim)
         try await Self.refuseForgeries(sim, url: retentionURL)
+        try await Self.cutOffStalledBody(url: retentionURL)
         try await Self.checkEvents(asked, bootstrap: bootstrap, performanceTestRequests: 300)
     }
 
@@ -239,6 +241,18 @@ import Testing
             let (answered, json) = await Simulator.postJSON(sim.http, url, body, key: nil)
             #expect(answered == status, "\(json)")
         }
+    }
+
+    /// A body announced and never sent is cut off at the body deadline (408), as at every other door: a client
+    /// cannot hold a request open for ever.
+    static func cutOffStalledBody(url: String) async throws {
+        let port = try #require(URL(string: url)?.port)
+        let answer = await LoopbackSocket.exchange(
+            port: port,
+            first: "POST /retention-message HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 1000\r\n\r\n{\"signedPa",
+            bound: 60, until: "\r\n\r\n")
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "a stalled body: \(answer.prefix(200))")
     }
 
     /// Every answered request is one `retention.offered` event with the answer the rules gave; refusals are none.
