@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "deploy", "local"))
-from summary import sql, wait_until_converged  # noqa: E402
+from summary import has_outbox_cursor, sql, wait_until_converged  # noqa: E402
 
 # Committed at: the commit time of the row's transaction (track_commit_timestamp, which the benchmark turns on;
 # applied_at is the transaction's start, earlier than its commit when several notifications share it). A row
@@ -29,10 +29,14 @@ PUBLISHED = """
            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM p.published_at) * 1000 - n.received_at),
            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM p.published_at) * 1000 - n.received_at)
     FROM outbox o JOIN notification_log n ON n.notification_uuid = o.payload -> 'cause' ->> 'notificationUUID'
-    CROSS JOIN LATERAL (SELECT published_at FROM outbox_publications
-                        WHERE (through_xid, through_id) >= (o.writer_xid, o.id)
-                        ORDER BY through_xid, through_id LIMIT 1) p
+    {publication}
     WHERE o.topic LIKE 'entitlements.%' AND n.received_at >= {since} AND n.notification_type <> 'STATUS_SNAPSHOT'"""
+# When an event was published: the first relay publication that reached it (migration 13's cursor); a build before it
+# (BENCHMARK_BIN) marked each row.
+PUBLICATION = """CROSS JOIN LATERAL (SELECT published_at FROM outbox_publications
+                        WHERE (through_xid, through_id) >= (o.writer_xid, o.id)
+                        ORDER BY through_xid, through_id LIMIT 1) p"""
+PUBLICATION_BEFORE_CURSOR = "CROSS JOIN LATERAL (SELECT o.published_at) p"
 # Accept → committed over the phase, second by second (stderr): shows whether a tail is a stall or a start-up.
 BY_SECOND = f"""
     WITH l AS (SELECT received_at, {COMMITTED_AT} - received_at AS ms FROM notification_log
@@ -65,7 +69,8 @@ def main():
     expected = json.load(open(args.expected))
     missing, extra = wait_until_converged(args.database_url, expected, args.wait)
     count, seconds, p50, p99 = sql(args.database_url, COMMITTED.format(since=args.since_ms))[0]
-    events, e50, e99 = sql(args.database_url, PUBLISHED.format(since=args.since_ms))[0]
+    publication = PUBLICATION if has_outbox_cursor(args.database_url) else PUBLICATION_BEFORE_CURSOR
+    events, e50, e99 = sql(args.database_url, PUBLISHED.format(since=args.since_ms, publication=publication))[0]
     for second, n, median, worst in sql(args.database_url, BY_SECOND.format(since=args.since_ms)):
         print(f"second {second}: {n} accepted, committed p50 {median} ms, max {worst} ms", file=sys.stderr)
     result = {
