@@ -124,10 +124,18 @@ struct PurchaseRoutes {
         }
     }
 
+    /// How old a signed transaction may be to prove its device's possession: StoreKit signs the transaction it hands
+    /// the app at that moment, so a fresh one is a device's now; an old one (a support ticket's, a log's) proves
+    /// only that someone once had it.
+    static let deviceProofMaximumAge: TimeInterval = 10 * 60
+    /// How far ahead of this server's clock a signed transaction may be dated (clocks differ a little).
+    static let deviceProofClockSkew: TimeInterval = 60
+
     /// The device's proof of a signed transaction, when the body carries `deviceVerificationId`: 400 beside an id
-    /// or receipt (which no device signed for), 403 when its hash does not match the transaction's.
-    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction]) throws(PurchaseRefusal)
-        -> TransferProof?
+    /// or receipt (which no device signed for), 403 when its hash does not match the transaction's, 403
+    /// `stale-device-proof` when the transaction was signed more than ``deviceProofMaximumAge`` before `now`.
+    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction], now: Date = Date())
+        throws(PurchaseRefusal) -> TransferProof?
     {
         guard let id = body.deviceVerificationId else { return nil }
         guard body.signedTransaction != nil, let transaction = transactions.first?.transaction else {
@@ -138,6 +146,14 @@ struct PurchaseRoutes {
             throw PurchaseRefusal(
                 status: .forbidden, code: "device-verification-failed",
                 message: "the device verification id does not match the transaction's deviceVerification")
+        }
+        let signedAt = transaction.signedDate.map { Double($0.millisecondsSince1970) / 1000 } ?? 0
+        let age = now.timeIntervalSince1970 - signedAt
+        guard age <= Self.deviceProofMaximumAge, age >= -Self.deviceProofClockSkew else {
+            throw PurchaseRefusal(
+                status: .forbidden, code: "stale-device-proof",
+                message: "the signed transaction was signed \(Int(age)) s ago; a device proof must be at most "
+                    + "\(Int(Self.deviceProofMaximumAge)) s old: send the one StoreKit gives the app now")
         }
         return .device(verificationId: id)
     }

@@ -286,6 +286,11 @@ import Testing
             let (idWithProof, _) = try await stack.post(
                 "new-owner", #"{"transactionId":""# + id + #"","deviceVerificationId":""# + device + #""}"#)
             #expect(idWithProof == 400, "no device signed an API answer")
+            // The same device's proof, from a transaction signed an hour ago (a log's, a support ticket's): refused.
+            let old = try stack.sim.simulator.signer.signTransaction(handed, now: Date().addingTimeInterval(-3600))
+            let (stale, staleBody) = try await stack.post(
+                "new-owner", #"{"signedTransaction":""# + old + #"","deviceVerificationId":""# + device + #""}"#)
+            #expect(stale == 403 && staleBody["error"] as? String == "stale-device-proof", "\(staleBody)")
             #expect(try await stack.activeProducts("old-owner") == [purchase.productId], "refused claims moved nothing")
 
             let (moved, movedBody) = try await stack.post(
