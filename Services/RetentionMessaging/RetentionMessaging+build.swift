@@ -38,7 +38,8 @@ func buildApplication(
         newChains: NewChainBudget(perSecond: settings.newChainsPerSecond),
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
-        maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
+        maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
+        replays: RealtimeReplayWindow(), outcomes: outcomes,
         events: events, logger: logger
     ).add(to: router)
     let checks: [DependencyProbe.Check] = [

@@ -27,6 +27,8 @@ struct RetentionRoute: Sendable {
     let maximumBodyBytes: Int
     /// How long a body may take to arrive (`HTTP_BODY_TIMEOUT_MS`; then 408), like every other door's.
     let bodyTimeout: Duration
+    /// Stale requests refused, repeats answered as the first time (no second event, no new signature).
+    let replays: RealtimeReplayWindow
     let outcomes: LabelledCounter
     let events: LabelledCounter
     let logger: Logger
@@ -83,6 +85,22 @@ struct RetentionRoute: Sendable {
             return self.refuse(.unauthorized, "invalid-signature", error.description)
         }
         let (realtime, app) = verified
+        let now = Date()
+        let key = realtime.requestIdentifier.map { "\(claimed.rawValue)/\(app.bundleId)/\($0)" }
+        let signedAt = realtime.signedDate.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) }
+        switch self.replays.check(key: key, signedAt: signedAt, now: now) {
+        case .stale(let age):
+            return self.refuse(
+                .unauthorized, "stale-request",
+                "signed \(age) s from now; a real-time request is answered within \(Int(self.replays.window)) s")
+        case .repeated(let answer?):
+            self.outcomes.increment("repeated")
+            return Self.answer(answer)
+        case .repeated(nil):
+            return self.refuse(.conflict, "repeated-in-flight", "the same request is being answered")
+        case .new:
+            break
+        }
         let subject: RetentionSubject
         var degraded = false
         do {
@@ -94,7 +112,6 @@ struct RetentionRoute: Sendable {
             subject = RetentionSubject(known: false)
             degraded = true
         }
-        let now = Date()
         let appRules = self.rules.apps[app.bundleId]
         let rule =
             degraded ? nil : self.rules.choose(bundleId: app.bundleId, request: realtime, subject: subject, now: now)
@@ -112,9 +129,15 @@ struct RetentionRoute: Sendable {
         }
         self.outcomes.increment(degraded ? "degraded" : answer.kind)
         await self.publish(RetentionOfferedEvent(request: realtime, app: app, answer: answer, answeredAt: now))
-        return Response(
-            status: .ok, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: (try? Self.encoder.encode(answer.body)) ?? Data("{}".utf8))))
+        let answered = (try? Self.encoder.encode(answer.body)) ?? Data("{}".utf8)
+        self.replays.record(key, answer: answered)
+        return Self.answer(answered)
+    }
+
+    /// Apple's `RealtimeResponseBody`, as JSON bytes.
+    private static func answer(_ body: Data) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     /// Hands the event to the producer without waiting for the broker: Apple's ~700 ms budget is the customer's

@@ -126,7 +126,8 @@ import Testing
                 + "ms p50 \(times?.p50 ?? 0), p90 \(times?.p90 ?? 0), p95 \(times?.p95 ?? 0), p99 \(times?.p99 ?? 0)")
         try await production.configureRealtimeURL(retentionURL, environment: .production)
 
-        let asked = try await Self.askByRule(sim)
+        var asked = try await Self.askByRule(sim)
+        try await Self.answerRepeatsOnceAndRefuseStale(sim, url: retentionURL, asked: &asked)
         try await Self.refuseForgeries(sim, url: retentionURL)
         try await Self.cutOffStalledBody(url: retentionURL)
         try await Self.checkEvents(asked, bootstrap: bootstrap, performanceTestRequests: 300)
@@ -241,6 +242,44 @@ import Testing
             let (answered, json) = await Simulator.postJSON(sim.http, url, body, key: nil)
             #expect(answered == status, "\(json)")
         }
+    }
+
+    /// The same signed request twice (Apple's retry, or a replay): the same answer, the same offer signature, one
+    /// event. A request signed ten minutes ago: 401 `stale-request`, no event.
+    static func answerRepeatsOnceAndRefuseStale(_ sim: SimHarness, url: String, asked: inout [String: String])
+        async throws
+    {
+        let now = Date()
+        let purchase = try #require(
+            sim.simulator.scenario.purchases.values
+                .filter { $0.environment == .production && $0.productType == .autoRenewableSubscription }
+                .filter { !Self.nearBoundary($0, now: now) }
+                .first { Self.expectedAnswer($0, locale: "en-US", now: now) == "promotionalOffer" })
+        var request = DecodedRealtimeRequestBody()
+        request.originalTransactionId = purchase.originalTransactionId
+        request.appAppleId = sim.app.appAppleId
+        request.productId = purchase.productId
+        request.userLocale = "en-US"
+        request.requestIdentifier = UUID().uuidString.lowercased()
+        request.signedDate = Timestamp(now)
+        request.environment = .production
+        let signed = try sim.simulator.signer.signer.sign(request)
+        let (first, firstAnswer) = await Simulator.postJSON(sim.http, url, ["signedPayload": signed], key: nil)
+        let (again, againAnswer) = await Simulator.postJSON(sim.http, url, ["signedPayload": signed], key: nil)
+        let offer = (firstAnswer["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV2"] as? String
+        #expect(first == 200 && offer != nil, "\(firstAnswer)")
+        #expect(again == 200, "\(againAnswer)")
+        #expect(
+            (againAnswer["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV2"] as? String == offer,
+            "the repeat gets the first answer, not a new signature")
+        asked[request.requestIdentifier!] = "promotionalOffer"
+
+        var old = request
+        old.requestIdentifier = UUID().uuidString.lowercased()
+        old.signedDate = Timestamp(now.addingTimeInterval(-600))
+        let (stale, staleAnswer) = await Simulator.postJSON(
+            sim.http, url, ["signedPayload": try sim.simulator.signer.signer.sign(old)], key: nil)
+        #expect(stale == 401 && staleAnswer["error"] as? String == "stale-request", "\(staleAnswer)")
     }
 
     /// A body announced and never sent is cut off at the body deadline (408), as at every other door: a client
