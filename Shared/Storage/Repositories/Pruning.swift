@@ -8,7 +8,7 @@ public struct RetentionWindows: Sendable, Hashable {
     /// Published outbox rows, by when they were written (the events are in Kafka; the rows are the relay's and an
     /// audit of recent events).
     public var publishedOutbox: Duration = .seconds(7 * 86_400)
-    /// The relay's publications (one row per published batch: when it was acknowledged, and the cursor). Only the
+    /// The relay's publications (one row per relay transaction: when it was acknowledged, and the cursor). Only the
     /// newest is needed; the rest tell when recent events went out, at up to a few hundred rows a second under load.
     public var outboxPublications: Duration = .seconds(3_600)
     /// Dead letters replayed (their notification went through again).
