@@ -129,7 +129,7 @@ enum EntitlementsBenchmarkMain {
                     .report
             }
             // The same payloads in the relay's batches (`relayBatch` in flight, each batch awaited), without the
-            // outbox: what the relay adds is reading and marking rows, not a different way to produce.
+            // outbox: what the relay adds is reading rows and moving its cursor, not a different way to produce.
             let direct = try await Self.timed(rows.count) {
                 for start in stride(from: 0, to: rows.count, by: Self.relayBatch) {
                     try await Self.produce(rows[start..<min(start + Self.relayBatch, rows.count)], with: producer)

@@ -62,12 +62,7 @@ enum RetentionSoak {
                 try await UpdaterLanes.apply(records, repository: repository)
                 let applied = Double(records.count) / (ContinuousClock.now - started).realSeconds
                 // The day's events are published: the cursor moves past them, as the relay's would.
-                try await client.query(
-                    """
-                    INSERT INTO outbox_publications (through_xid, through_id, events)
-                    SELECT writer_xid, id, 0 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
-                    ON CONFLICT DO NOTHING
-                    """, logger: logger)
+                try await OutboxCursor.publishEverything(client: client, logger: logger)
                 try await client.query(
                     """
                     INSERT INTO dead_letters (topic, partition, "offset", reason, record)

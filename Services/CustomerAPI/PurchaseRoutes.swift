@@ -147,8 +147,7 @@ struct PurchaseRoutes {
                 status: .forbidden, code: "device-verification-failed",
                 message: "the device verification id does not match the transaction's deviceVerification")
         }
-        let signedAt = transaction.signedDate.map { Double($0.millisecondsSince1970) / 1000 } ?? 0
-        let age = now.timeIntervalSince1970 - signedAt
+        let age = now.timeIntervalSince(transaction.signedDate?.date ?? .distantPast)
         guard age <= Self.deviceProofMaximumAge, age >= -Self.deviceProofClockSkew else {
             throw PurchaseRefusal(
                 status: .forbidden, code: "stale-device-proof",

@@ -87,8 +87,7 @@ struct RetentionRoute: Sendable {
         let (realtime, app) = verified
         let now = Date()
         let key = realtime.requestIdentifier.map { "\(claimed.rawValue)/\(app.bundleId)/\($0)" }
-        let signedAt = realtime.signedDate.map { Date(timeIntervalSince1970: Double($0.millisecondsSince1970) / 1000) }
-        switch self.replays.check(key: key, signedAt: signedAt, now: now) {
+        switch self.replays.check(key: key, signedAt: realtime.signedDate?.date, now: now) {
         case .stale(let age):
             return self.refuse(
                 .unauthorized, "stale-request",

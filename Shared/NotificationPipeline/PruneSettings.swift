@@ -2,8 +2,8 @@ public import ServiceRuntime
 public import Storage
 
 /// What is pruned and how often (`Pruning`): the entitlement-updater runs it every `PRUNE_INTERVAL` (`1h`; `0s`
-/// turns it off), `iapctl prune` once. Windows: `RETAIN_PUBLISHED_OUTBOX` (`7d`), `RETAIN_OUTBOX_PUBLICATIONS` (`1h`), `RETAIN_REPLAYED_DEAD_LETTERS`
-/// (`30d`), `RETAIN_DEAD_LETTERS` (`180d`), `RETAIN_STATUS_REQUESTS` (`7d`), `RETAIN_NOTIFICATION_LOG` (`400d`, at
+/// turns it off), `iapctl prune` once. Windows: `RETAIN_PUBLISHED_OUTBOX` (`7d`), `RETAIN_OUTBOX_PUBLICATIONS`
+/// (`1h`), `RETAIN_REPLAYED_DEAD_LETTERS` (`30d`), `RETAIN_DEAD_LETTERS` (`180d`), `RETAIN_STATUS_REQUESTS` (`7d`), `RETAIN_NOTIFICATION_LOG` (`400d`, at
 /// least `183d`: Apple's notification history and retries could bring back an entry pruned sooner). Batches of
 /// `PRUNE_BATCH` rows (`5000`, 100 to 100000).
 public struct PruneSettings: Sendable, Hashable {

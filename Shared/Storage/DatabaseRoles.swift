@@ -4,8 +4,8 @@ public import PostgresNIO
 
 /// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
 /// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
-/// token declarations and DLQ replay marks; the event-publisher reads the outbox and appends its publications (the cursor);
-/// retention-messaging reads transactions and subscriptions. Ingest,
+/// token declarations and DLQ replay marks; the event-publisher reads the outbox and appends its publications (its
+/// cursor); retention-messaging reads transactions and subscriptions. Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
 /// a new table is granted by the release that adds it. Each role may read `schema_migrations`, so a pod can wait for

@@ -52,11 +52,7 @@ import Testing
             // then one event written 30 days ago (its clock says so) and never published.
             try await client.query(
                 "UPDATE outbox SET created_at = now() - interval '8 days' WHERE key LIKE '%old-1'", logger: logger)
-            try await client.query(
-                """
-                INSERT INTO outbox_publications (through_xid, through_id, events)
-                SELECT writer_xid, id, 1 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
-                """, logger: logger)
+            try await OutboxCursor.publishEverything(client: client, logger: logger)
             try await client.query(
                 """
                 INSERT INTO outbox (event_id, topic, key, payload, created_at)

@@ -95,11 +95,6 @@ public enum ScaleData {
             FROM generate_series(\(first), \(last)) AS c WHERE c % 4 = 0
             """, logger: logger)
         // Those events were published long ago: the relay's cursor is past them.
-        try await client.query(
-            """
-            INSERT INTO outbox_publications (through_xid, through_id, events)
-            SELECT writer_xid, id, 0 FROM outbox ORDER BY writer_xid DESC, id DESC LIMIT 1
-            ON CONFLICT DO NOTHING
-            """, logger: logger)
+        try await OutboxCursor.publishEverything(client: client, logger: logger)
     }
 }

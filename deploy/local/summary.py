@@ -93,19 +93,20 @@ def has_outbox_cursor(database_url):
     return sql(database_url, "SELECT to_regclass('outbox_publications') IS NOT NULL")[0][0] == "t"
 
 
-def pending_events(database_url):
-    """Events not yet published: the rows after the relay's cursor (or, before migration 13, not marked published)."""
-    query = ("SELECT count(*) FROM outbox_pending" if has_outbox_cursor(database_url)
-             else "SELECT count(*) FROM outbox WHERE published_at IS NULL")
-    return int(sql(database_url, query)[0][0])
+def pending_events_query(database_url):
+    """How to count events not yet published: the rows after the relay's cursor (or, before migration 13, the rows
+    not marked published)."""
+    return ("SELECT count(*) FROM outbox_pending" if has_outbox_cursor(database_url)
+            else "SELECT count(*) FROM outbox WHERE published_at IS NULL")
 
 
 def wait_until_converged(database_url, expected, seconds):
     """Polls until the database equals the expectation and nothing waits in the outbox; returns the difference."""
     start = time.time()
+    pending_query = pending_events_query(database_url)
     while True:
         missing, extra = difference(database_url, expected)
-        pending = pending_events(database_url)
+        pending = int(sql(database_url, pending_query)[0][0])
         if (not missing and not extra and pending == 0) or time.time() > start + seconds:
             print(f"  {'converged' if not missing and not extra else 'gave up'} {time.time() - start:.1f} s after the last delivery")
             return missing, extra

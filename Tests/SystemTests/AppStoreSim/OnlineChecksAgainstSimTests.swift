@@ -157,15 +157,11 @@ import Testing
                 try await kafka.createTopics([(topics.raw, 1)])
                 let directory = try LocalComponents.temporaryDirectory("ingest-online-checks")
                 defer { try? FileManager.default.removeItem(at: directory) }
-                let root = directory.appendingPathComponent("root.der")
-                try Data(TestPKI.der(sim.pki.root)).write(to: root)
                 let fleet = try ServiceFleet(
-                    environment: [
-                        "APPSTORE_APPS": "\(sim.app.bundleId):\(sim.app.appAppleId!)",
-                        "APPSTORE_ENVIRONMENTS": "Production,Sandbox", "APPSTORE_ROOT_CERTIFICATES": root.path,
-                        "APPSTORE_ONLINE_CHECKS": "true", "APPSTORE_OCSP_CACHE_SECONDS": "1",
-                        "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "LOG_LEVEL": "warning",
-                    ], directory: directory, only: ["ingest"])
+                    environment: try sim.environment(directory: directory, bootstrap: bootstrap).merging([
+                        "APPSTORE_ENVIRONMENTS": "Production,Sandbox", "APPSTORE_ONLINE_CHECKS": "true",
+                        "APPSTORE_OCSP_CACHE_SECONDS": "1", "LOG_LEVEL": "warning",
+                    ]) { _, new in new }, directory: directory, only: ["ingest"])
                 try await fleet.whileRunning(http: sim.http) {
                     let notification = try #require(sim.simulator.signed.first { !$0.uuid.isEmpty })
                     let url = await fleet.ingestURL
