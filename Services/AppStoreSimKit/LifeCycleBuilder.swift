@@ -364,6 +364,7 @@ struct LifeCycleBuilder {
         t.inAppOwnershipType = .purchased
         t.environment = self.generator.environment
         t.transactionReason = .purchase
+        t.appTransactionId = SimAppTransactionIds.appTransactionId(forOriginal: original)
         t.storefront = "USA"
         t.storefrontId = "143441"
         t.currency = "USD"
@@ -447,6 +448,7 @@ struct SubscriptionState {
         t.inAppOwnershipType = self.family ? .familyShared : self.assigned ? .assigned : .purchased
         t.environment = self.generator.environment
         t.transactionReason = number == 0 ? .purchase : .renewal
+        t.appTransactionId = SimAppTransactionIds.appTransactionId(forOriginal: self.original)
         t.storefront = "USA"
         t.storefrontId = "143441"
         t.currency = "USD"

@@ -37,6 +37,7 @@ extension Scenario {
             self.appPosts.append(
                 AppPost(
                     appUserId: user, environment: purchase.environment, transaction: posted,
+                    deviceVerificationId: ScenarioGenerator.uuid("device-" + original, 0).uppercased(),
                     signedAt: first.purchaseDate?.millisecondsSince1970 ?? 0))
             if Bool.random(using: &random),
                 let purchaseNotification = self.notifications.first(where: {

@@ -7,13 +7,15 @@ import NIOHTTP1
 // MARK: - Simulator + the app posting its purchases
 
 extension Simulator {
-    /// The app's side: posts every ``AppPost`` (StoreKit 2's signed transaction, signed at the purchase) to
-    /// customer-api for its app user, `concurrency` at a time; returns the count of each HTTP status (0: no answer).
+    /// The app's side: posts every ``AppPost`` (StoreKit 2's signed transaction, signed at the purchase, with
+    /// the device's fresh AppTransaction and verification id as proof that it is the buyer's) to customer-api for
+    /// its app user, `concurrency` at a time; returns the count of each HTTP status (0: no answer).
     @_spi(Testing) public func postAppPurchases(http: HTTPClient, to baseURL: String, key: String, concurrency: Int = 8)
         async -> [Int: Int]
     {
         let bundleId = self.configuration.bundleId
         let signer = self.signer
+        let purchases = self.scenario.purchases
         return await withTaskGroup(of: Int.self) { group in
             var statuses: [Int: Int] = [:]
             var running = 0
@@ -26,14 +28,20 @@ extension Simulator {
                 group.addTask {
                     guard
                         let signed = try? signer.signTransaction(
-                            post.transaction, now: Date(timeIntervalSince1970: Double(post.signedAt) / 1000))
+                            post.transaction, now: Date(timeIntervalSince1970: Double(post.signedAt) / 1000)),
+                        let purchase = post.transaction.originalTransactionId.flatMap({ purchases[$0] }),
+                        let app = try? signer.signAppTransaction(
+                            for: purchase, environment: post.environment, device: post.deviceVerificationId)
                     else { return 0 }
                     var request = HTTPClientRequest(
                         url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(post.appUserId)/transactions")
                     request.method = .POST
                     request.headers.add(name: "Authorization", value: "Bearer \(key)")
                     request.headers.add(name: "Content-Type", value: "application/json")
-                    request.body = .bytes(ByteBuffer(string: #"{"signedTransaction":""# + signed + #""}"#))
+                    request.body = .bytes(
+                        ByteBuffer(
+                            string: #"{"signedTransaction":""# + signed + #"","signedAppTransaction":""# + app
+                                + #"","deviceVerificationId":""# + post.deviceVerificationId + #""}"#))
                     guard let response = try? await http.execute(request, timeout: .seconds(30)) else { return 0 }
                     _ = try? await response.body.collect(upTo: 1 << 20)
                     return Int(response.status.code)

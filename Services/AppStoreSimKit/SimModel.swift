@@ -76,11 +76,14 @@ import Foundation
 }
 
 /// A purchase as the app posts it to customer-api: StoreKit 2's signed transaction of the purchase moment,
-/// for the app's own user id (these customers have no appAccountToken).
+/// for the app's own user id (these customers have no appAccountToken), with the device's proof that it is the
+/// buyer's: `AppTransaction.shared` as StoreKit signs it at the post, and the device's verification id.
 @_spi(Testing) public struct AppPost: Sendable {
     @_spi(Testing) public var appUserId: String
     @_spi(Testing) public var environment: Environment
     @_spi(Testing) public var transaction: JWSTransactionDecodedPayload
+    /// The buyer's device's `AppStore.deviceVerificationID`.
+    @_spi(Testing) public var deviceVerificationId: String
     /// When the App Store signed it: the purchase (epoch ms).
     var signedAt: Int64
 }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import AppStoreSigning
+import Crypto
 import Foundation
 
 /// Signs what the stand-in sends: notifications (with their nested transaction, renewal info or app
@@ -117,8 +118,18 @@ extension SimSigner {
 extension SimSigner {
     /// The app transaction of a purchase's customer, as Get App Transaction Info signs it now: the app bought or
     /// downloaded a day before the first purchase; its appTransactionId is the customer's (``SimAppTransactionIds``).
-    func signAppTransaction(for purchase: SimPurchase, environment: Environment, now: Date = Date()) throws -> String {
+    /// With `device` (its `AppStore.deviceVerificationID`), it is the one StoreKit hands that device
+    /// (`AppTransaction.shared`): its `deviceVerification` is SHA-384 of a fresh nonce and the device's id.
+    @_spi(Testing) public func signAppTransaction(
+        for purchase: SimPurchase, environment: Environment, device: String? = nil, now: Date = Date()
+    ) throws -> String {
         var app = AppTransaction()
+        if let device {
+            let nonce = UUID().uuidString.lowercased()
+            app.deviceVerificationNonce = nonce
+            app.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8)))
+                .base64EncodedString()
+        }
         app.receiptType = environment
         app.appAppleId = self.appAppleId
         app.bundleId = self.bundleId

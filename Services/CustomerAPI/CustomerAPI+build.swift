@@ -103,9 +103,10 @@ func buildRouter(
         }
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
+        let intake = PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init))
         PurchaseRoutes(
             settings: purchases, bodyTimeout: settings.http.bodyTimeout,
-            intake: PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init)),
+            intake: intake, proofs: DeviceProofs(verifyAppTransaction: intake.verifyAppTransaction),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
         ConsumptionFactsRoute(

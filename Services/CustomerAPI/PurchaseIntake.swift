@@ -17,9 +17,13 @@ struct PurchaseBody: Decodable {
     var appReceipt: String?
     /// Production or Sandbox for ids and receipts (default: Production, then Sandbox when Apple does not know the id).
     var environment: String?
-    /// With `signedTransaction` only: the device's `AppStore.deviceVerificationID`, the proof that moves a purchase
-    /// from another customer under `CUSTOMER_TRANSFER_POLICY=transfer`.
+    /// The device's `AppStore.deviceVerificationID`, beside `signedTransaction` or `signedAppTransaction`: the
+    /// proof that binds a purchase nobody owns yet, or moves one under `CUSTOMER_TRANSFER_POLICY=transfer`
+    /// (``DeviceProofs``).
     var deviceVerificationId: String?
+    /// StoreKit 2's `AppTransaction.shared` JWS, signed in the last minutes: with `deviceVerificationId`, proof for
+    /// the claimed transactions whose `appTransactionId` it names, whichever of the three inputs named them.
+    var signedAppTransaction: String?
 }
 
 /// Why a POST is refused: an HTTP status, a stable code and a message (the JSON error body).
@@ -118,6 +122,23 @@ struct PurchaseIntake: Sendable {
         } catch {
             throw PurchaseRefusal(
                 status: .badRequest, code: "invalid-signed-transaction", message: "verification failed: \(error)")
+        }
+    }
+
+    /// Verifies a signed AppTransaction with the verifier of the environment it claims: 400
+    /// `invalid-signed-app-transaction` when it does not verify.
+    func verifyAppTransaction(_ signed: String) async throws(PurchaseRefusal) -> AppTransaction {
+        let claimed = (try? UnverifiedJWS(signed).decodePayload(as: AppTransaction.self))?.receiptType
+        guard let claimed, let verifier = self.verifiers[claimed] else {
+            throw PurchaseRefusal(
+                status: .badRequest, code: "invalid-signed-app-transaction",
+                message: "not a signed AppTransaction of an accepted environment")
+        }
+        do {
+            return try await verifier.verifyAppTransaction(signed)
+        } catch {
+            throw PurchaseRefusal(
+                status: .badRequest, code: "invalid-signed-app-transaction", message: "verification failed: \(error)")
         }
     }
 

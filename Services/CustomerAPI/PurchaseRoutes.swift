@@ -21,6 +21,7 @@ struct PurchaseRoutes {
     /// How long the body may take to arrive (then 408).
     let bodyTimeout: Duration
     let intake: PurchaseIntake
+    let proofs: DeviceProofs
     let producer: KafkaProducer
     let lookup: CustomerLookup
     let views: CustomerRoutes
@@ -35,7 +36,9 @@ struct PurchaseRoutes {
             } catch let refusal as PurchaseRefusal {
                 self.outcomes.increment(
                     refusal.status.code >= 500
-                        ? "unavailable" : refusal.code == Self.ownedByAnother.code ? "conflict" : "bad-request")
+                        ? "unavailable"
+                        : [Self.ownedByAnother.code, Self.proofRequired.code].contains(refusal.code)
+                            ? "conflict" : "bad-request")
                 return refusal.response
             }
         }
@@ -51,7 +54,7 @@ struct PurchaseRoutes {
         }
         let body = try await self.body(request)
         let (source, transactions) = try await self.intake.transactions(body, bundleId: bundleId)
-        let proof = try Self.deviceProof(body, transactions: transactions)
+        let proof = try await self.proofs.proof(body, transactions: transactions)
         let purchase = PurchaseImport.Request(
             appUserId: appUserId, onConflict: self.settings.onConflict, transferProof: proof, source: source)
         let records = PurchaseImport.records(transactions, request: purchase)
@@ -106,8 +109,16 @@ struct PurchaseRoutes {
             "this purchase belongs to another customer (bound to another app user, or bought under an appAccountToken not declared "
             + "for this app user); a transaction id, receipt or signed transaction is not proof of ownership")
 
+    /// The 409 of a purchase nobody owns yet, claimed without proof from the buyer's device.
+    static let proofRequired = PurchaseRefusal(
+        status: .conflict, code: "device-proof-required",
+        message:
+            "nobody owns this purchase yet and it carries no appAccountToken declared for this app user: binding it needs "
+            + "the buyer's device, deviceVerificationId beside a signedTransaction or signedAppTransaction signed in the "
+            + "last 10 minutes; a transaction id or receipt alone is not proof of ownership")
+
     /// 409 before anything is written when a purchase belongs to another customer and the post has no proof that
-    /// moves it (``PurchaseOwnership``; the updater decides again under the subject's lock).
+    /// moves it, or nobody owns it and the post has no proof that binds it (``PurchaseOwnership``; the updater decides again under the subject's lock).
     private func refuseIfOwnedByAnother(_ records: [AppPurchaseRecord], bundleId: String, appUserId: String)
         async throws
     {
@@ -116,45 +127,14 @@ struct PurchaseRoutes {
             let owner = try await self.lookup.owner(
                 environment: record.environment, bundleId: bundleId, subject: record.subject,
                 claimedToken: PurchaseOwnership.accountToken(of: record.transaction))
-            if case .refuse = PurchaseOwnership.decide(
+            switch PurchaseOwnership.decide(
                 claimant: appUserId, owner: owner, policy: record.onConflict, proof: record.transferProof)
             {
-                throw Self.ownedByAnother
+            case .refuse: throw Self.ownedByAnother
+            case .needsProof: throw Self.proofRequired
+            case .alreadyOwned, .bind, .transfer: continue
             }
         }
-    }
-
-    /// How old a signed transaction may be to prove its device's possession: StoreKit signs the transaction it hands
-    /// the app at that moment, so a fresh one is a device's now; an old one (a support ticket's, a log's) proves
-    /// only that someone once had it.
-    static let deviceProofMaximumAge: TimeInterval = 10 * 60
-    /// How far ahead of this server's clock a signed transaction may be dated (clocks differ a little).
-    static let deviceProofClockSkew: TimeInterval = 60
-
-    /// The device's proof of a signed transaction, when the body carries `deviceVerificationId`: 400 beside an id
-    /// or receipt (which no device signed for), 403 when its hash does not match the transaction's, 403
-    /// `stale-device-proof` when the transaction was signed more than ``deviceProofMaximumAge`` before `now`.
-    static func deviceProof(_ body: PurchaseBody, transactions: [VerifiedTransaction], now: Date = Date())
-        throws(PurchaseRefusal) -> TransferProof?
-    {
-        guard let id = body.deviceVerificationId else { return nil }
-        guard body.signedTransaction != nil, let transaction = transactions.first?.transaction else {
-            throw PurchaseRefusal(
-                status: .badRequest, code: "bad-body", message: "deviceVerificationId goes with signedTransaction only")
-        }
-        guard TransferProof.deviceVerifies(transaction, verificationId: id) else {
-            throw PurchaseRefusal(
-                status: .forbidden, code: "device-verification-failed",
-                message: "the device verification id does not match the transaction's deviceVerification")
-        }
-        let age = now.timeIntervalSince(transaction.signedDate?.date ?? .distantPast)
-        guard age <= Self.deviceProofMaximumAge, age >= -Self.deviceProofClockSkew else {
-            throw PurchaseRefusal(
-                status: .forbidden, code: "stale-device-proof",
-                message: "the signed transaction was signed \(Int(age)) s ago; a device proof must be at most "
-                    + "\(Int(Self.deviceProofMaximumAge)) s old: send the one StoreKit gives the app now")
-        }
-        return .device(verificationId: id)
     }
 
     /// Polls the notification log until every record is committed (its outcomes) or the wait bound passes (nil).

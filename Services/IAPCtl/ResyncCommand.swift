@@ -40,7 +40,10 @@ struct ResyncCommand: AsyncParsableCommand {
     @Option(
         help: "A purchase that belongs to another customer: transfer (needs --operator) or refuse (default refuse).")
     var policy: String = "refuse"
-    @Option(help: "Who moves purchases with --policy transfer; recorded with each binding it moves (admin:NAME).")
+    @Option(
+        help: ArgumentHelp(
+            "Who vouches for the app user ids given: recorded with each binding (admin:NAME, default "
+                + "admin:iapctl-resync); required with --policy transfer."))
     var `operator`: String?
     @Option(
         name: .customLong("bootstrap-servers"),
@@ -68,7 +71,9 @@ struct ResyncCommand: AsyncParsableCommand {
         guard let onConflict = AppPurchaseRecord.ConflictPolicy(rawValue: self.policy) else {
             throw ValidationError("--policy must be transfer or refuse")
         }
-        let proof = self.operator.map { TransferProof.admin(operator: $0) }
+        // The operator's word binds purchases nobody owns yet (the team's own records of who bought what, when it
+        // adopts the pipeline): a token-less purchase binds only on proof, and this is the operator's.
+        let proof = TransferProof.admin(operator: self.operator.flatMap { $0.isEmpty ? nil : $0 } ?? "iapctl-resync")
         if onConflict == .transfer && (self.operator ?? "").isEmpty {
             throw ValidationError(
                 "--policy transfer moves purchases from their owners: name who does it with --operator NAME")

@@ -31,18 +31,22 @@ public struct EntitlementPlanner: Sendable {
             guard var current = loads[index].state else { continue }
             let entry = input.entry, notification = input.notification
             if let claim = input.claim {
+                let refusal: (update: EntitlementUpdate, owner: String)?
                 switch Self.claim(claim.record, appUserId: claim.appUserId, entry: entry, owner: loads[index].owner) {
-                case .refused(let owner):
-                    let refused = EntitlementRules.refusedAppPurchase(owner: owner)
-                    plan.facts.append(
-                        try self.factsRow(
-                            input, update: refused, customer: current.boundCustomer ?? owner, entitlement: nil,
-                            encoder: encoder))
-                    plan.results[index] = .recorded(.conflict)
-                    continue
+                case .refused(let owner): refusal = (EntitlementRules.refusedAppPurchase(owner: owner), owner)
+                case .unproven: refusal = (EntitlementRules.unprovenAppPurchase(), claim.record.subject)
                 case .holds(let binding):
+                    refusal = nil
                     if let binding { plan.bindings.append(binding) }
                     current.boundCustomer = claim.appUserId
+                }
+                if let refusal {
+                    plan.facts.append(
+                        try self.factsRow(
+                            input, update: refusal.update, customer: current.boundCustomer ?? refusal.owner,
+                            entitlement: nil, encoder: encoder))
+                    plan.results[index] = .recorded(.conflict)
+                    continue
                 }
             }
             if let previous = input.migratedFrom, current.migratedTo == nil, let stored = loads[index].previous,
@@ -97,6 +101,8 @@ public struct EntitlementPlanner: Sendable {
     enum Claim: Equatable {
         /// Another owner keeps it (the `refuse` policy, or a transfer without a proof that holds).
         case refused(owner: String)
+        /// Nobody owns it and the claim brought no proof from the buyer's device that holds: it stays unowned.
+        case unproven
         /// The claimant owns it: bound now (the binding to write), or bound to them already (nil).
         case holds(WavePlan.Binding?)
     }
@@ -111,9 +117,10 @@ public struct EntitlementPlanner: Sendable {
             claimant: appUserId, owner: owner ?? .init(), policy: record.onConflict, proof: proof)
         {
         case .refuse(let owner): return .refused(owner: owner)
+        case .needsProof: return .unproven
         case .alreadyOwned: return .holds(nil)
         case .bind:
-            return .holds(.init(entry: entry, appUserId: appUserId, source: record.source.rawValue))
+            return .holds(.init(entry: entry, appUserId: appUserId, source: record.source.rawValue, proof: proof))
         case .transfer(_, let proof):
             return .holds(.init(entry: entry, appUserId: appUserId, source: record.source.rawValue, proof: proof))
         }

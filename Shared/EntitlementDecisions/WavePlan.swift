@@ -20,7 +20,7 @@ public struct WavePlan: Sendable {
         self.results = results
     }
 
-    /// An app user bound to a subject; `proof` is what a transfer from another owner was made on.
+    /// An app user bound to a subject; `proof` is what the binding (or a transfer from another owner) was made on.
     public struct Binding: Hashable, Sendable {
         public var entry: NotificationLogEntry
         public var appUserId: String

@@ -70,6 +70,14 @@ extension EntitlementRules {
             advancesSubject: false)
     }
 
+    /// The update of a posted purchase nobody owns yet, refused because it came without proof from the buyer's
+    /// device (``PurchaseOwnership/Decision/needsProof``): nothing moves; the log says `conflict`.
+    public static func unprovenAppPurchase() -> EntitlementUpdate {
+        EntitlementUpdate(
+            outcome: .conflict, detail: "owned by nobody yet; binding it needs proof from the buyer's device",
+            advancesSubject: false)
+    }
+
     /// The posted purchase in the shape the rules and rows read: a notification without a type whose UUID is
     /// the record's log id.
     public static func notification(of record: AppPurchaseRecord) -> VerifiedNotification {

@@ -9,7 +9,8 @@ public import PipelineRecords
 /// 1. the app user it is bound to (`customer_bindings`), else
 /// 2. the appAccountToken Apple signed into it; the app user the app team declared for that token may claim it,
 ///    nobody else, else
-/// 3. nobody yet: any claim binds it.
+/// 3. nobody yet: only a claim with fresh proof from the buyer's device (or an operator's word) binds it, since
+///    transaction ids and receipts are not secret.
 ///
 /// Moving a purchase that belongs to another customer needs a ``TransferProof`` and the `transfer` policy.
 /// customer-api decides with this before it publishes (409 `owned-by-another-customer`), and the
@@ -45,14 +46,21 @@ public enum PurchaseOwnership {
         case transfer(from: String, proof: TransferProof)
         /// Refused: it belongs to `owner`.
         case refuse(owner: String)
+        /// Refused: nobody owns it yet and nothing tokens it, so only proof from the buyer's device binds it (a
+        /// transaction id, a receipt or an old signed transaction is possession, not ownership).
+        case needsProof
     }
 
-    /// Decides a claim of `claimant` on a purchase whose owner is `owner`.
+    /// Decides a claim of `claimant` on a purchase whose owner is `owner`; `proof` counts only when it holds for the
+    /// claimed transaction (the caller checks that, and its freshness where it can).
     public static func decide(
         claimant: String, owner: Owner, policy: AppPurchaseRecord.ConflictPolicy, proof: TransferProof?
     ) -> Decision {
         if owner.boundTo == claimant { return .alreadyOwned }
-        if owner.boundTo == nil, owner.accountToken == nil || owner.tokenDeclaredTo == claimant { return .bind }
+        if owner.boundTo == nil {
+            if owner.accountToken == nil { return proof == nil ? .needsProof : .bind }
+            if owner.tokenDeclaredTo == claimant { return .bind }
+        }
         let current = owner.current ?? ""
         if policy == .transfer, let proof { return .transfer(from: current, proof: proof) }
         return .refuse(owner: current)
@@ -79,11 +87,14 @@ extension TransferProof {
         return Data(digest) == expected
     }
 
-    /// Whether the proof holds for the transaction it came with: a device proof is checked again; an admin
-    /// proof names its operator.
+    /// Whether the proof holds for the transaction it came with: a device proof is checked again; an app
+    /// transaction's must name the transaction's own `appTransactionId` (customer-api checked its signature, hash and
+    /// age); an admin proof names its operator.
     public func holds(for transaction: JWSTransactionDecodedPayload) -> Bool {
         switch self {
         case .device(let id): Self.deviceVerifies(transaction, verificationId: id)
+        case .appTransaction(_, let appTransactionId):
+            !appTransactionId.isEmpty && transaction.appTransactionId == appTransactionId
         case .admin(let name): !name.isEmpty
         }
     }

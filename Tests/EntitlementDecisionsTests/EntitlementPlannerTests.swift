@@ -121,11 +121,20 @@ import Testing
 
     // MARK: Claims
 
-    @Test func aPurchaseNobodyOwnsIsBoundToItsClaimant() throws {
+    @Test func aPurchaseNobodyOwnsIsBoundToItsClaimantOnlyWithTheDevicesProof() throws {
+        let unproven = try self.decide(
+            Self.claim(Self.subscribed, user: "stranger"), InputLoad(state: SubjectState(), owner: .init()))
+        #expect(unproven.results == [.recorded(.conflict)], "a bare claim on an unowned purchase binds nothing")
+        #expect(unproven.bindings.isEmpty && unproven.facts.map(\.update.outcome) == [.conflict])
+        #expect(
+            unproven.facts[0].customer == Self.subscribed.notification.transaction?.originalTransactionId,
+            "the facts stay unowned")
+
+        let proof = TransferProof.admin(operator: "onboarding")
         let plan = try self.decide(
-            Self.claim(Self.subscribed, user: "user-1"), InputLoad(state: SubjectState(), owner: .init()))
+            Self.claim(Self.subscribed, user: "user-1", proof: proof), InputLoad(state: SubjectState(), owner: .init()))
         #expect(plan.results == [.recorded(.applied)])
-        #expect(plan.bindings.map(\.appUserId) == ["user-1"] && plan.bindings[0].proof == nil)
+        #expect(plan.bindings.map(\.appUserId) == ["user-1"] && plan.bindings[0].proof == proof, "bound on its proof")
         #expect(plan.facts[0].customer == "user-1")
     }
 

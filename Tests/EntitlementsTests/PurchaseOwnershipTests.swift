@@ -10,10 +10,19 @@ import Testing
     typealias Owner = PurchaseOwnership.Owner
     static let token = "0f6f2a4e-8d1c-4b7a-a3e2-6c1d9b5e7f20"
     static let admin = TransferProof.admin(operator: "agent-7")
+    static let device = TransferProof.device(verificationId: "9E2D7C1A-5B3F-4E8D-A6C2-1F0B8D4E3A57")
+    static let app = TransferProof.appTransaction(
+        verificationId: "9E2D7C1A-5B3F-4E8D-A6C2-1F0B8D4E3A57", appTransactionId: "7")
 
     @Test func aPurchaseBelongsToItsBindingElseItsDeclaredTokenElseNobody() {
         let cases: [(Owner, AppPurchaseRecord.ConflictPolicy, TransferProof?, PurchaseOwnership.Decision)] = [
-            (Owner(), .refuse, nil, .bind),
+            // Nobody owns it: only proof from the buyer's device (or an operator's word) binds it.
+            (Owner(), .refuse, nil, .needsProof),
+            (Owner(), .transfer, nil, .needsProof),
+            (Owner(), .refuse, Self.device, .bind),
+            (Owner(), .refuse, Self.app, .bind),
+            (Owner(), .refuse, Self.admin, .bind),
+            (Owner(accountToken: Self.token), .refuse, Self.device, .refuse(owner: Self.token)),
             (Owner(boundTo: "me"), .refuse, nil, .alreadyOwned),
             (Owner(boundTo: "other"), .refuse, nil, .refuse(owner: "other")),
             (Owner(boundTo: "other"), .transfer, nil, .refuse(owner: "other")),
@@ -57,6 +66,20 @@ import Testing
         #expect(TransferProof.device(verificationId: device).holds(for: transaction))
         #expect(!TransferProof.device(verificationId: nonce).holds(for: transaction))
         #expect(!TransferProof.admin(operator: "").holds(for: transaction), "an admin proof names who")
+    }
+
+    @Test func anAppTransactionVouchesOnlyForTheTransactionsOfItsAppTransactionId() {
+        var transaction = JWSTransactionDecodedPayload()
+        let proof = TransferProof.appTransaction(verificationId: "device", appTransactionId: "705000000000123")
+        #expect(!proof.holds(for: transaction), "a transaction without appTransactionId")
+        transaction.appTransactionId = "705000000000124"
+        #expect(!proof.holds(for: transaction), "another account's purchase")
+        transaction.appTransactionId = "705000000000123"
+        #expect(proof.holds(for: transaction))
+        #expect(
+            !TransferProof.appTransaction(verificationId: "device", appTransactionId: "").holds(
+                for: JWSTransactionDecodedPayload()))
+        #expect(proof.recorded == "app-transaction" && Self.device.recorded == "device")
     }
 
     @Test func tokensAreValidUUIDsLowercased() {

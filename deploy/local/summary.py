@@ -163,7 +163,9 @@ def print_customer_api(url, api_key, expected):
     print(f"  try: curl -H 'Authorization: Bearer {api_key}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>'"
           " (or <token>?idType=appAccountToken, <id>?idType=originalTransactionId)")
     print(f"       curl -H 'Authorization: Bearer {api_key}' -H 'Content-Type: application/json' "
-          f"-d '{{\"transactionId\": \"<id>\"}}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>/transactions'")
+          f"-d '{{\"transactionId\": \"<id>\"}}' '{url}/v1/apps/com.example.subscriptions/customers/<appUserId>/transactions'"
+          " (409 device-proof-required for a purchase nobody owns yet: add the device's signedAppTransaction and"
+          " deviceVerificationId, see docs/customer-api.md)")
     return not failures
 
 

@@ -8,7 +8,7 @@ import PostgresNIO
 /// originalTransactionId), written by the entitlement-updater only, and the move of a subject's rows when
 /// its customer changes.
 enum CustomerBindings {
-    /// Binds the binding's subject to its app user, keeping who had it before and the proof a transfer was made on
+    /// Binds the binding's subject to its app user, keeping who had it before and the proof it was made on
     /// (the planner decided the claim under the subject's lock, ``EntitlementPlanner``).
     static func bind(_ binding: WavePlan.Binding, on connection: PostgresConnection, logger: Logger) async throws {
         let entry = binding.entry

@@ -60,6 +60,17 @@ import Testing
             return (Int(response.status.code), json)
         }
 
+        /// `body` (a JSON object) with the buyer's device's proof added: `AppTransaction.shared` as StoreKit signs it now
+        /// for the device `device`, and that device's verification id.
+        func proven(_ body: String, by purchase: SimPurchase, device: String = "4F7C0E2A-9B1D-4C3E-8A5F-6D2B7E9C1A04")
+            throws -> String
+        {
+            let app = try self.sim.simulator.signer.signAppTransaction(
+                for: purchase, environment: purchase.environment, device: device)
+            return body.dropLast() + #","signedAppTransaction":""# + app + #"","deviceVerificationId":""# + device
+                + #""}"#
+        }
+
         /// Declares the appAccountToken of `purchase` (if it has one) as `user`'s; the HTTP status (0: no token).
         @discardableResult
         func declareToken(of purchase: SimPurchase, for user: String) async throws -> Int {
@@ -179,14 +190,19 @@ import Testing
                 try await stack.declareToken(of: purchase, for: user)
             }
             let signed = try stack.sim.simulator.signer.signTransaction(first.transactions.last!)
-            let (status, body) = try await stack.post("user-a", #"{"signedTransaction":""# + signed + #""}"#)
+            // Each post carries the buyer's device's proof (a fresh AppTransaction of the buyer's account): a purchase
+            // nobody owns yet is bound on nothing less.
+            let (status, body) = try await stack.post(
+                "user-a", try stack.proven(#"{"signedTransaction":""# + signed + #""}"#, by: first))
             #expect(status == 200, "\(body)")
             #expect(body["customer"] as? String == "user-a" && body["requestId"] is String)
             #expect(try await stack.activeProducts("user-a") == [first.productId])
             // 2. A transaction id of its first period, looked up with Get Transaction Info (Production first), then its history.
             let second = subscriptions[1]
             let (idStatus, idBody) = try await stack.post(
-                "user-b", #"{"transactionId":""# + second.transactions.first!.transactionId! + #""}"#)
+                "user-b",
+                try stack.proven(
+                    #"{"transactionId":""# + second.transactions.first!.transactionId! + #""}"#, by: second))
             #expect(idStatus == 200, "\(idBody)")
             #expect(
                 try await stack.activeProducts("user-b") == [second.productId],
@@ -194,7 +210,8 @@ import Testing
             // 3. A StoreKit 1 receipt: its ids, then Get Transaction History, every page.
             let third = subscriptions[2]
             let receipt = SimHarness.legacyReceipt(third.transactions.first!.transactionId!)
-            let (receiptStatus, receiptBody) = try await stack.post("user-c", #"{"appReceipt":""# + receipt + #""}"#)
+            let (receiptStatus, receiptBody) = try await stack.post(
+                "user-c", try stack.proven(#"{"appReceipt":""# + receipt + #""}"#, by: third))
             #expect(receiptStatus == 200, "\(receiptBody)")
             #expect(try await stack.activeProducts("user-c") == [third.productId])
             let written = try await stack.written()
@@ -260,6 +277,85 @@ import Testing
         }
     }
 
+    /// The attack of trust round two: a purchase with no appAccountToken that nobody has claimed yet (known from
+    /// notifications only). A stranger with its ids claims it by id, by receipt, by an old signed transaction, with a
+    /// stale device proof, with a stale AppTransaction and with the AppTransaction of another account: each refused,
+    /// nothing bound. Its buyer's fresh device proof binds it.
+    @Test func aPurchaseNobodyOwnsIsBoundOnlyOnItsBuyersFreshDeviceProof() async throws {
+        try await Self.withStack { stack in
+            let unowned = Self.activePurchases(stack.sim, .autoRenewableSubscription).filter {
+                $0.transactions.last?.appAccountToken == nil
+            }
+            try #require(unowned.count >= 2, "the scenario has subscriptions bought without an appAccountToken")
+            let (purchase, other) = (unowned[0], unowned[1])
+            let id = purchase.transactions.first!.transactionId!
+            let oldest = try stack.sim.simulator.signer.signTransaction(purchase.transactions.first!)
+            for body in [
+                #"{"transactionId":""# + id + #""}"#, #"{"appReceipt":""# + SimHarness.legacyReceipt(id) + #""}"#,
+                #"{"signedTransaction":""# + oldest + #""}"#,
+            ] {
+                let (status, answer) = try await stack.post("stranger", body)
+                #expect(
+                    status == 409 && answer["error"] as? String == "device-proof-required",
+                    "\(body.prefix(40)): \(status) \(answer)")
+            }
+            // The buyer's device's proofs, signed an hour ago (a log's, a backup's): refused.
+            let device = UUID().uuidString, nonce = UUID().uuidString.lowercased()
+            var handed = purchase.transactions.last!
+            handed.deviceVerificationNonce = nonce
+            handed.deviceVerification = Data(SHA384.hash(data: Data((nonce + device.lowercased()).utf8)))
+                .base64EncodedString()
+            let hourAgo = Date().addingTimeInterval(-3600)
+            let oldHanded = try stack.sim.simulator.signer.signTransaction(handed, now: hourAgo)
+            let oldApp = try stack.sim.simulator.signer.signAppTransaction(
+                for: purchase, environment: purchase.environment, device: device, now: hourAgo)
+            let refusals: [(String, Int, String)] = [
+                (
+                    #"{"signedTransaction":""# + oldHanded + #"","deviceVerificationId":""# + device + #""}"#, 403,
+                    "stale-device-proof"
+                ),
+                (
+                    #"{"transactionId":""# + id + #"","signedAppTransaction":""# + oldApp
+                        + #"","deviceVerificationId":""#
+                        + device + #""}"#, 403, "stale-device-proof"
+                ),
+                // The stranger's own account's fresh AppTransaction names another appTransactionId.
+                (
+                    try stack.proven(#"{"transactionId":""# + id + #""}"#, by: other, device: device), 403,
+                    "app-transaction-mismatch"
+                ),
+                // A fresh AppTransaction of the buyer's account with another device's id.
+                (
+                    #"{"transactionId":""# + id + #"","signedAppTransaction":""#
+                        + (try stack.sim.simulator.signer.signAppTransaction(
+                            for: purchase, environment: purchase.environment, device: device))
+                        + #"","deviceVerificationId":""# + UUID().uuidString + #""}"#, 403, "device-verification-failed"
+                ),
+                (#"{"transactionId":""# + id + #"","signedAppTransaction":"a.b.c"}"#, 400, "bad-body"),
+                (
+                    #"{"transactionId":""# + id + #"","signedAppTransaction":"a.b.c","deviceVerificationId":""# + device
+                        + #""}"#, 400, "invalid-signed-app-transaction"
+                ),
+            ]
+            for (body, expected, code) in refusals {
+                let (status, answer) = try await stack.post("stranger", body)
+                #expect(status == expected && answer["error"] as? String == code, "\(code): \(status) \(answer)")
+            }
+            #expect(try await stack.activeProducts("stranger") == [])
+            #expect(try await stack.written().bindings.isEmpty, "nothing is bound to anyone")
+
+            // The buyer, from the device, with the transaction StoreKit hands it now.
+            let fresh = try stack.sim.simulator.signer.signTransaction(handed)
+            let (bound, boundBody) = try await stack.post(
+                "buyer", #"{"signedTransaction":""# + fresh + #"","deviceVerificationId":""# + device + #""}"#)
+            #expect(bound == 200, "\(boundBody)")
+            #expect(try await stack.activeProducts("buyer") == [purchase.productId])
+            #expect(try await stack.written().bindings == [purchase.originalTransactionId: "buyer"])
+            let (late, lateBody) = try await stack.post("stranger", #"{"transactionId":""# + id + #""}"#)
+            #expect(late == 409 && lateBody["error"] as? String == "owned-by-another-customer", "\(lateBody)")
+        }
+    }
+
     /// Under `CUSTOMER_TRANSFER_POLICY=transfer` a purchase moves only on the device's proof: StoreKit 2's signed
     /// transaction with the device's verification id. Without one it is 409, with a wrong one 403; with the right
     /// one it moves and an `entitlement.customer-changed` event says from whom to whom.
@@ -276,7 +372,7 @@ import Testing
                 .base64EncodedString()
             let signed = try stack.sim.simulator.signer.signTransaction(handed)
             let body = #"{"signedTransaction":""# + signed + #"""#
-            #expect(try await stack.post("old-owner", body + "}").0 == 200)
+            #expect(try await stack.post("old-owner", try stack.proven(body + "}", by: purchase)).0 == 200)
             let (missing, missingBody) = try await stack.post("new-owner", body + "}")
             #expect(missing == 409 && missingBody["error"] as? String == "owned-by-another-customer", "\(missingBody)")
             let (wrong, wrongBody) = try await stack.post(
@@ -381,9 +477,10 @@ import Testing
                 Self.activePurchases(stack.sim, .autoRenewableSubscription).first {
                     $0.transactions.last?.appAccountToken == nil
                 })
-            let body =
+            let body = try stack.proven(
                 #"{"signedTransaction":""#
-                + (try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)) + #""}"#
+                    + (try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)) + #""}"#,
+                by: purchase)
             // Three posts at once with a share of two: one is refused at once, which proves two hold their slots (for the
             // 10 s apply wait); meanwhile the same key is refused and another key is served.
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -414,7 +511,8 @@ import Testing
                     ?? Self.activePurchases(stack.sim, .autoRenewableSubscription).first)
             try await stack.declareToken(of: purchase, for: "late-user")
             let signed = try stack.sim.simulator.signer.signTransaction(purchase.transactions.last!)
-            let (status, body) = try await stack.post("late-user", #"{"signedTransaction":""# + signed + #""}"#)
+            let (status, body) = try await stack.post(
+                "late-user", try stack.proven(#"{"signedTransaction":""# + signed + #""}"#, by: purchase))
             #expect(status == 202, "\(body)")
             #expect(
                 body["location"] as? String == "/v1/apps/\(stack.app)/customers/late-user"
