@@ -103,8 +103,8 @@ let modules: [Module] = [
     Module(
         name: "ServiceRuntime", kind: .library(), path: "Shared/ServiceRuntime",
         imports: [
-            "Hummingbird", "HummingbirdCore", "Logging", "Metrics", "NIOCore", "NIOHTTP1", "NIOHTTPTypes", "NIOPosix",
-            "OTel", "Prometheus", "RateAndRetry",
+            "HTTPTypes", "Hummingbird", "HummingbirdCore", "Logging", "Metrics", "NIOCore", "NIOHTTP1", "NIOHTTPTypes",
+            "NIOPosix", "OTel", "Prometheus", "RateAndRetry",
             "RdKafka", "ServiceContextModule", "ServiceLifecycle", "Tracing", "UnixSignals",
         ]),
     Module(
@@ -272,9 +272,9 @@ let modules: [Module] = [
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka",
-            "ServiceRuntime", "Storage",
-            "TestSupport", "X509",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "JWSVerification", "Logging", "NotificationPipeline",
+            "PipelineRecords",
+            "RdKafka", "ServiceRuntime", "Storage", "TestSupport", "X509",
         ]),
     Module(
         name: "StorageTests", kind: .tests, path: "Tests/StorageTests",
@@ -354,8 +354,8 @@ let modules: [Module] = [
     Module(
         name: "CustomerAPITests", kind: .tests, path: "Tests/CustomerAPITests",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "CustomerAPI", "Entitlements", "Hummingbird", "HummingbirdTesting",
-            "JWSVerification", "Logging",
+            "AppStoreAPI", "AppStoreModels", "Crypto", "CustomerAPI", "Entitlements", "Hummingbird",
+            "HummingbirdTesting", "JWSVerification", "Logging",
             "NotificationPipeline",
             "PipelineRecords", "Prometheus", "ServiceRuntime", "Storage", "TestSupport",
         ]),

@@ -6,7 +6,7 @@ import ServiceRuntime
 /// Verifies a notification's outer JWS at the edge, before anything is produced: chain to a configured root,
 /// Apple's marker OIDs, the ES256 signature, app and environment (the chain-verifier still verifies
 /// everything, nested JWS included, because other producers can write to the raw topic). Chains not seen before
-/// are validated within a ``NewChainBudget`` (beyond it: 503, which Apple retries).
+/// are validated within their source's ``NewChainBudget`` (beyond it: 503, which Apple retries).
 struct EdgeVerification: Sendable {
     let verifiers: [Environment: SignedDataVerifier]
     let newChains: NewChainBudget
@@ -18,12 +18,12 @@ struct EdgeVerification: Sendable {
 
     /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check, a check that could
     /// not be made (an OCSP responder that did not answer) a 503 that Apple retries: no verdict is no forgery.
-    func verify(_ admitted: AdmittedNotification) async throws(AdmissionRejection) {
+    func verify(_ admitted: AdmittedNotification, source: String) async throws(AdmissionRejection) {
         guard let verifier = self.verifiers[admitted.environment] else {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
-        if let wait = self.newChains.admit(known: verifier.knowsChain(of: admitted.notification)) {
+        if let wait = self.newChains.admit(known: verifier.knowsChain(of: admitted.notification), source: source) {
             throw AdmissionRejection(
                 status: 503, code: "verification-busy",
                 message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")

@@ -21,7 +21,7 @@ func buildApplication(
     let readiness = Readiness()
     readiness.set(true)
     let metrics = IngestMetrics(registry: registry)
-    let router = Router()
+    let router = Router(context: DoorContext.self)
     // A span per request (W3C trace context from the request's headers when present; Apple sends none).
     if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
     router.add(
@@ -36,9 +36,13 @@ func buildApplication(
             verifiers: try settings.trust.makeVerifiers(for: settings.accepted),
             newChainsPerSecond: settings.newChainsPerSecond)
         : nil
+    let warmup = edge.map {
+        ChainWarmup(
+            verifiers: Array($0.verifiers.values), intermediates: settings.trust.warmIntermediates, logger: logger)
+    }
     NotificationController(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
-        edge: edge,
+        edge: edge, trustedProxies: settings.http.trustedProxies,
         producer: producer, topics: settings.topics, maximumBodyBytes: settings.maximumBodyBytes,
         bodyTimeout: settings.http.bodyTimeout,
         metrics: metrics, logger: logger
@@ -49,6 +53,7 @@ func buildApplication(
         configuration: ApplicationConfiguration(
             address: .hostname(settings.http.host, port: settings.http.port), serverName: "ingest"),
         services: [producer, DependencyProbe(checks: [.broker(producer)], readiness: readiness, logger: logger)]
+            + (warmup.map { [$0] } ?? [])
             + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
         logger: logger)
 }

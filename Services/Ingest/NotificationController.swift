@@ -16,6 +16,8 @@ struct NotificationController: Sendable {
     let admission: NotificationAdmission
     /// The outer JWS's verification (nil: `INGEST_VERIFY=false`, the chain-verifier alone verifies).
     let edge: EdgeVerification?
+    /// The proxies whose `X-Forwarded-For` names the client (`HTTP_TRUSTED_PROXIES`).
+    let trustedProxies: TrustedProxies
     let producer: KafkaProducer
     /// The raw topic is where accepted notifications go.
     let topics: PipelineTopics
@@ -26,14 +28,25 @@ struct NotificationController: Sendable {
     let logger: Logger
 
     /// Registers the routes.
-    func addRoutes(to router: Router<BasicRequestContext>) {
-        router.post("/notifications") { request, _ in await self.receive(request, route: nil) }
-        router.post("/notifications/production") { request, _ in await self.receive(request, route: .production) }
-        router.post("/notifications/sandbox") { request, _ in await self.receive(request, route: .sandbox) }
+    func addRoutes(to router: Router<DoorContext>) {
+        router.post("/notifications") { request, context in
+            await self.receive(request, route: nil, source: self.source(request, context))
+        }
+        router.post("/notifications/production") { request, context in
+            await self.receive(request, route: .production, source: self.source(request, context))
+        }
+        router.post("/notifications/sandbox") { request, context in
+            await self.receive(request, route: .sandbox, source: self.source(request, context))
+        }
     }
 
-    /// Handles one delivery from Apple.
-    func receive(_ request: Request, route: AppStoreModels.Environment?) async -> Response {
+    /// Who sent the request (``TrustedProxies``), for its new-chain budget.
+    private func source(_ request: Request, _ context: DoorContext) -> String {
+        self.trustedProxies.source(peer: context.remoteAddress, forwardedFor: request.headers[values: .xForwardedFor])
+    }
+
+    /// Handles one delivery from Apple; `source` is who sent it.
+    func receive(_ request: Request, route: AppStoreModels.Environment?, source: String) async -> Response {
         self.metrics.inFlight.increment(by: 1)
         defer { self.metrics.inFlight.decrement(by: 1) }
         let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
@@ -60,7 +73,7 @@ struct NotificationController: Sendable {
         let admitted: AdmittedNotification
         do throws(AdmissionRejection) {
             admitted = try self.admission.admit(body: body, route: route)
-            try await self.edge?.verify(admitted)
+            try await self.edge?.verify(admitted, source: source)
         } catch {
             return self.refuse(error, requestID: requestID)
         }

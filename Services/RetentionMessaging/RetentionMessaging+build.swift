@@ -24,7 +24,7 @@ func buildApplication(
     let events = LabelledCounter(
         registry: registry, namespace: "retention_messaging", name: "events", label: "outcome",
         help: "retention.offered events by delivery outcome")
-    let router = Router()
+    let router = Router(context: DoorContext.self)
     if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
     router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "retention_messaging"))
     router.add(
@@ -33,9 +33,10 @@ func buildApplication(
         })
     OperationsRoutes.add(
         to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
+    let verifiers = try settings.trust.makeVerifiers(for: settings.accepted)
     RetentionRoute(
-        verifiers: try settings.trust.makeVerifiers(for: settings.accepted),
-        newChains: NewChainBudget(perSecond: settings.newChainsPerSecond),
+        verifiers: verifiers,
+        newChains: NewChainBudget(perSecond: settings.newChainsPerSecond), trustedProxies: settings.http.trustedProxies,
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
         maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
@@ -51,7 +52,11 @@ func buildApplication(
         server: settings.http.server,
         configuration: ApplicationConfiguration(
             address: .hostname(settings.http.host, port: settings.http.port), serverName: "retention-messaging"),
-        services: [database, producer, DependencyProbe(checks: checks, readiness: readiness, logger: logger)]
+        services: [
+            database, producer, DependencyProbe(checks: checks, readiness: readiness, logger: logger),
+            ChainWarmup(
+                verifiers: Array(verifiers.values), intermediates: settings.trust.warmIntermediates, logger: logger),
+        ]
             + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
         logger: logger)
 }

@@ -19,6 +19,8 @@ struct RetentionRoute: Sendable {
     let verifiers: [AppStoreModels.Environment: SignedDataVerifier]
     /// Chains not seen before validated per second (beyond: 503, and Apple shows its default message).
     let newChains: NewChainBudget
+    /// The proxies whose `X-Forwarded-For` names the client (`HTTP_TRUSTED_PROXIES`), for its new-chain budget.
+    let trustedProxies: TrustedProxies
     let facts: RetentionFacts
     let rules: RetentionRules
     let offerKey: OfferSigningKey?
@@ -43,14 +45,17 @@ struct RetentionRoute: Sendable {
     /// The path Apple's real-time URL names (`iapctl retention url set https://…/retention-message`).
     static let path = "retention-message"
 
-    func add(to router: Router<BasicRequestContext>) {
-        router.post(RouterPath(Self.path)) { request, _ in
-            await self.answer(request)
+    func add(to router: Router<DoorContext>) {
+        router.post(RouterPath(Self.path)) { request, context in
+            await self.answer(
+                request,
+                source: self.trustedProxies.source(
+                    peer: context.remoteAddress, forwardedFor: request.headers[values: .xForwardedFor]))
         }
     }
 
-    /// Verifies, chooses, answers, publishes.
-    func answer(_ request: Request) async -> Response {
+    /// Verifies, chooses, answers, publishes; `source` is who sent it (for its new-chain budget).
+    func answer(_ request: Request, source: String) async -> Response {
         let limit = self.maximumBodyBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
@@ -72,7 +77,7 @@ struct RetentionRoute: Sendable {
         guard let claimed, let verifier = self.verifiers[claimed] else {
             return self.refuse(.unauthorized, "invalid-signature", "not a real-time request of an accepted environment")
         }
-        if let wait = self.newChains.admit(known: verifier.knowsChain(ofJWS: signed)) {
+        if let wait = self.newChains.admit(known: verifier.knowsChain(ofJWS: signed), source: source) {
             return self.refuse(
                 .serviceUnavailable, "verification-busy",
                 "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")

@@ -76,6 +76,18 @@ public struct TestPKI: Sendable {
         self.leafKey = leafKey
     }
 
+    /// The same root and intermediate with a new leaf (Apple rotating its signing leaf): a new key, a new serial.
+    public func rotatingLeaf(_ options: Options = Options()) throws -> TestPKI {
+        let leafKey = P256.Signing.PrivateKey()
+        let leaf = try Self.issue(
+            subject: self.leaf.subject, key: leafKey.publicKey, issuer: self.intermediate.subject,
+            issuerKey: self.intermediateKey, isCA: false, marker: options.leafMarker, ocspURL: options.ocspURL,
+            from: options.notValidBefore, until: options.leafNotValidAfter ?? options.notValidAfter)
+        return TestPKI(
+            root: self.root, rootKey: self.rootKey, intermediate: self.intermediate,
+            intermediateKey: self.intermediateKey, leaf: leaf, leafKey: leafKey)
+    }
+
     // MARK: Encodings
 
     /// The chain as it goes into a JWS `x5c`: standard base64 of DER, leaf first, root last.

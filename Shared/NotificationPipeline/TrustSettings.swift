@@ -6,12 +6,23 @@ public import ServiceRuntime
 public import X509
 
 /// The roots and StoreKit certificates signed data must chain to: `APPSTORE_ROOT_CERTIFICATES` (DER or PEM
-/// files, comma-separated; default Apple Root CA G3) and `APPSTORE_STOREKIT_CERTIFICATES`; and the online
+/// files, comma-separated; default Apple Root CA G3), the intermediates the doors know from the start
+/// (`APPSTORE_INTERMEDIATE_CERTIFICATES`; default Apple's WWDR G6 with the default root, none with roots of your own)
+/// and `APPSTORE_STOREKIT_CERTIFICATES`; and the online
 /// revocation checks: `APPSTORE_ONLINE_CHECKS` (`false`), `APPSTORE_OCSP_CACHE_SECONDS` (900),
 /// `APPSTORE_OCSP_TIMEOUT_MS` (5000).
 public struct TrustSettings: Sendable {
     /// Roots for Production and Sandbox chains.
     public var trustedRoots: [Certificate] = [AppleRootCertificates.rootCAG3]
+    /// Intermediates validated at start (``ChainWarmup``), so chains under them cost one leaf check and no new-chain
+    /// budget from the first request on; nil: ``warmIntermediates``' default.
+    public var intermediates: [Certificate]?
+
+    /// The intermediates to warm: the configured ones, else Apple's built-in ones when the roots are Apple's, else none.
+    public var warmIntermediates: [Certificate] {
+        self.intermediates
+            ?? (self.trustedRoots == [AppleRootCertificates.rootCAG3] ? AppleIntermediateCertificates.all : [])
+    }
     /// StoreKit test certificates for Xcode and LocalTesting.
     public var storeKitTestCertificates: [Certificate] = []
     /// Whether every chain is also checked with the OCSP responders its certificates name.
@@ -24,10 +35,12 @@ public struct TrustSettings: Sendable {
     /// Apple's root only.
     public init() {}
 
-    /// Reads the two variables.
+    /// Reads the variables.
     public init(_ settings: EnvironmentSettings) throws {
         let roots = try settings.list("APPSTORE_ROOT_CERTIFICATES").map(Self.loadCertificate)
         if !roots.isEmpty { self.trustedRoots = roots }
+        let intermediates = try settings.list("APPSTORE_INTERMEDIATE_CERTIFICATES").map(Self.loadCertificate)
+        if !intermediates.isEmpty { self.intermediates = intermediates }
         self.storeKitTestCertificates = try settings.list("APPSTORE_STOREKIT_CERTIFICATES").map(Self.loadCertificate)
         self.onlineChecks = try settings.bool("APPSTORE_ONLINE_CHECKS", default: false)
         let cacheSeconds = try settings.int("APPSTORE_OCSP_CACHE_SECONDS", default: 900)

@@ -35,6 +35,11 @@ public struct TokenBucket: Sendable, Hashable {
         return wait
     }
 
+    /// Whether the bucket holds all its tokens at `now`, so it is the same as a new one (a keyed limiter may forget it).
+    public func isFull(now: Double) -> Bool {
+        self.nextArrival <= now
+    }
+
     /// No token before `time` (a 429's `Retry-After`).
     public mutating func pause(until time: Double) {
         self.nextArrival = max(self.nextArrival, time + self.tolerance)

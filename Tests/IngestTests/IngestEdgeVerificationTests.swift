@@ -130,12 +130,14 @@ import X509
 
         // A budget larger than the forgeries: every forged chain is validated, fails, and is not cached.
         let generous = EdgeVerification(verifiers: [.sandbox: verifier], newChainsPerSecond: 1000)
-        try await generous.verify(try admitted(genuine))
+        try await generous.verify(try admitted(genuine), source: "127.0.0.1")
         let genuineNotification = try admitted(genuine).notification
         #expect(verifier.cachedChainCount == 1 && verifier.knowsChain(of: genuineNotification))
         for _ in 0..<40 {
             let forged = try SignedFixtures().signedNotification()
-            await #expect(throws: AdmissionRejection.self) { try await generous.verify(try admitted(forged)) }
+            await #expect(throws: AdmissionRejection.self) {
+                try await generous.verify(try admitted(forged), source: "127.0.0.1")
+            }
         }
         #expect(
             verifier.cachedChainCount == 1 && verifier.knowsChain(of: genuineNotification),
@@ -146,7 +148,7 @@ import X509
         var busy = 0, failed = 0
         for _ in 0..<8 {
             do {
-                try await tight.verify(try admitted(try SignedFixtures().signedNotification()))
+                try await tight.verify(try admitted(try SignedFixtures().signedNotification()), source: "127.0.0.1")
             } catch let rejection as AdmissionRejection {
                 if rejection.code == "verification-busy" {
                     busy += 1
@@ -154,7 +156,7 @@ import X509
                     failed += 1
                 }
             }
-            try await tight.verify(try admitted(genuine))
+            try await tight.verify(try admitted(genuine), source: "127.0.0.1")
         }
         #expect(
             failed <= 3 && busy >= 5,

@@ -166,6 +166,26 @@ import X509
         #expect(defaults.trustedRoots == [AppleRootCertificates.rootCAG3])
     }
 
+    /// The built-in intermediate is the one Apple's real notification carries, it warms a default verifier (it
+    /// chains to Apple Root CA G3 with Apple's marker), and Apple's notification is then known before it is verified.
+    @Test func builtInIntermediateIsTheRealChainsAndWarmsADefaultVerifier() async throws {
+        let jws = try Fixtures.text("real-sandbox/signedPayload_DID_RENEW")
+        let header = try #require(jws.split(separator: ".").first)
+        var base64 = header.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let object = try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: base64))) as? [String: Any]
+        let x5c = try #require(object?["x5c"] as? [String])
+        #expect(Data(AppleIntermediateCertificates.wwdrG6DER).base64EncodedString() == x5c[1])
+        let verifier = SignedDataVerifier(
+            configuration: try VerifierConfiguration(
+                environment: .sandbox,
+                apps: [AppIdentity(bundleId: "com.loki-project.loki-messenger", appAppleId: 1_470_168_868)]))
+        #expect(!verifier.knowsChain(ofJWS: jws))
+        try await verifier.warm(intermediates: AppleIntermediateCertificates.all)
+        #expect(verifier.knownIssuerCount == 1 && verifier.knowsChain(ofJWS: jws), "known before its first check")
+        _ = try await verifier.verifyNotification(jws)
+    }
+
     @Test func realNotificationVerifiesWithTheBuiltInRoot() async throws {
         let verifier = SignedDataVerifier(
             configuration: try VerifierConfiguration(

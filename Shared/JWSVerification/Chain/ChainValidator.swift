@@ -13,7 +13,8 @@ struct ChainValidator: Sendable {
     private let roots: CertificateStore
     private let storeKitTestCertificates: [Certificate]
     private let storeKitTesting: Bool
-    private let onlineChecks: OnlineChecks?
+    /// With online checks, every validation takes the full path (each certificate's OCSP answer is asked).
+    let onlineChecks: OnlineChecks?
 
     /// Creates a validator for a configuration.
     init(configuration: VerifierConfiguration) {
@@ -50,24 +51,80 @@ struct ChainValidator: Sendable {
 
     // MARK: Validation
 
-    /// Validates the chain at `time` and returns the leaf's signing key with the chain's validity window.
-    func validate(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> VerifiedChain {
+    /// Validates the chain at `time` and returns the leaf's signing key with the chain's validity window, and the
+    /// intermediate with its own window (leaf → intermediate → root chains only), to be known from now on.
+    func validate(_ certificates: [Certificate], at time: Date) async throws(VerificationError) -> (
+        chain: VerifiedChain, issuer: KnownIssuers.Issuer?
+    ) {
         let checkedAt = Date()
         let path =
             self.storeKitTesting
             ? try self.storeKitPath(certificates[0], at: time)
             : try await self.appStorePath(certificates, at: time)
-        guard let signingKey = P256.Signing.PublicKey(certificates[0].publicKey) else {
-            throw VerificationError(.certificate, "the leaf certificate's key is not a P-256 key")
-        }
-        var chain = VerifiedChain(
-            signingKey: signingKey,
-            validFrom: path.map(\.notValidBefore).max()!,
-            validUntil: path.map(\.notValidAfter).min()!)
+        var chain = try Self.chain(leaf: certificates[0], path: path)
         if let online = self.onlineChecks, !self.storeKitTesting {
             chain.revocationCheckedUntil = checkedAt.addingTimeInterval(online.cacheLifetime.timeInterval)
         }
+        let issuer =
+            path.count == 3
+            ? KnownIssuers.Issuer(
+                certificate: path[1], validFrom: path.dropFirst().map(\.notValidBefore).max()!,
+                validUntil: path.dropFirst().map(\.notValidAfter).min()!) : nil
+        return (chain, issuer)
+    }
+
+    /// Validates only a leaf whose intermediate was validated before (offline only: an online check asks about every
+    /// certificate, so it takes the full path): RFC 5280 and the leaf's marker, anchored at the known intermediate.
+    func validateLeaf(_ leaf: Certificate, under issuer: KnownIssuers.Issuer, at time: Date)
+        async throws(VerificationError) -> VerifiedChain
+    {
+        guard issuer.isValid(at: time) else {
+            throw VerificationError(.chain, "the intermediate or its root is not valid at \(Self.format(time))")
+        }
+        var verifier = Verifier(rootCertificates: CertificateStore([issuer.certificate])) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerOIDPolicy(shape: .leafUnderKnownIssuer)
+        }
+        let result = await verifier.validate(leaf: leaf, intermediates: CertificateStore())
+        guard case .validCertificate(let path) = result else {
+            throw VerificationError(
+                .chain, "the leaf does not validate under its known intermediate at \(Self.format(time))")
+        }
+        var chain = try Self.chain(leaf: leaf, path: Array(path))
+        chain = VerifiedChain(
+            signingKey: chain.signingKey, validFrom: max(chain.validFrom, issuer.validFrom),
+            validUntil: min(chain.validUntil, issuer.validUntil))
         return chain
+    }
+
+    /// Validates an intermediate up to a configured root now (RFC 5280 and Apple's intermediate marker), to know it
+    /// before any chain under it arrives.
+    func validateIntermediate(_ intermediate: Certificate, at time: Date) async throws(VerificationError)
+        -> KnownIssuers.Issuer
+    {
+        var verifier = Verifier(rootCertificates: self.roots) {
+            RFC5280Policy(fixedExpiryValidationTime: time)
+            AppleMarkerOIDPolicy(shape: .intermediate)
+        }
+        let result = await verifier.validate(leaf: intermediate, intermediates: CertificateStore())
+        guard case .validCertificate(let path) = result else {
+            throw VerificationError(
+                .chain,
+                "the intermediate \(intermediate.subject) does not chain to a configured root with Apple's marker")
+        }
+        return KnownIssuers.Issuer(
+            certificate: intermediate, validFrom: path.map(\.notValidBefore).max()!,
+            validUntil: path.map(\.notValidAfter).min()!)
+    }
+
+    /// The leaf's P-256 key with the path's validity window.
+    private static func chain(leaf: Certificate, path: [Certificate]) throws(VerificationError) -> VerifiedChain {
+        guard let signingKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw VerificationError(.certificate, "the leaf certificate's key is not a P-256 key")
+        }
+        return VerifiedChain(
+            signingKey: signingKey, validFrom: path.map(\.notValidBefore).max()!,
+            validUntil: path.map(\.notValidAfter).min()!)
     }
 
     /// Validates leaf → `x5c[1]` → configured root with RFC 5280 and the Apple marker policy.
@@ -78,7 +135,7 @@ struct ChainValidator: Sendable {
         let requester = self.onlineChecks.map { TrackingOCSPRequester(fetcher: $0.fetcher) }
         var verifier = Verifier(rootCertificates: self.roots) {
             RFC5280Policy(fixedExpiryValidationTime: time)
-            AppleMarkerOIDPolicy()
+            AppleMarkerOIDPolicy(shape: .full)
             if let requester {
                 OCSPVerifierPolicy(failureMode: .hard, requester: requester)
             }

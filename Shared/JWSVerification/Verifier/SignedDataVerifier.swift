@@ -1,6 +1,7 @@
 public import AppStoreModels
 import Crypto
 import Foundation
+import SwiftASN1
 import X509
 
 /// Verifies and decodes everything the App Store signs: notifications (with every nested JWS),
@@ -15,6 +16,7 @@ public final class SignedDataVerifier: Sendable {
     public let configuration: VerifierConfiguration
     private let validator: ChainValidator
     private let cache: HeaderCache<VerifiedChain>
+    private let issuers: KnownIssuers
     /// The configured apps by bundle identifier (the first wins if one is listed twice).
     private let apps: [String: AppIdentity]
 
@@ -23,6 +25,7 @@ public final class SignedDataVerifier: Sendable {
         self.configuration = configuration
         self.validator = ChainValidator(configuration: configuration)
         self.cache = HeaderCache(capacity: configuration.chainCacheCapacity)
+        self.issuers = KnownIssuers(capacity: configuration.chainCacheCapacity)
         self.apps = Dictionary(configuration.apps.map { ($0.bundleId, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -33,6 +36,23 @@ public final class SignedDataVerifier: Sendable {
 
     /// How many verified chains are cached now.
     public var cachedChainCount: Int { self.cache.count }
+
+    /// How many intermediates are known (validated up to a configured root), so chains under them cost one leaf check.
+    public var knownIssuerCount: Int { self.issuers.count }
+
+    /// Validates `intermediates` up to the configured roots now and knows them from then on (the services' warm start:
+    /// the first chain under one, after a start or a leaf rotation, costs one leaf check and no new-chain budget).
+    /// Throws for one that does not validate: a bad setting stops the service at start.
+    public func warm(intermediates: [Certificate]) async throws(VerificationError) {
+        for intermediate in intermediates {
+            let issuer = try await self.validator.validateIntermediate(intermediate, at: Date())
+            var der = DER.Serializer()
+            do { try der.serialize(intermediate) } catch {
+                throw VerificationError(.certificate, "the intermediate \(intermediate.subject) cannot be encoded")
+            }
+            self.issuers.insert(issuer, encoded: Data(der.serializedBytes).base64EncodedString())
+        }
+    }
 
     // MARK: Public entry points
 
@@ -121,16 +141,24 @@ public final class SignedDataVerifier: Sendable {
     }
 
     /// Whether the chain of this notification's JWS was verified before and is cached (its verification then
-    /// costs one signature check): lets a caller bound the work spent on chains it has not seen.
+    /// costs one signature check), or its intermediate is known (one leaf check more): lets a caller bound the work
+    /// spent on chains it has not seen.
     public func knowsChain(of notification: UnverifiedNotification) -> Bool {
-        self.cache.value(forHeader: notification.jws.header) != nil
+        self.knowsChain(header: notification.jws.header)
     }
 
-    /// Whether the chain of a compact JWS (a real-time request, say) was verified before and is cached; false for
-    /// text that is no compact JWS.
+    /// Whether a header's chain is cached, or its intermediate is known so that only its leaf needs a check.
+    private func knowsChain(header: ArraySlice<UInt8>) -> Bool {
+        if self.cache.value(forHeader: header) != nil { return true }
+        guard let x5c = (try? JWSHeader.decode(segment: header))?.x5c, x5c.count == 3 else { return false }
+        return self.issuers.issuer(encoded: x5c[1]) != nil
+    }
+
+    /// Whether the chain of a compact JWS (a real-time request, say) was verified before and is cached, or its
+    /// intermediate is known; false for text that is no compact JWS.
     public func knowsChain(ofJWS signed: String) -> Bool {
         guard let jws = try? CompactJWS(signed.utf8) else { return false }
-        return self.cache.value(forHeader: jws.header) != nil
+        return self.knowsChain(header: jws.header)
     }
 
     /// The outer JWS of a notification, verified, with its JSON and its configured app.
@@ -264,16 +292,24 @@ public final class SignedDataVerifier: Sendable {
     /// Validates the chain of `jws` at the payload's validation time (or takes it from the cache) and checks
     /// the signature over `jws`'s own bytes. `payload` must be the decoding of `jws`'s payload segment.
     private func verify<Payload: SignedPayload>(
-        _ jws: CompactJWS, payload: Payload, cached: VerifiedChain?, certificates: [X509.Certificate]? = nil
+        _ jws: CompactJWS, payload: Payload, cached: VerifiedChain?, certificates: ParsedChain? = nil
     ) async throws(VerificationError) {
         let time = self.validationTime(for: payload)
         let chain: VerifiedChain
         if let cached, cached.isValid(at: time), cached.isFresh(now: Date()) {
             chain = cached
         } else {
-            let parsed: [X509.Certificate]
+            let parsed: ParsedChain
             if let certificates { parsed = certificates } else { parsed = try self.parseCertificates(jws) }
-            chain = try await self.validator.validate(parsed, at: time)
+            if self.validator.onlineChecks == nil, parsed.encoded.count == 3,
+                let issuer = self.issuers.issuer(encoded: parsed.encoded[1]), issuer.isValid(at: time)
+            {
+                chain = try await self.validator.validateLeaf(parsed.certificates[0], under: issuer, at: time)
+            } else {
+                let validated = try await self.validator.validate(parsed.certificates, at: time)
+                chain = validated.chain
+                if let issuer = validated.issuer { self.issuers.insert(issuer, encoded: parsed.encoded[1]) }
+            }
             self.cache.insert(chain, forHeader: jws.header)
         }
         let signature = try jws.rawSignature()
@@ -290,9 +326,16 @@ public final class SignedDataVerifier: Sendable {
         }
     }
 
+    /// A header's certificates, leaf first, with their `x5c` text.
+    struct ParsedChain {
+        var certificates: [X509.Certificate]
+        var encoded: [String]
+    }
+
     /// Decodes the header of a JWS and parses its certificate chain.
-    private func parseCertificates(_ jws: CompactJWS) throws(VerificationError) -> [X509.Certificate] {
-        try self.validator.certificates(from: JWSHeader.decode(segment: jws.header))
+    private func parseCertificates(_ jws: CompactJWS) throws(VerificationError) -> ParsedChain {
+        let header = try JWSHeader.decode(segment: jws.header)
+        return ParsedChain(certificates: try self.validator.certificates(from: header), encoded: header.x5c ?? [])
     }
 
     /// Decodes a payload's JSON, failing with a format error.

@@ -2,30 +2,48 @@ import Foundation
 import RateAndRetry
 import Synchronization
 
-/// A token bucket per key (an API key in customer-api, the new-chain budget in ingest): a key may take
-/// `ratePerSecond` tokens a second on average, with bursts up to one second's worth. Refusals say when the
+/// A token bucket per key (an API key in customer-api, a client's source in the doors' new-chain budgets): a key
+/// may take `ratePerSecond` tokens a second on average, with bursts up to one second's worth. Refusals say when the
 /// next token would be there. Synchronous under a lock (no actor hop on every request); the arithmetic is
 /// RateAndRetry's ``TokenBucket``.
+///
+/// At most `maximumKeys` keys are tracked, so keys an attacker chooses cannot grow it without bound: when a new key
+/// finds it full, the full buckets (the same as new ones) are forgotten; if none is, the new key shares one overflow
+/// bucket until some are.
 public final class KeyedRateLimiter: Sendable {
     private let buckets = Mutex<[String: TokenBucket]>([:])
     /// The instant the limiter's seconds count from.
     private let origin = ContinuousClock.now
+    private let maximumKeys: Int
+    /// The key of the bucket new keys share while the limiter is full of busy ones.
+    static let overflowKey = "\u{0}overflow"
 
-    public init() {}
+    /// A limiter tracking at most `maximumKeys` keys.
+    public init(maximumKeys: Int = 100_000) {
+        self.maximumKeys = max(maximumKeys, 1)
+    }
 
     /// Takes a token for the key; returns nil when granted, else the seconds until one is available.
     public func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
         let rate = max(ratePerSecond, 1)
         let seconds = Self.seconds(now - self.origin)
         return self.buckets.withLock { buckets -> Double? in
+            var key = keyId
+            if buckets[key] == nil, buckets.count >= self.maximumKeys {
+                buckets = buckets.filter { !$0.value.isFull(now: seconds) }
+                if buckets.count >= self.maximumKeys { key = Self.overflowKey }
+            }
             var bucket =
-                buckets[keyId].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
+                buckets[key].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
                 ?? TokenBucket(ratePerSecond: Double(rate), burst: rate, now: seconds)
-            defer { buckets[keyId] = bucket }
+            defer { buckets[key] = bucket }
             if bucket.take(now: seconds) != nil { return nil }
             return bucket.wait(now: seconds)
         }
     }
+
+    /// How many keys are tracked now.
+    public var trackedKeys: Int { self.buckets.withLock { $0.count } }
 
     /// A duration in seconds, with its fraction.
     static func seconds(_ duration: Duration) -> Double {

@@ -15,6 +15,9 @@ public struct HTTPSettings: Sendable, Hashable {
     /// The operations port (`/health`, `/ready`, `/metrics` on a thread of their own) of a service with a public
     /// port (ingest, customer-api); nil: the operations endpoints stay on the public port.
     public var operationsPort: Int?
+    /// The proxies in front of the service (`HTTP_TRUSTED_PROXIES`), whose `X-Forwarded-For` names the client for
+    /// budgets kept per source; none by default (the peer is the source).
+    public var trustedProxies: TrustedProxies = .none
 
     /// Creates settings.
     public init(host: String = "0.0.0.0", port: Int) {
@@ -32,6 +35,7 @@ public struct HTTPSettings: Sendable, Hashable {
         self.bodyTimeout = try settings.milliseconds("HTTP_BODY_TIMEOUT_MS", default: self.bodyTimeout)
         self.headerTimeout = try settings.milliseconds("HTTP_HEADER_TIMEOUT_MS", default: self.headerTimeout)
         guard self.headerTimeout > .zero else { throw SettingsError("HTTP_HEADER_TIMEOUT_MS must be more than 0") }
+        self.trustedProxies = try TrustedProxies(parsing: settings.list("HTTP_TRUSTED_PROXIES"))
         if let text = settings.values["OPERATIONS_PORT"], !text.isEmpty {
             guard let port = Int(text), (1...65_535).contains(port), port != self.port else {
                 throw SettingsError("OPERATIONS_PORT must be a port from 1 to 65535 other than HTTP_PORT, not \(text)")

@@ -140,8 +140,11 @@ public struct SimHarness: Sendable {
         try Data(self.offerKey.pemRepresentation.utf8).write(to: offerKeyFile)
         let root = directory.appendingPathComponent("root.der")
         try Data(self.pki.rootDER).write(to: root)
+        let intermediate = directory.appendingPathComponent("intermediate.der")
+        try Data(TestPKI.der(self.pki.intermediate)).write(to: intermediate)
         return [
             "APPSTORE_APPS": "\(self.app.bundleId):\(self.app.appAppleId!)", "APPSTORE_ROOT_CERTIFICATES": root.path,
+            "APPSTORE_INTERMEDIATE_CERTIFICATES": intermediate.path,
             "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID,
             "APPSTORE_API_ISSUER_ID": Self.issuerID,
             "APPSTORE_OFFER_KEY_FILE": offerKeyFile.path, "APPSTORE_OFFER_KEY_ID": Self.offerKeyID,
