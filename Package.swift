@@ -127,9 +127,8 @@ let modules: [Module] = [
     Module(
         name: "Ingest", kind: .executable("ingest"), path: "Services/Ingest",
         imports: [
-            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
-            "Prometheus",
-            "RdKafka", "ServiceContextModule", "ServiceRuntime",
+            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NotificationPipeline",
+            "PipelineRecords", "Prometheus", "RdKafka", "ServiceContextModule", "ServiceRuntime",
         ]),
     Module(
         name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
@@ -175,8 +174,9 @@ let modules: [Module] = [
     Module(
         name: "RetentionMessaging", kind: .executable("retention-messaging"), path: "Services/RetentionMessaging",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline",
-            "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceRuntime", "Storage",
+            "AppStoreAPI", "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NIOCore",
+            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceRuntime",
+            "Storage",
         ]),
     Module(
         name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",

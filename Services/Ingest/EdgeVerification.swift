@@ -18,12 +18,12 @@ struct EdgeVerification: Sendable {
 
     /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check, a check that could
     /// not be made (an OCSP responder that did not answer) a 503 that Apple retries: no verdict is no forgery.
-    func verify(_ admitted: AdmittedNotification, source: String) async throws(AdmissionRejection) {
+    func verify(_ admitted: AdmittedNotification, source: @autoclosure () -> String) async throws(AdmissionRejection) {
         guard let verifier = self.verifiers[admitted.environment] else {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
-        if let wait = self.newChains.admit(known: verifier.knowsChain(of: admitted.notification), source: source) {
+        if let wait = self.newChains.admit(known: verifier.knowsChain(of: admitted.notification), source: source()) {
             throw AdmissionRejection(
                 status: 503, code: "verification-busy",
                 message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")

@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import NotificationPipeline
 import PipelineRecords
 import Prometheus
@@ -30,23 +31,19 @@ struct NotificationController: Sendable {
     /// Registers the routes.
     func addRoutes(to router: Router<DoorContext>) {
         router.post("/notifications") { request, context in
-            await self.receive(request, route: nil, source: self.source(request, context))
+            await self.receive(request, route: nil, peer: context.remoteAddress)
         }
         router.post("/notifications/production") { request, context in
-            await self.receive(request, route: .production, source: self.source(request, context))
+            await self.receive(request, route: .production, peer: context.remoteAddress)
         }
         router.post("/notifications/sandbox") { request, context in
-            await self.receive(request, route: .sandbox, source: self.source(request, context))
+            await self.receive(request, route: .sandbox, peer: context.remoteAddress)
         }
     }
 
-    /// Who sent the request (``TrustedProxies``), for its new-chain budget.
-    private func source(_ request: Request, _ context: DoorContext) -> String {
-        self.trustedProxies.source(peer: context.remoteAddress, forwardedFor: request.headers[values: .xForwardedFor])
-    }
-
-    /// Handles one delivery from Apple; `source` is who sent it.
-    func receive(_ request: Request, route: AppStoreModels.Environment?, source: String) async -> Response {
+    /// Handles one delivery from Apple; `peer` is where the connection came from (with `X-Forwarded-For`, who sent
+    /// it: ``TrustedProxies``, worked out only for a chain not seen before).
+    func receive(_ request: Request, route: AppStoreModels.Environment?, peer: SocketAddress?) async -> Response {
         self.metrics.inFlight.increment(by: 1)
         defer { self.metrics.inFlight.decrement(by: 1) }
         let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
@@ -73,7 +70,10 @@ struct NotificationController: Sendable {
         let admitted: AdmittedNotification
         do throws(AdmissionRejection) {
             admitted = try self.admission.admit(body: body, route: route)
-            try await self.edge?.verify(admitted, source: source)
+            try await self.edge?.verify(
+                admitted,
+                source: self.trustedProxies.source(
+                    peer: peer, forwardedFor: request.headers[values: .xForwardedFor]))
         } catch {
             return self.refuse(error, requestID: requestID)
         }

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import JWSVerification
 import Logging
+import NIOCore
 import NotificationPipeline
 import PipelineRecords
 import RdKafka
@@ -47,15 +48,13 @@ struct RetentionRoute: Sendable {
 
     func add(to router: Router<DoorContext>) {
         router.post(RouterPath(Self.path)) { request, context in
-            await self.answer(
-                request,
-                source: self.trustedProxies.source(
-                    peer: context.remoteAddress, forwardedFor: request.headers[values: .xForwardedFor]))
+            await self.answer(request, peer: context.remoteAddress)
         }
     }
 
-    /// Verifies, chooses, answers, publishes; `source` is who sent it (for its new-chain budget).
-    func answer(_ request: Request, source: String) async -> Response {
+    /// Verifies, chooses, answers, publishes; `peer` is where the connection came from (with `X-Forwarded-For`, who
+    /// sent it, for a new chain's budget).
+    func answer(_ request: Request, peer: SocketAddress?) async -> Response {
         let limit = self.maximumBodyBytes
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
@@ -77,7 +76,10 @@ struct RetentionRoute: Sendable {
         guard let claimed, let verifier = self.verifiers[claimed] else {
             return self.refuse(.unauthorized, "invalid-signature", "not a real-time request of an accepted environment")
         }
-        if let wait = self.newChains.admit(known: verifier.knowsChain(ofJWS: signed), source: source) {
+        if let wait = self.newChains.admit(
+            known: verifier.knowsChain(ofJWS: signed),
+            source: self.trustedProxies.source(peer: peer, forwardedFor: request.headers[values: .xForwardedFor]))
+        {
             return self.refuse(
                 .serviceUnavailable, "verification-busy",
                 "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
