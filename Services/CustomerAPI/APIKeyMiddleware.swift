@@ -6,26 +6,20 @@ import ServiceRuntime
 import Storage
 
 /// Authenticates `/v1` requests with a bearer API key (401 without a usable one), keeps each key within its
-/// rate (429 with `Retry-After`) and its share of the requests in flight (429 `too-many-in-flight`), and refuses a key of another app than the path names (403), and an app key on
-/// the support routes `/v1/admin/…` (403 `admin-only`). Keys that
-/// authenticated a moment ago come from ``AuthenticatedKeyCache``.
+/// rate (429 with `Retry-After`) and its share of the requests in flight (429 `too-many-in-flight`), and refuses a
+/// key of another app than the path names (403), and an app key on the support routes `/v1/admin/…` (403
+/// `admin-only`). Keys are held in memory (``APIKeyDirectory``): no request queries PostgreSQL for its key.
 ///
 /// Every key failure (none, malformed, unknown, wrong secret, revoked, expired) gets the same 401 message, so an
-/// answer tells a prober nothing about which keys exist. Database look-ups of well-formed tokens that are not
-/// cached share one budget (`lookupsPerSecond`, taken before the query so concurrent requests cannot overrun it):
-/// past it such a token gets 429 without a query, so made-up tokens cannot turn into unlimited queries, while keys
-/// that authenticated recently are cached and keep working.
+/// answer tells a prober nothing about which keys exist; a made-up token costs a dictionary look-up (a hash when its
+/// id exists), shares no budget with real keys and cannot lock them out.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = CustomerAPIContext
     /// The one 401 message.
     static let refusal = "a valid API key is required: Authorization: Bearer ck_…"
-    /// The limiter bucket key look-ups share.
-    static let lookupBucket = "\u{0}key-lookups"
-    let store: APIKeyStore
-    let cache: AuthenticatedKeyCache
+    let directory: APIKeyDirectory
     let limiter: KeyedRateLimiter
     let outcomes: LabelledCounter
-    var lookupsPerSecond = 200
     /// Each key's share of the requests in flight.
     var concurrency = KeyConcurrency(share: 64)
 
@@ -37,27 +31,19 @@ struct APIKeyMiddleware: RouterMiddleware {
             self.outcomes.increment("unauthorized")
             return Self.unauthorized()
         }
-        let token = String(header.dropFirst(7))
         let key: APIKey
-        if let cached = self.cache.key(for: token) {
-            key = cached
-        } else {
-            guard APIKeyStore.isWellFormed(token) else {  // costs no query
-                self.outcomes.increment("unauthorized-malformed")
-                return Self.unauthorized()
-            }
-            if let wait = self.limiter.take(keyId: Self.lookupBucket, ratePerSecond: self.lookupsPerSecond) {
-                self.outcomes.increment("unauthorized-throttled")
-                return Self.tooMany("rate-limited", "too many key look-ups; retry later", retryAfter: wait)
-            }
-            switch try await self.store.authenticate(token) {
-            case .success(let found):
-                key = found
-                self.cache.remember(found, for: token)
-            case .failure(let refusal):
-                self.outcomes.increment("unauthorized-\(refusal)")
-                return Self.unauthorized()
-            }
+        switch self.directory.authenticate(String(header.dropFirst(7))) {
+        case .key(let found):
+            key = found
+        case .refused(let refusal):
+            self.outcomes.increment("unauthorized-\(refusal)")
+            return Self.unauthorized()
+        case .loading:
+            self.outcomes.increment("unavailable")
+            var headers = HTTPFields()
+            headers[.retryAfter] = "1"
+            return APIErrorResponse.response(
+                .serviceUnavailable, "unavailable", "the API keys are being read; retry in a second", headers: headers)
         }
         if let wait = self.limiter.take(keyId: key.keyId, ratePerSecond: key.ratePerSecond) {
             self.outcomes.increment("rate-limited")

@@ -70,10 +70,10 @@ func buildRouter(
     router.get("openapi.json") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: openAPIDocument))
     }
+    let directory = APIKeyDirectory(
+        store: APIKeyStore(client: database, logger: logger), refresh: settings.keyRefresh, logger: logger)
     let keys = APIKeyMiddleware(
-        store: APIKeyStore(client: database, logger: logger),
-        cache: AuthenticatedKeyCache(lifetime: settings.keyCacheLifetime),
-        limiter: KeyedRateLimiter(), outcomes: outcomes, lookupsPerSecond: settings.keyLookupsPerSecond,
+        directory: directory, limiter: KeyedRateLimiter(), outcomes: outcomes,
         concurrency: KeyConcurrency(
             share: settings.keyConcurrency ?? max(1, settings.http.maximumConcurrentRequests / 4)))
     let v1 = router.group("v1").add(middleware: keys)
@@ -91,9 +91,12 @@ func buildRouter(
         bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes
     )
     .add(to: v1)
-    var services: [any Service] = [database]
+    var services: [any Service] = [database, directory]
     var checks: [DependencyProbe.Check] = [
-        .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) }
+        .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) },
+        .init("api-keys", within: .seconds(1)) {
+            guard directory.isLoaded else { throw SettingsError("the API keys have not been read yet") }
+        },
     ]
     if let purchases = settings.purchases {
         let http = HTTPClientService()

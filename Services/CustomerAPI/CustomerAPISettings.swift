@@ -10,10 +10,8 @@ import Storage
 struct CustomerAPISettings: Sendable {
     var http = HTTPSettings(port: 8085)
     var database: DatabaseSettings
-    /// How long an authenticated key is trusted without reading it again (a revocation takes effect within it).
-    var keyCacheLifetime: Duration = .seconds(5)
-    /// How many database look-ups of uncached keys a second all callers share; past it such tokens get 429.
-    var keyLookupsPerSecond = 200
+    /// How often the keys held in memory are read again (a new, revoked or expired key takes effect within it).
+    var keyRefresh: Duration = .seconds(2)
     /// The most requests one API key may have in flight (default a quarter of `HTTP_MAX_CONCURRENT_REQUESTS`).
     var keyConcurrency: Int?
     /// What the POST of purchases needs; nil: the POST answers 503 `not-configured`.
@@ -48,18 +46,22 @@ struct CustomerAPISettings: Sendable {
         self.purchases = purchases
     }
 
-    /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_ADMIN_PORT`, `CUSTOMER_API_KEY_CACHE_MS` and
-    /// `CUSTOMER_API_KEY_LOOKUPS_PER_SECOND`, `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
+    /// Reads `DATABASE_URL`, the shared HTTP settings, `CUSTOMER_API_ADMIN_PORT`, `CUSTOMER_API_KEY_REFRESH_MS`,
+    /// `CUSTOMER_API_KEY_CONCURRENCY`; with `APPSTORE_APPS`
     /// set, the purchase settings: `KAFKA_BROKERS`, `RECORD_SIGNING_KEYS`, the trust and API settings, `CUSTOMER_TRANSFER_POLICY`,
     /// `CUSTOMER_API_APPLY_WAIT_MS` and `CUSTOMER_API_MAX_BODY_BYTES`; the offer key (`APPSTORE_OFFER_KEY_*`).
     init(_ settings: EnvironmentSettings) throws {
         self.database = try DatabaseSettings(environment: settings.values)
         self.http = try HTTPSettings(settings, defaultPort: 8085)
-        self.keyCacheLifetime = try settings.milliseconds("CUSTOMER_API_KEY_CACHE_MS", default: self.keyCacheLifetime)
-        self.keyLookupsPerSecond = try settings.int(
-            "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND", default: self.keyLookupsPerSecond)
-        guard self.keyLookupsPerSecond >= 1 else {
-            throw SettingsError("CUSTOMER_API_KEY_LOOKUPS_PER_SECOND must be at least 1")
+        self.keyRefresh = try settings.milliseconds("CUSTOMER_API_KEY_REFRESH_MS", default: self.keyRefresh)
+        guard self.keyRefresh >= .milliseconds(100), self.keyRefresh <= .seconds(60) else {
+            throw SettingsError("CUSTOMER_API_KEY_REFRESH_MS must be 100 to 60000")
+        }
+        for removed in ["CUSTOMER_API_KEY_CACHE_MS", "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND"]
+        where settings.values[removed] != nil {
+            throw SettingsError(
+                "\(removed) is gone: keys are held in memory and read again every CUSTOMER_API_KEY_REFRESH_MS; "
+                    + "remove it (docs/configuration.md)")
         }
         if let text = settings.values["CUSTOMER_API_ADMIN_PORT"], !text.isEmpty {
             guard let port = Int(text), (1...65_535).contains(port), port != self.http.port,

@@ -1,4 +1,5 @@
 import AppStoreModels
+import Crypto
 import Foundation
 import Hummingbird
 import JWSVerification
@@ -52,14 +53,14 @@ import Testing
     /// A database with: an active subscription, one that expired after its last notification, a lifetime
     /// purchase, and a Sandbox subscription of the same customer; and two keys (this app, rate 3; another app).
     func withAPI(_ body: @Sendable (ServiceHTTPClient, String, String) async throws -> Void) async throws {
-        try await self.withAPIAndDeadKeys { client, key, otherKey, _ in try await body(client, key, otherKey) }
+        try await self.withAPIAndDeadKeys { client, key, otherKey, _, _ in try await body(client, key, otherKey) }
     }
 
-    /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work: one revoked, one
-    /// past its rotation grace.
+    /// ``withAPI(_:)`` that also hands over tokens of this app's keys that no longer work (one revoked, one past its
+    /// rotation grace) and the database URL; customer-api reads its keys every `keyRefreshMs`.
     func withAPIAndDeadKeys(
-        keyLookupsPerSecond: Int = 50, keyRate: Int = 3,
-        _ body: @Sendable (ServiceHTTPClient, String, String, [String]) async throws -> Void
+        keyRate: Int = 3, keyRefreshMs: Int = 2000,
+        _ body: @Sendable (ServiceHTTPClient, String, String, [String], String) async throws -> Void
     ) async throws {
         let logger = self.logger
         try await withLocalPostgres { url in
@@ -99,11 +100,11 @@ import Testing
             let fleet = try ServiceFleet(
                 environment: [
                     "DATABASE_URL": url, "LOG_LEVEL": "warning",
-                    "CUSTOMER_API_KEY_LOOKUPS_PER_SECOND": String(keyLookupsPerSecond),
+                    "CUSTOMER_API_KEY_REFRESH_MS": String(keyRefreshMs),
                 ],
                 directory: try LocalComponents.temporaryDirectory("customer-lookup"), only: ["customer-api"])
             try await fleet.whileRunning {
-                try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key, otherKey, deadKeys)
+                try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key, otherKey, deadKeys, url)
             }
         }
     }
@@ -154,7 +155,7 @@ import Testing
     /// An id of one kind never matches another kind: an app user id chosen to equal someone's appAccountToken or
     /// originalTransactionId reads nothing of theirs; the same ids with their own kind do; an unknown kind is 400.
     @Test func lookUpsNameTheKindOfId() async throws {
-        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, _ in
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, _, _ in
             let base = "/v1/apps/\(Self.app)/customers/"
             for colliding in [Self.token, "sub-active", "life-1"] {
                 let asUser = try await Self.get(client, base + colliding, key: key)
@@ -230,7 +231,7 @@ import Testing
     /// No key, a malformed one, an unknown key id, a wrong secret, a revoked key and one past its rotation grace
     /// all get the same 401 body: an answer tells a prober nothing about which keys exist.
     @Test func everyKeyFailureGetsTheSameAnswer() async throws {
-        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, deadKeys in
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, deadKeys, _ in
             let path = "/v1/apps/\(Self.app)/customers/nobody"
             let keyId = key.split(separator: "_")[1]
             let tokens: [String?] =
@@ -247,35 +248,85 @@ import Testing
         }
     }
 
-    /// Past the budget of key look-ups (here 2 a second), a well-formed token that is not cached gets 429 without a
-    /// database query, even when 20 arrive at once (the budget is taken before the query), while a key that
-    /// authenticated before keeps working from its cache.
-    @Test func madeUpTokensCannotTurnIntoUnlimitedQueries() async throws {
-        try await withAPIAndDeadKeys(keyLookupsPerSecond: 2, keyRate: 1000) { client, key, _, _ in
-            let path = "/v1/apps/\(Self.app)/customers/nobody"
-            #expect(
-                try await Self.get(client, path, key: key).status == .notFound,
-                "the real key authenticates (and is cached)")
-            let started = ContinuousClock.now
-            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                for index in 0..<20 {
+    /// The attack of trust round two: a flood of random well-formed tokens (64 senders at once) while the app's real
+    /// key reads its customer. Keys are held in memory, so a made-up token is refused without a query or any budget a
+    /// real key shares: the real key's requests are all answered 200 (figure printed; goal at least 99 %).
+    @Test func aRealKeyIsAnsweredWhileRandomTokensFlood() async throws {
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, _, _ in
+            let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
+            let flooding = FloodFlag()
+            let (floodStatuses, realStatuses) = try await withThrowingTaskGroup(
+                of: (flood: [HTTPResponse.Status], real: [HTTPResponse.Status]).self
+            ) { group in
+                for _ in 0..<64 {
                     group.addTask {
-                        try await Self.get(client, path, key: "ck_\(String(format: "%016x", index + 1))_madeup").status
+                        var statuses: [HTTPResponse.Status] = []
+                        while flooding.isOn {
+                            let token =
+                                "ck_\(String(UInt64.random(in: 0...UInt64.max), radix: 16).leftPadded(16))_"
+                                + UUID().uuidString
+                            statuses.append(try await Self.get(client, path, key: token).status)
+                        }
+                        return (statuses, [])
                     }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
+                group.addTask {
+                    var statuses: [HTTPResponse.Status] = []
+                    for _ in 0..<300 { statuses.append(try await Self.get(client, path, key: key).status) }
+                    flooding.stop()
+                    return ([], statuses)
+                }
+                return try await group.reduce(into: ([HTTPResponse.Status](), [HTTPResponse.Status]())) {
+                    $0.0 += $1.flood
+                    $0.1 += $1.real
+                }
             }
-            let elapsed = ContinuousClock.now - started
-            let lookedUp = statuses.filter { $0 == .unauthorized }.count
-            #expect(lookedUp + statuses.filter { $0 == .tooManyRequests }.count == 20, "only 401 and 429: \(statuses)")
+            let answered = realStatuses.filter { $0 == .ok }.count
+            print(
+                "key flood: the real key's requests answered 200: \(answered)/\(realStatuses.count) "
+                    + "(\(Double(answered * 1000 / realStatuses.count) / 10) %) while \(floodStatuses.count) random tokens "
+                    + "were refused")
+            #expect(answered == realStatuses.count, "every one of the real key's requests answered: \(realStatuses)")
             #expect(
-                Double(lookedUp) <= 2 + 2 * (Double(elapsed.components.seconds) + 1),
-                "\(lookedUp) looked up in \(elapsed)")
-            #expect(statuses.contains(.tooManyRequests), "the rest wait: \(statuses)")
-            #expect(try await Self.get(client, path, key: key).status == .notFound, "the cached key is not locked out")
+                floodStatuses.count > 300 && floodStatuses.allSatisfy { $0 == .unauthorized }, "the flood ran, all 401")
             #expect(
                 try await Self.get(client, path, key: "not-even-a-key").status == .unauthorized,
                 "a malformed token costs nothing, 401")
+        }
+    }
+
+    /// Keys live in memory and are read again every refresh (here 300 ms): a key created while the service runs
+    /// starts working, a revoked one stops, without a restart; the delays are printed.
+    @Test func newAndRevokedKeysTakeEffectWithinTheRefreshInterval() async throws {
+        try await withAPIAndDeadKeys(keyRate: 1000, keyRefreshMs: 300) { client, key, _, _, url in
+            let path = "/v1/apps/\(Self.app)/customers/nobody"
+            let logger = self.logger
+            let (created, keyId) = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) {
+                let issued = try await APIKeyStore(client: $0, logger: logger).create(bundleId: Self.app)
+                return (issued.token, issued.key.keyId)
+            }
+            /// Seconds until `key` is answered `status` (polled every 50 ms, at most 30 s).
+            func secondsUntil(_ key: String, _ status: HTTPResponse.Status) async throws -> Double? {
+                let start = ContinuousClock.now
+                for _ in 0..<600 {
+                    if try await Self.get(client, path, key: key).status == status {
+                        return Double((ContinuousClock.now - start) / .milliseconds(1)) / 1000
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return nil
+            }
+            let works = try await secondsUntil(created, .notFound)
+            #expect(works != nil, "the new key works without a restart")
+            _ = try await DatabaseClient.with(try DatabaseSettings(url: url), logger: logger) {
+                try await APIKeyStore(client: $0, logger: logger).revoke(keyId)
+            }
+            let stops = try await secondsUntil(created, .unauthorized)
+            #expect(stops != nil, "the revoked key stops working")
+            print(
+                "api keys in memory: a new key worked after \(works ?? -1) s, a revoked one stopped after \(stops ?? -1) s"
+            )
+            #expect(try await Self.get(client, path, key: key).status == .notFound, "the other key is untouched")
         }
     }
 
@@ -306,21 +357,22 @@ import Testing
         }
     }
 
-    @Test func authenticatedKeysAreTrustedForTheirCacheLifetimeOnly() throws {
-        let cache = AuthenticatedKeyCache(lifetime: .seconds(5), capacity: 2)
-        let now = ContinuousClock.now
-        let key = APIKey(keyId: "0123456789abcdef", bundleId: Self.app, label: "", ratePerSecond: 1, createdAt: Date())
-        #expect(cache.key(for: "ck_a", now: now) == nil)
-        cache.remember(key, for: "ck_a", now: now)
-        #expect(cache.key(for: "ck_a", now: now + .seconds(4)) == key)
-        #expect(cache.key(for: "ck_b", now: now) == nil, "another token is another entry")
+    @Test func aTokenIsCheckedAgainstItsStoredKeyWithoutIO() throws {
+        let now = Date()
+        let key = APIKey(keyId: "0123456789abcdef", bundleId: Self.app, label: "", ratePerSecond: 1, createdAt: now)
+        let hash = Array(SHA256.hash(data: Data("secret".utf8)))
+        let token = "ck_0123456789abcdef_secret"
+        #expect(APIKeyStore.check(token, against: (key, hash), now: now) == .success(key))
         #expect(
-            cache.key(for: "ck_a", now: now + .seconds(6)) == nil,
-            "read again after the lifetime (a revocation takes effect)")
+            APIKeyStore.check("ck_0123456789abcdef_other", against: (key, hash), now: now) == .failure(.wrongSecret))
+        #expect(APIKeyStore.check(token, against: nil, now: now) == .failure(.unknown))
+        #expect(APIKeyStore.check("ck_nope", against: (key, hash), now: now) == .failure(.malformed))
+        var revoked = key
+        revoked.revokedAt = now
+        #expect(APIKeyStore.check(token, against: (revoked, hash), now: now) == .failure(.revoked))
         var expired = key
-        expired.expiresAt = Date().addingTimeInterval(-1)
-        cache.remember(expired, for: "ck_c", now: now)
-        #expect(cache.key(for: "ck_c", now: now) == nil, "a key past its rotation grace is not served from the cache")
+        expired.expiresAt = now.addingTimeInterval(-1)
+        #expect(APIKeyStore.check(token, against: (expired, hash), now: now) == .failure(.expired))
     }
 
     @Test func theRateLimiterRefillsOverTime() async {
@@ -346,7 +398,7 @@ import Testing
     /// and method, in `customer_api_request_duration_seconds`, the histogram behind the look-up latency alert.
     @Test func answerTimesAreRecordedPerRoutePattern() async throws {
         let metrics = Mutex("")
-        try await self.withAPIAndDeadKeys { client, key, _, _ in
+        try await self.withAPIAndDeadKeys { client, key, _, _, _ in
             for _ in 0..<3 {
                 let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
                 let response = try await Self.get(client, path, key: key)
@@ -366,5 +418,19 @@ import Testing
         #expect(count?.hasSuffix(" 3") == true, "\(text)")
         #expect(text.contains("route=\"NotFound\""), "Hummingbird names paths no route takes NotFound")
         #expect(!text.contains(Self.token), "a customer id in a label")
+    }
+}
+
+/// Whether the flood's senders go on.
+final class FloodFlag: Sendable {
+    private let on = Mutex(true)
+    var isOn: Bool { self.on.withLock { $0 } }
+    func stop() { self.on.withLock { $0 = false } }
+}
+
+extension String {
+    /// The string with zeros in front up to `width` characters.
+    fileprivate func leftPadded(_ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - self.count)) + self
     }
 }

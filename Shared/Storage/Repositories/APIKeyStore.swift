@@ -130,12 +130,29 @@ public struct APIKeyStore: Sendable {
 
     /// The key a token names, if its secret matches and the key is usable now.
     public func authenticate(_ token: String, now: Date = Date()) async throws -> Result<APIKey, APIKeyRefusal> {
-        guard Self.isWellFormed(token) else { return .failure(.malformed) }
+        guard let (keyId, _) = Self.parts(of: token) else { return .failure(.malformed) }
+        return Self.check(token, against: try await self.rows(keyId: keyId, bundleId: nil).first, now: now)
+    }
+
+    /// Every key with the SHA-256 of its secret (what customer-api holds in memory; a few hundred bytes a key).
+    public func allKeysWithHashes() async throws -> [(key: APIKey, secretHash: [UInt8])] {
+        try await self.rows(keyId: nil, bundleId: nil).map { ($0.0, $0.1) }
+    }
+
+    /// The key id and secret of a well-formed token.
+    public static func parts(of token: String) -> (keyId: String, secret: String)? {
+        guard Self.isWellFormed(token) else { return nil }
         let parts = token.dropFirst(Self.prefix.count).split(separator: "_", maxSplits: 1).map(String.init)
-        guard let (key, hash) = try await self.rows(keyId: parts[0], bundleId: nil).first else {
-            return .failure(.unknown)
-        }
-        guard Self.constantTimeEqual(hash, Array(buffer: Self.hash(parts[1]))) else { return .failure(.wrongSecret) }
+        return (parts[0], parts[1])
+    }
+
+    /// Whether `token` is the key `stored` (found by its id, with its secret's hash) and usable at `now`; no I/O.
+    public static func check(_ token: String, against stored: (APIKey, [UInt8])?, now: Date) -> Result<
+        APIKey, APIKeyRefusal
+    > {
+        guard let (_, secret) = Self.parts(of: token) else { return .failure(.malformed) }
+        guard let (key, hash) = stored else { return .failure(.unknown) }
+        guard Self.constantTimeEqual(hash, Array(buffer: Self.hash(secret))) else { return .failure(.wrongSecret) }
         if key.revokedAt != nil { return .failure(.revoked) }
         if !key.isUsable(at: now) { return .failure(.expired) }
         return .success(key)
