@@ -66,7 +66,8 @@ CREATE TABLE public.consumption_facts (
     delivery_status text,
     consumption_percentage integer,
     user_status integer,
-    updated_at timestamp with time zone DEFAULT now() NOT NULL
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    customer_kind text DEFAULT 'appUserId'::text NOT NULL
 );
 
 
@@ -447,7 +448,7 @@ ALTER TABLE ONLY public.api_keys
 --
 
 ALTER TABLE ONLY public.consumption_facts
-    ADD CONSTRAINT consumption_facts_pkey PRIMARY KEY (environment, bundle_id, customer, transaction_id);
+    ADD CONSTRAINT consumption_facts_pkey PRIMARY KEY (environment, bundle_id, customer_kind, customer, transaction_id);
 
 
 --

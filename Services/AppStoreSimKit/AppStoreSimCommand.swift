@@ -39,6 +39,8 @@ struct Initialize: ParsableCommand {
     @Option(help: "Directory for root.der, the keys and api-key.p8.") var dir: String
     @Option(help: "The OCSP responder the certificates name (the sim serves one at /sim/ocsp), as Apple's do.")
     var ocspUrl: String?
+    @Option(help: "The bundle identifier the offer catalog (offer-catalog.json) is written for.")
+    var bundleId = "com.example.subscriptions"
 
     func run() throws {
         let directory = URL(fileURLWithPath: self.dir)
@@ -52,8 +54,11 @@ struct Initialize: ParsableCommand {
         }
         print("APPSTORE_ROOT_CERTIFICATES=\(directory.appendingPathComponent("root.der").path)")
         print("APPSTORE_API_KEY_FILE=\(keyFile.path)")
+        let catalogFile = directory.appendingPathComponent(SimOfferCatalog.fileName)
+        try Data(SimOfferCatalog.json(bundleId: self.bundleId).utf8).write(to: catalogFile)
         print("APPSTORE_OFFER_KEY_FILE=\(offerKeyFile.path)")
         print("APPSTORE_OFFER_KEY_ID=\(offerKeyID)")
+        print("APPSTORE_OFFER_CATALOG_FILE=\(catalogFile.path)")
     }
 }
 

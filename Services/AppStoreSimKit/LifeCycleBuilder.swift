@@ -438,7 +438,7 @@ struct SubscriptionState {
         t.webOrderLineItemId = String(Int64(self.original)! * 10 + number)
         t.bundleId = self.generator.bundleId
         t.productId = self.productId
-        t.subscriptionGroupIdentifier = "21000001"
+        t.subscriptionGroupIdentifier = ScenarioGenerator.subscriptionGroup
         t.purchaseDate = Timestamp(millisecondsSince1970: from)
         t.originalPurchaseDate = Timestamp(millisecondsSince1970: self.start)
         t.expiresDate = Timestamp(millisecondsSince1970: until)

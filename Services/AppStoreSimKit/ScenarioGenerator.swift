@@ -21,6 +21,8 @@ import Foundation
     static let consumableProduct = "com.example.coins"
     /// The product of subscriptions migrated to the Advanced Commerce API (its SKUs are the developer's own).
     static let advancedCommerceProduct = "com.example.pro.advanced"
+    /// The subscription group of the subscription products.
+    static let subscriptionGroup = "21000001"
 
     var bundleId: String
     var appAppleId: Int64

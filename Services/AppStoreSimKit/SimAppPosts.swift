@@ -78,7 +78,8 @@ extension Simulator {
         for id in self.consentingRefundRequests {
             guard let purchase = owners[id] else { continue }
             var request = HTTPClientRequest(
-                url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(purchase.customer)/consumption-facts")
+                url: "\(baseURL)/v1/apps/\(bundleId)/customers/\(purchase.customer)/consumption-facts?idType="
+                    + purchase.customerKind)
             request.method = .PUT
             request.headers.add(name: "Authorization", value: "Bearer \(key)")
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -91,5 +92,14 @@ extension Simulator {
             statuses[status, default: 0] += 1
         }
         return statuses
+    }
+}
+
+extension SimPurchase {
+    /// The kind of id ``customer`` is, as customer-api's `idType` names it: the purchase itself
+    /// (`originalTransactionId`), its appAccountToken, or an app user the app posted it for.
+    @_spi(Testing) public var customerKind: String {
+        if self.customer == self.originalTransactionId { return "originalTransactionId" }
+        return self.customer == self.transactions.first?.appAccountToken ? "appAccountToken" : "appUserId"
     }
 }

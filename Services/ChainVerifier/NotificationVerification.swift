@@ -49,6 +49,11 @@ struct NotificationVerification: Sendable {
         guard let environment = environmentName.flatMap(AppStoreModels.Environment.init(rawValue:)),
             let verifier = self.verifiers[environment]
         else {
+            if let environment = environmentName.flatMap(AppStoreModels.Environment.init(rawValue:)),
+                environment.isAppStoreServer
+            {
+                return await self.park(message, signedPayload, reason: "unknown-environment", uuid: untrusted)
+            }
             return self.reject(
                 message, reason: VerificationError.Kind.environment.rawValue,
                 detail: "no verifier for environment \(environmentName ?? "(none)")",
@@ -66,9 +71,44 @@ struct NotificationVerification: Sendable {
                     }, topics: self.topics, signing: self.signing))
         } catch  where error.isRetryable {
             return .retry(error)
+        } catch  where error.kind == .appIdentifier {
+            // The app is checked after Apple's signature verified: Apple's notification of an app not configured.
+            return self.reject(
+                message, reason: "unknown-app", detail: Self.parkedDetail(error.detail),
+                uuid: untrusted()?.notificationUUID)
         } catch {
             return self.reject(
                 message, reason: error.kind.rawValue, detail: error.detail, uuid: untrusted()?.notificationUUID)
+        }
+    }
+
+    /// What a parked notification's DLQ record says.
+    static func parkedDetail(_ why: String) -> String {
+        "\(why): Apple's signature verified; configure the app and environment, then `iapctl replay --reason` it"
+    }
+
+    /// A notification of an App Store environment without a verifier here: parked under `reason` in the DLQ when
+    /// Apple's signature verifies (with any verifier: they share the roots), refused like any forgery otherwise.
+    private func park(
+        _ message: ConsumerRecord, _ signedPayload: String, reason: String,
+        uuid: () -> ResponseBodyV2DecodedPayload?
+    ) async -> VerificationOutcome {
+        guard let verifier = self.verifiers.values.first(where: { $0.configuration.environment.isAppStoreServer })
+        else {
+            return self.reject(message, reason: reason, detail: "no App Store verifier configured", uuid: nil)
+        }
+        do {
+            let notification = try UnverifiedJWS(signedPayload).decodeNotification()
+            _ = try await verifier.verifyNotificationSignatureOnly(notification)
+            return self.reject(
+                message, reason: reason,
+                detail: Self.parkedDetail("environment \(notification.payload.rawEnvironment ?? "") is not configured"),
+                uuid: notification.payload.notificationUUID)
+        } catch  where error.isRetryable {
+            return .retry(error)
+        } catch {
+            return self.reject(
+                message, reason: error.kind.rawValue, detail: error.detail, uuid: uuid()?.notificationUUID)
         }
     }
 

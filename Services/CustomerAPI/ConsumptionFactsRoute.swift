@@ -9,7 +9,8 @@ import RdKafka
 import ServiceRuntime
 import Storage
 
-/// `PUT /v1/apps/{bundleId}/customers/{customer}/consumption-facts`: the app records its customer's consent to
+/// `PUT /v1/apps/{bundleId}/customers/{customer}/consumption-facts[?idType=appUserId|appAccountToken|originalTransactionId]`:
+/// the app records its customer's consent to
 /// share consumption data with Apple (and, optionally, play time, delivery, consumption, user status) for the
 /// answers to CONSUMPTION_REQUESTs. Written through the verified topic (the updater stores it); answered 200 once
 /// stored (within the apply wait), else 202.
@@ -65,8 +66,18 @@ struct ConsumptionFactsRoute: Sendable {
             return APIErrorResponse.response(
                 .badRequest, "bad-environment", "environment must be Production or Sandbox")
         }
+        // The kind of id is named, as look-ups name it: facts for app user "X" never answer for a purchase whose token
+        // or originalTransactionId is "X".
+        let kindName = request.uri.queryParameters.get("idType") ?? CustomerIDKind.appUserId.rawValue
+        guard let kind = CustomerIDKind(rawValue: kindName) else {
+            self.outcomes.increment("bad-request")
+            return APIErrorResponse.response(
+                .badRequest, "bad-id-type", "idType must be appUserId, appAccountToken or originalTransactionId")
+        }
+        let named = kind == .appAccountToken ? customer.lowercased() : customer
         let facts = ConsumptionFactsRecord(
-            environment: environment, bundleId: bundleId, customer: customer, transactionId: body.transactionId ?? "",
+            environment: environment, bundleId: bundleId, customer: named, customerKind: kind.rawValue,
+            transactionId: body.transactionId ?? "",
             customerConsented: body.customerConsented, playTimeMinutes: body.playTimeMinutes,
             deliveryStatus: body.deliveryStatus,
             consumptionPercentage: body.consumptionPercentage, userStatus: body.userStatus)

@@ -88,6 +88,7 @@ func buildRouter(
     .add(to: v1)
     OfferRoute(
         history: OfferHistoryLookup(client: database, logger: logger), key: settings.offers?.key,
+        catalog: settings.offerCatalog,
         bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes
     )
     .add(to: v1)

@@ -18,6 +18,8 @@ struct CustomerAPISettings: Sendable {
     var purchases: PurchaseSettings?
     /// The key offers are signed with; nil: the offer route answers 503 `not-configured`.
     var offers: OfferSigningSettings?
+    /// The products and offers the offer route may sign (`APPSTORE_OFFER_CATALOG_FILE`, required with the key).
+    var offerCatalog = OfferCatalog()
     /// The listener of the support routes (`/v1/admin/…`) and the console (`CUSTOMER_API_ADMIN_PORT`), which no
     /// public Service exposes; nil: they share the public port (local runs only; the manifests set it).
     var adminPort: Int?
@@ -79,8 +81,10 @@ struct CustomerAPISettings: Sendable {
             }
             self.keyConcurrency = value
         }
+        self.offerCatalog = try Self.offerCatalog(settings)
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else {
             self.offers = try OfferSigningSettings(settings, apiKey: nil)
+            try self.requireCatalog()
             return
         }
         let accepted = try AcceptedApps(settings)
@@ -102,5 +106,30 @@ struct CustomerAPISettings: Sendable {
             1024, try settings.int("CUSTOMER_API_MAX_BODY_BYTES", default: purchases.maximumBodyBytes))
         self.purchases = purchases
         self.offers = try OfferSigningSettings(settings, apiKey: purchases.api?.credentials)
+        try self.requireCatalog()
+    }
+
+    /// The catalog `APPSTORE_OFFER_CATALOG_FILE` names (empty when unset); a file that cannot be read or used stops the
+    /// service.
+    static func offerCatalog(_ settings: EnvironmentSettings) throws -> OfferCatalog {
+        let path = settings.string("APPSTORE_OFFER_CATALOG_FILE", default: "")
+        guard !path.isEmpty else { return OfferCatalog() }
+        guard let bytes = FileManager.default.contents(atPath: path) else {
+            throw SettingsError("APPSTORE_OFFER_CATALOG_FILE: cannot read \(path)")
+        }
+        do {
+            return try OfferCatalog(json: Array(bytes))
+        } catch {
+            throw SettingsError("APPSTORE_OFFER_CATALOG_FILE: \(path): \(error)")
+        }
+    }
+
+    /// An offer key without a catalog would sign offers StoreKit never lists: refused at start.
+    private func requireCatalog() throws {
+        if self.offers != nil && self.offerCatalog.isEmpty {
+            throw SettingsError(
+                "APPSTORE_OFFER_KEY_FILE needs APPSTORE_OFFER_CATALOG_FILE: the subscription groups, products and "
+                    + "promotional offer identifiers offers may be signed for (docs/offers.md)")
+        }
     }
 }

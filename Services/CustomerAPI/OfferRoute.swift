@@ -1,5 +1,6 @@
 import AppStoreAPI
 import AppStoreModels
+import Entitlements
 import Foundation
 import Hummingbird
 import NotificationPipeline
@@ -16,10 +17,14 @@ import Storage
 ///   customer's App Store history (another app account on the same Apple ID, the group's products bought before this
 ///   pipeline ran): a signed `true` could give a free trial twice, so a `true` is never signed and StoreKit decides.
 /// Both answers list the win-back offers Apple named in the newest renewal info of their subscriptions in the group.
+/// Products, their groups and the offer identifiers each may be given come from the catalog (``OfferCatalog``), never
+/// from stored transactions: an unknown product is 400 `unknown-product`, an offer the product is not given 400
+/// `unknown-offer`.
 struct OfferRoute: Sendable {
     let history: OfferHistoryLookup
     /// nil: the route answers 503 `not-configured`.
     let key: OfferSigningKey?
+    let catalog: OfferCatalog
     let bodyTimeout: Duration
     let outcomes: LabelledCounter
 
@@ -85,15 +90,22 @@ struct OfferRoute: Sendable {
             throw PurchaseRefusal(
                 status: .badRequest, code: "bad-environment", message: "environment must be Production or Sandbox")
         }
+        guard let product = self.catalog.product(body.productId, of: bundleId) else {
+            throw PurchaseRefusal(
+                status: .badRequest, code: "unknown-product",
+                message: "\(body.productId) is not a product of \(bundleId) in the offer catalog")
+        }
         let history = try await self.history.history(
-            bundleId: bundleId, environment: environment, appUserId: appUserId, productId: body.productId)
+            bundleId: bundleId, environment: environment, appUserId: appUserId, groupId: product.groupId,
+            groupProducts: product.groupProducts)
         var answer = Answer(
             offer: body.offer, productId: body.productId, environment: environment,
-            subscriptionGroupIdentifier: history.subscriptionGroupIdentifier,
+            subscriptionGroupIdentifier: product.groupId,
             eligibleWinBackOfferIds: history.eligibleWinBackOfferIds)
         switch body.offer {
         case "promotional":
-            try self.promotional(body, history: history, bundleId: bundleId, key: key, into: &answer)
+            try self.promotional(
+                body, product: product, history: history, bundleId: bundleId, key: key, into: &answer)
         case "introductory":
             answer.allowIntroductoryOffer = history.eligibleForIntroductoryOffer
             answer.transactionId = history.newestTransactionId
@@ -115,13 +127,20 @@ struct OfferRoute: Sendable {
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(answer))))
     }
 
-    /// A promotional offer: only for a customer who has subscribed in the group (Apple's rule for promotional offers).
+    /// A promotional offer the catalog gives the product, only for a customer who has subscribed in the group
+    /// (Apple's rule for promotional offers).
     private func promotional(
-        _ body: Body, history: OfferHistory, bundleId: String, key: OfferSigningKey, into answer: inout Answer
+        _ body: Body, product: OfferCatalog.Product, history: OfferHistory, bundleId: String, key: OfferSigningKey,
+        into answer: inout Answer
     ) throws {
         guard let offerIdentifier = body.offerIdentifier, !offerIdentifier.isEmpty, offerIdentifier.count <= 256 else {
             throw PurchaseRefusal(
                 status: .badRequest, code: "bad-body", message: "a promotional offer needs offerIdentifier")
+        }
+        guard product.promotionalOffers.contains(offerIdentifier) else {
+            throw PurchaseRefusal(
+                status: .badRequest, code: "unknown-offer",
+                message: "the offer catalog gives \(product.productId) no promotional offer \(offerIdentifier)")
         }
         guard history.subscribedInGroup else {
             throw PurchaseRefusal(

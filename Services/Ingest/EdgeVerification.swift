@@ -19,7 +19,13 @@ struct EdgeVerification: Sendable {
     /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check, a check that could
     /// not be made (an OCSP responder that did not answer) a 503 that Apple retries: no verdict is no forgery.
     func verify(_ admitted: AdmittedNotification, source: @autoclosure () -> String) async throws(AdmissionRejection) {
-        guard let verifier = self.verifiers[admitted.environment] else {
+        // A parked notification (an app or environment not configured) is checked for Apple's signature alone, with
+        // any verifier: they share the roots.
+        guard
+            let verifier = self.verifiers[admitted.environment]
+                ?? (admitted.parked == nil
+                    ? nil : self.verifiers.values.first { $0.configuration.environment.isAppStoreServer })
+        else {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
@@ -29,7 +35,11 @@ struct EdgeVerification: Sendable {
                 message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
         }
         do {
-            _ = try await verifier.verifyNotificationEnvelope(admitted.notification)
+            if admitted.parked == nil {
+                _ = try await verifier.verifyNotificationEnvelope(admitted.notification)
+            } else {
+                _ = try await verifier.verifyNotificationSignatureOnly(admitted.notification)
+            }
         } catch  where error.isRetryable {
             throw AdmissionRejection(
                 status: 503, code: "verification-unavailable", message: "\(error.kind.rawValue): \(error.detail)")

@@ -9,10 +9,14 @@ struct AdmittedNotification: Sendable {
     /// The body's `signedPayload`, split, with its payload decoded (not yet verified).
     var notification: UnverifiedNotification
     var environment: Environment
-    /// The configured app the notification is for.
+    /// The app the notification is for (a configured one unless ``parked``).
     var bundleId: String
     var subject: String
     var notificationUUID: String?
+    /// `unknown-app` or `unknown-environment`: the notification names an app or App Store environment not configured
+    /// here. Once Apple's signature is verified it is stored all the same (200: Apple may not retry a 4xx), and the
+    /// chain-verifier parks it in the DLQ under that reason, to be replayed once the app is configured.
+    var parked: String?
 }
 
 /// Why a body was refused: the HTTP status and a JSON error naming the problem.
@@ -74,33 +78,32 @@ struct NotificationAdmission: Sendable {
                 status: 400, code: "bad-payload",
                 message: "the notification needs notificationUUID, signedDate and exactly one data container")
         }
-        try self.checkApp(payload)
-        let environment = try self.checkEnvironment(payload, route: route)
+        let (environment, environmentParked) = try self.checkEnvironment(payload, route: route)
+        let appParked = try self.checkApp(payload)
         return AdmittedNotification(
             notification: notification, environment: environment, bundleId: payload.bundleId ?? "",
             subject: NotificationSubject.of(payload, transaction: Self.unverifiedTransaction(payload)),
-            notificationUUID: payload.notificationUUID)
+            notificationUUID: payload.notificationUUID, parked: environmentParked ?? appParked)
     }
 
-    /// Requires a configured app (and its appAppleId when configured).
-    private func checkApp(_ payload: ResponseBodyV2DecodedPayload) throws(AdmissionRejection) {
-        guard let bundleId = payload.bundleId, let app = self.apps.first(where: { $0.bundleId == bundleId }) else {
-            throw AdmissionRejection(
-                status: 400, code: "unknown-app",
-                message: "bundleId \(payload.bundleId ?? "(none)") is not a configured app")
+    /// A notification with no app is refused; one of an app not configured (or whose appAppleId is not the
+    /// configured one) is parked as `unknown-app`.
+    private func checkApp(_ payload: ResponseBodyV2DecodedPayload) throws(AdmissionRejection) -> String? {
+        guard let bundleId = payload.bundleId, !bundleId.isEmpty else {
+            throw AdmissionRejection(status: 400, code: "bad-payload", message: "the notification names no bundleId")
         }
-        if let expected = app.appAppleId, let actual = payload.appAppleId, expected != actual {
-            throw AdmissionRejection(
-                status: 400, code: "unknown-app", message: "appAppleId \(actual) is not \(expected)")
-        }
+        guard let app = self.apps.first(where: { $0.bundleId == bundleId }) else { return "unknown-app" }
+        if let expected = app.appAppleId, let actual = payload.appAppleId, expected != actual { return "unknown-app" }
+        return nil
     }
 
-    /// Requires a configured environment, equal to the route's when the route names one.
+    /// The notification's environment, equal to the route's when the route names one: an App Store server
+    /// environment not accepted here is parked as `unknown-environment`; anything else is refused.
     private func checkEnvironment(_ payload: ResponseBodyV2DecodedPayload, route: Environment?)
-        throws(AdmissionRejection) -> Environment
+        throws(AdmissionRejection) -> (Environment, parked: String?)
     {
         guard let raw = payload.rawEnvironment, let environment = Environment(rawValue: raw),
-            self.environments.contains(environment)
+            self.environments.contains(environment) || environment.isAppStoreServer
         else {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment",
@@ -111,7 +114,7 @@ struct NotificationAdmission: Sendable {
                 status: 400, code: "wrong-environment",
                 message: "a \(environment.rawValue) notification was posted to the \(route.rawValue) route")
         }
-        return environment
+        return (environment, self.environments.contains(environment) ? nil : "unknown-environment")
     }
 
     /// The nested transaction's `originalTransactionId`, decoded without verification (its header not even

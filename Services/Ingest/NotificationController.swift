@@ -97,7 +97,19 @@ struct NotificationController: Sendable {
                 status: 503, ["error": "unavailable", "message": "the notification could not be stored; retry later"])
         }
         self.metrics.produceLatency.record(ContinuousClock.now - start)
-        self.metrics.count(outcome: "accepted")
+        if let parked = admitted.parked {
+            // Apple's, for an app or environment not configured here: stored, answered 200 (Apple may not retry a
+            // 4xx), parked in the DLQ by the chain-verifier until `iapctl replay --reason …` after configuring it.
+            self.metrics.count(outcome: "parked-" + parked)
+            self.logger.warning(
+                "stored a notification of an app or environment not configured; the chain-verifier parks it",
+                metadata: [
+                    "reason": "\(parked)", "bundleId": "\(admitted.bundleId)",
+                    "environment": "\(admitted.environment.rawValue)",
+                ])
+        } else {
+            self.metrics.count(outcome: "accepted")
+        }
         return Self.accepted(notificationUUID: admitted.notificationUUID ?? "")
     }
 

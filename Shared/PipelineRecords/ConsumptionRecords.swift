@@ -95,6 +95,9 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
     public var environment: String
     public var bundleId: String
     public var customer: String
+    /// What kind of id ``customer`` is: `appUserId` (nil: the default; resolved through the purchase's binding),
+    /// `appAccountToken` or `originalTransactionId`. One kind never matches another.
+    public var customerKind: String?
     /// Empty: facts about the customer; else about this transaction only.
     public var transactionId: String
     public var customerConsented: Bool
@@ -104,13 +107,15 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
     public var userStatus: Int32?
 
     public init(
-        environment: String, bundleId: String, customer: String, transactionId: String, customerConsented: Bool,
+        environment: String, bundleId: String, customer: String, customerKind: String? = nil, transactionId: String,
+        customerConsented: Bool,
         playTimeMinutes: Int64?,
         deliveryStatus: String?, consumptionPercentage: Int32?, userStatus: Int32?
     ) {
         self.environment = environment
         self.bundleId = bundleId
         self.customer = customer
+        self.customerKind = customerKind
         self.transactionId = transactionId
         self.customerConsented = customerConsented
         self.playTimeMinutes = playTimeMinutes
@@ -121,6 +126,9 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
 
     /// Why the facts are not acceptable, or nil.
     public var problem: String? {
+        if !Self.customerKinds.contains(self.kind) {
+            return "the customer's idType must be one of \(Self.customerKinds)"
+        }
         if let status = self.deliveryStatus, !Self.deliveryStatuses.contains(status) {
             return "deliveryStatus must be one of \(Self.deliveryStatuses)"
         }
@@ -131,6 +139,12 @@ public struct ConsumptionFactsRecord: Codable, Hashable, Sendable {
         if let value = self.playTimeMinutes, value < 0 { return "playTimeMinutes must not be negative" }
         return nil
     }
+
+    /// The kinds of id a customer may be named by.
+    public static let customerKinds = ["appUserId", "appAccountToken", "originalTransactionId"]
+
+    /// ``customerKind``, `appUserId` when unset.
+    public var kind: String { self.customerKind ?? "appUserId" }
 
     /// Canonical JSON bytes.
     public func encoded() throws -> [UInt8] { Array(try AppStoreJSON.makeCanonicalEncoder().encode(self)) }

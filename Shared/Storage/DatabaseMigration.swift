@@ -34,5 +34,6 @@ public enum Migrations {
         PruningIndexesMigration(),
         ConsumptionRequestsBySubscriptionMigration(),
         OutboxPublicationsMigration(),
+        ConsumptionFactsKindsMigration(),
     ]
 }

@@ -43,6 +43,19 @@ import Testing
                         uuid: "production-1", original: "sub-p", sequence: 1, signer: fixtures.signer,
                         environment: .production),
                     subject: "sub-p", topic: topics.raw, environment: "Production"))
+            // Apple's notification of an app not configured, and a forged one of an environment not configured.
+            raw.append(
+                RawMessages.record(
+                    try RawMessages.notification(
+                        uuid: "other-app-1", original: "sub-o", sequence: 1, signer: fixtures.signer,
+                        bundleId: "com.example.other"),
+                    subject: "sub-o", topic: topics.raw))
+            raw.append(
+                RawMessages.record(
+                    try RawMessages.notification(
+                        uuid: "forged-production", original: "sub-fp", sequence: 1, signer: impostor.signer,
+                        environment: .production),
+                    subject: "sub-fp", topic: topics.raw, environment: "Production"))
             raw.append(ProducerRecord(topic: topics.raw, key: Array("junk".utf8), value: Array("hello".utf8)))
             raw.append(ProducerRecord(topic: topics.raw, key: Array("tomb".utf8), value: nil))
             try await kafka.produce(raw)
@@ -62,7 +75,7 @@ import Testing
             let (verified, rejected, metrics) = try await fleet.whileRunning {
                 (
                     try await kafka.readAll(topics.verified, atLeast: 30, quiet: .seconds(2)),
-                    try await kafka.readAll(topics.rejected, atLeast: 4, quiet: .seconds(1)),
+                    try await kafka.readAll(topics.rejected, atLeast: 6, quiet: .seconds(1)),
                     try await fleet.metrics("chain-verifier", http: .shared)
                 )
             }
@@ -91,11 +104,15 @@ import Testing
 
             // Rejected: each with its reason and the original message unchanged.
             let dead = try rejected.map(RawMessages.rejected)
-            #expect(rejected.count == 4)
+            #expect(rejected.count == 6)
             let reasons = Dictionary(
                 dead.map { ($0.original.key ?? "", $0.reason) }, uniquingKeysWith: { first, _ in first })
             #expect(reasons["sub-a"] == "chain")
-            #expect(reasons["sub-p"] == "environment")
+            // Apple's, of an environment or app not configured: parked under their own reasons, to be replayed.
+            #expect(reasons["sub-p"] == "unknown-environment")
+            #expect(reasons["sub-o"] == "unknown-app")
+            #expect(
+                reasons["sub-fp"] == "chain", "a forgery of an environment not configured is no parked notification")
             #expect(reasons["junk"] == "envelope")
             #expect(reasons["tomb"] == "envelope")
             let forged = try #require(dead.first { $0.original.key == "sub-a" })

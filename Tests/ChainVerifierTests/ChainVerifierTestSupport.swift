@@ -24,13 +24,15 @@ enum RawMessages {
     /// A notification for subscription `original`, the `sequence`-th in its life, signed by `signer`.
     static func notification(
         uuid: String, original: String, sequence: Int, signer: AppStoreSigner,
-        environment: Environment = .sandbox
+        environment: Environment = .sandbox, bundleId: String = SignedFixtures.bundleId
     ) throws -> String {
         let signedDate = Timestamp(
             millisecondsSince1970: SignedFixtures.signedDate.millisecondsSince1970 + Int64(sequence) * 60_000)
         var payload = SignedFixtures.notification(environment: environment, signedDate: signedDate)
         payload.notificationUUID = uuid
+        payload.data?.bundleId = bundleId
         var transaction = SignedFixtures.transaction(environment: environment, signedDate: signedDate)
+        transaction.bundleId = bundleId
         transaction.originalTransactionId = original
         transaction.transactionId = "\(original)-\(sequence)"
         var renewal = SignedFixtures.renewalInfo(environment: environment, signedDate: signedDate)

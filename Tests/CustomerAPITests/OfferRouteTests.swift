@@ -11,6 +11,8 @@ import Storage
 import TestSupport
 import Testing
 
+@testable import CustomerAPI
+
 /// customer-api's offer route, a process of its binary, against a real PostgreSQL written by the updater's repository: who may have which
 /// offer follows the stored history (subscribed in the group, had the introductory offer, Apple's win-back list), and
 /// every signature it answers verifies the way StoreKit checks it.
@@ -58,7 +60,8 @@ import Testing
                 renewal.signedDate = renewed.notification.payload.signedDate
                 renewed.notification.renewalInfo = renewal
                 let posted = AppPurchaseRecord(
-                    requestId: "req-1", appUserId: "user-1", onConflict: .refuse, transferProof: nil,
+                    requestId: "req-1", appUserId: "user-1", onConflict: .refuse,
+                    transferProof: .admin(operator: "test"),
                     source: .signedTransaction, environment: "Production", transaction: first.notification.transaction!,
                     signedTransactionInfo: "signed")
                 _ = try await repository.apply(posted, receivedAt: nil)
@@ -73,15 +76,22 @@ import Testing
             if let offers {
                 let file = directory.appendingPathComponent("offer-key.p8")
                 try Data(offers.privateKey.pemRepresentation.utf8).write(to: file)
+                let catalog = directory.appendingPathComponent("offer-catalog.json")
+                try Data(Self.catalog.utf8).write(to: catalog)
                 environment.merge([
                     "APPSTORE_OFFER_KEY_FILE": file.path, "APPSTORE_OFFER_KEY_ID": offers.keyID,
-                    "APPSTORE_OFFER_ISSUER_ID": offers.issuerID,
+                    "APPSTORE_OFFER_ISSUER_ID": offers.issuerID, "APPSTORE_OFFER_CATALOG_FILE": catalog.path,
                 ]) { _, new in new }
             }
             let fleet = try ServiceFleet(environment: environment, directory: directory, only: ["customer-api"])
             try await fleet.whileRunning { try await body(ServiceHTTPClient(baseURL: await fleet.customerAPIURL), key) }
         }
     }
+
+    /// The app's catalog: group G1 with `pro` (promotional offer COMEBACK) and `pro.yearly`, never sold here; group G2
+    /// with `other.product`.
+    static let catalog =
+        #"{"\#(app)": {"G1": {"pro": ["COMEBACK"], "pro.yearly": []}, "G2": {"other.product": []}}}"#
 
     /// POSTs an offer request for `user`; the answer and its JSON.
     static func post(_ client: ServiceHTTPClient, key: String, user: String, _ body: String) async throws -> (
@@ -143,6 +153,12 @@ import Testing
                 issuerID: "issuer-1", keys: keys)
             #expect(claims.allowIntroductoryOffer == false && claims.transactionId == "sub-1-t7")
 
+            // A sibling of the group that no stored transaction names: the catalog says it is G1's, so not new.
+            let (siblingStatus, sibling) = try await Self.post(
+                client, key: key, user: "user-1", #"{"offer":"introductory","productId":"pro.yearly"}"#)
+            #expect(siblingStatus == .ok && sibling["allowIntroductoryOffer"] as? Bool == false, "\(sibling)")
+            #expect(sibling["subscriptionGroupIdentifier"] as? String == "G1" && sibling["signature"] is String)
+
             let (_, otherGroup) = try await Self.post(
                 client, key: key, user: "user-1", #"{"offer":"introductory","productId":"other.product"}"#)
             #expect(otherGroup["allowIntroductoryOffer"] as? Bool == true, "another group's offer is still new to them")
@@ -163,9 +179,13 @@ import Testing
                 (#"{"offer":"promotional","productId":"pro"}"#, "bad-body"),
                 (#"{"offer":"seasonal","productId":"pro"}"#, "bad-offer"),
                 (
-                    #"{"offer":"promotional","productId":"pro","offerIdentifier":"X","signatureVersion":"V3"}"#,
+                    #"{"offer":"promotional","productId":"pro","offerIdentifier":"COMEBACK","signatureVersion":"V3"}"#,
                     "bad-signature-version"
                 ),
+                // Only what the catalog lists is signed: StoreKit would give nothing else.
+                (#"{"offer":"introductory","productId":"com.example.unknown"}"#, "unknown-product"),
+                (#"{"offer":"promotional","productId":"pro","offerIdentifier":"FREE_FOREVER"}"#, "unknown-offer"),
+                (#"{"offer":"promotional","productId":"pro.yearly","offerIdentifier":"COMEBACK"}"#, "unknown-offer"),
                 (#"{"offer":"introductory","productId":"pro","environment":"Xcode"}"#, "bad-environment"),
                 ("not json", "bad-body"),
             ] {
@@ -173,10 +193,32 @@ import Testing
                 #expect(status == .badRequest && json["error"] as? String == code, "\(body): \(json)")
             }
         }
+        let keyFile = try Self.file(Self.key.privateKey.pemRepresentation)
+        let error = #expect(throws: SettingsError.self, "an offer key without a catalog stops the service") {
+            try CustomerAPISettings(
+                EnvironmentSettings([
+                    "DATABASE_URL": "postgres://u@127.0.0.1/db", "APPSTORE_OFFER_KEY_FILE": keyFile,
+                    "APPSTORE_OFFER_KEY_ID": "K", "APPSTORE_OFFER_ISSUER_ID": "issuer-1",
+                ]))
+        }
+        #expect(error?.description.contains("APPSTORE_OFFER_CATALOG_FILE") == true, "\(String(describing: error))")
+        #expect(throws: SettingsError.self, "a product in two groups") {
+            try CustomerAPISettings.offerCatalog(
+                EnvironmentSettings([
+                    "APPSTORE_OFFER_CATALOG_FILE": try Self.file(#"{"a": {"G1": {"p": []}, "G2": {"p": []}}}"#)
+                ]))
+        }
         try await self.withAPI(offers: nil) { client, key in
             let (status, json) = try await Self.post(
                 client, key: key, user: "user-1", #"{"offer":"introductory","productId":"pro"}"#)
             #expect(status == .serviceUnavailable && json["error"] as? String == "not-configured")
         }
+    }
+
+    /// A temporary file holding `text`; its path.
+    static func file(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("catalog-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: url)
+        return url.path
     }
 }

@@ -56,7 +56,10 @@ import Testing
                 "bad-payload"
             ),
             ("/notifications", IngestTestSupport.body(try signer.sign(noUUID)), 400, "bad-payload"),
-            ("/notifications", IngestTestSupport.body(try signer.sign(unknownApp)), 400, "unknown-app"),
+            (
+                "/notifications", IngestTestSupport.body(try AppStoreSigner(pki: try TestPKI()).sign(unknownApp)), 403,
+                "verification-failed"
+            ),
             (
                 "/notifications", IngestTestSupport.body(try fixtures.signedNotification(environment: .xcode)), 400,
                 "unknown-environment"
@@ -64,6 +67,26 @@ import Testing
             ("/notifications/production", IngestTestSupport.body(valid), 400, "wrong-environment"),
             ("/notifications", ByteBuffer(repeating: UInt8(ascii: "a"), count: 70_000), 413, "body-too-large"),
         ]
+    }
+
+    /// An app or App Store environment not configured here is not refused at admission: it is parked (stored once
+    /// Apple's signature verifies, dead-lettered by the chain-verifier to be replayed after configuring).
+    @Test func anUnconfiguredAppOrEnvironmentIsParkedNotRefused() throws {
+        let admission = NotificationAdmission(
+            apps: [AppIdentity(bundleId: SignedFixtures.bundleId)], environments: [.sandbox])
+        var unknownApp = SignedFixtures.notification()
+        unknownApp.data?.bundleId = "com.not.configured"
+        let signer = self.fixtures.signer
+        let parked = try admission.admit(
+            body: Array(buffer: IngestTestSupport.body(try signer.sign(unknownApp))), route: nil)
+        #expect(parked.parked == "unknown-app" && parked.bundleId == "com.not.configured")
+        let production = try admission.admit(
+            body: Array(buffer: IngestTestSupport.body(try self.fixtures.signedNotification(environment: .production))),
+            route: nil)
+        #expect(production.parked == "unknown-environment" && production.environment == .production)
+        let valid = try admission.admit(
+            body: Array(buffer: IngestTestSupport.body(try self.fixtures.signedNotification())), route: nil)
+        #expect(valid.parked == nil)
     }
 
     @Test func aHeaderSeenBeforeDoesNotAdmitADifferentOne() throws {

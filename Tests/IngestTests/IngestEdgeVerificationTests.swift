@@ -80,7 +80,12 @@ import X509
                 "verification-failed"
             ),
             ("a tampered real Apple notification", Self.tampered(real), 403, "verification-failed"),
-            ("a notification signed for another app", try self.fixtures.signer.sign(otherApp), 400, "unknown-app"),
+            // Another app's notification under a chain of the forger's own: refused like any forgery (only Apple's
+            // is parked).
+            (
+                "another app's, forged", try AppStoreSigner(pki: try TestPKI()).sign(otherApp), 403,
+                "verification-failed"
+            ),
         ]
     }
 
@@ -105,7 +110,10 @@ import X509
                             "\(name): \(response.status) \(json ?? [:])")
                     }
                 }
-                for genuine in [try self.fixtures.signedNotification(), real] {
+                // Apple's notifications: two of configured apps, one of an app not configured (stored, parked later).
+                var otherApp = SignedFixtures.notification()
+                otherApp.data?.bundleId = "com.example.other"
+                for genuine in [try self.fixtures.signedNotification(), real, try self.fixtures.signer.sign(otherApp)] {
                     try await client.execute(
                         uri: "/notifications", method: .post, body: IngestTestSupport.body(genuine)
                     ) { response in
@@ -113,8 +121,8 @@ import X509
                     }
                 }
             }
-            let records = try await kafka.readAll(settings.topics.raw, atLeast: 2, quiet: .seconds(2))
-            #expect(records.count == 2, "only the two genuine notifications reached the raw topic")
+            let records = try await kafka.readAll(settings.topics.raw, atLeast: 3, quiet: .seconds(2))
+            #expect(records.count == 3, "only the three genuine notifications reached the raw topic")
         }
     }
 

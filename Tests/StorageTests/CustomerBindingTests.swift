@@ -92,7 +92,12 @@ import Testing
                 try await self.rows("sub-1", client: client).rows == ["sub-1": true],
                 "no token: keyed by originalTransactionId")
 
-            let claim = Self.posted(subscribed, user: "user-1")
+            // Nobody owns it and nothing tokens it: a bare claim (an id, a receipt, an old signed transaction) binds
+            // nothing; a claim with proof (here an operator's word) binds it.
+            let bare = Self.posted(subscribed, user: "stranger", request: "bare")
+            #expect(try await repository.apply(bare, receivedAt: nil) == .recorded(.conflict))
+            #expect(try await self.rows("sub-1", client: client) == (["sub-1": true], nil), "nothing bound")
+            let claim = Self.posted(subscribed, user: "user-1", proof: .admin(operator: "onboarding"))
             #expect(try await repository.apply(claim, receivedAt: nil) == .recorded(.applied))
             #expect(
                 try await self.rows("sub-1", client: client) == (["user-1": true], "user-1"),
@@ -211,7 +216,8 @@ import Testing
             ).base64EncodedString()
             _ = try await repository.apply(subscribed, receivedAt: nil)
             #expect(
-                try await repository.apply(Self.posted(subscribed, user: "first"), receivedAt: nil)
+                try await repository.apply(
+                    Self.posted(subscribed, user: "first", proof: .device(verificationId: device)), receivedAt: nil)
                     == .recorded(.applied))
             let wrong = Self.posted(
                 subscribed, user: "second", policy: .transfer, proof: .device(verificationId: nonce), request: "wrong")

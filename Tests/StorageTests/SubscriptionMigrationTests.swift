@@ -74,7 +74,8 @@ import Testing
                 "SUBSCRIBED", "INITIAL_BUY", original: "old-1", day: 0, expiresDay: 30)
             _ = try await repository.apply(subscribed, receivedAt: nil)
             _ = try await repository.apply(
-                CustomerBindingTests.posted(subscribed, user: "user-1"), receivedAt: nil)
+                CustomerBindingTests.posted(subscribed, user: "user-1", proof: .admin(operator: "test")),
+                receivedAt: nil)
             #expect(try await self.rows(client: client) == ["user-1 pro old-1 true"])
 
             let migration = try Self.migrated("MIGRATION", original: "new-1", previous: "old-1", day: 10)

@@ -62,6 +62,8 @@ pipeline_start() {
     export APPSTORE_API_ISSUER_ID=57246542-96fe-1a63-e053-0824d011072a APPSTORE_API_BUNDLE_ID="${sim_app%%:*}"
     # Offers are signed with a second In-App Purchase key (customer-api refuses to sign with the API key).
     export APPSTORE_OFFER_KEY_FILE="$dir/sim/offer-key.p8" APPSTORE_OFFER_KEY_ID=SIMOFFER01
+    # The products and offers customer-api may sign offers for (the sim's app's, written by `appstore-sim init`).
+    export APPSTORE_OFFER_CATALOG_FILE="$dir/sim/offer-catalog.json"
     # retention-messaging answers the App Store's real-time requests with the example rules (docs/retention.md).
     export RETENTION_RULES_FILE="$PWD/deploy/examples/retention-rules.json"
     # The sim serves Production's API at its root and Sandbox's under /sandbox; the key calls for the sim's app only.

@@ -107,6 +107,23 @@ public final class SignedDataVerifier: Sendable {
         return notification.payload
     }
 
+    /// Verifies only that the App Store signed a notification's outer JWS (chain, Apple's markers, signature, one
+    /// container), whatever app and environment it names: a genuine notification of an app or environment not
+    /// configured yet is parked (`unknown-app`, `unknown-environment`) to be replayed once it is, while a forgery is
+    /// still refused. Throws ``VerificationError`` of the chain or signature kinds like the full check.
+    public func verifyNotificationSignatureOnly(_ notification: UnverifiedNotification) async throws(VerificationError)
+        -> ResponseBodyV2DecodedPayload
+    {
+        try self.requireStoreKitTestCertificate()
+        try await self.verify(
+            notification.jws, payload: notification.payload,
+            cached: self.cache.value(forHeader: notification.jws.header))
+        guard notification.payload.containerCount == 1 else {
+            throw VerificationError(.format, "a notification carries exactly one data container")
+        }
+        return notification.payload
+    }
+
     /// Verifies a notification's outer JWS (chain, signature, one container, app and environment) and decodes the
     /// JWS nested in it without checking their own signatures: Apple's outer signature covers their text, so
     /// what they decode to is what Apple sent. This is the entitlement-updater's second look at a notification the

@@ -62,7 +62,9 @@ public enum ConsumptionRequests {
         guard isNew else { return nil }
 
         var facts = try await Self.facts(
-            of: entry, customer: customer, transactionId: transactionId, on: connection, logger: logger)
+            of: entry, customer: customer, original: original,
+            token: CustomerKey.validToken(transaction.appAccountToken),
+            transactionId: transactionId, on: connection, logger: logger)
         facts.productType = transaction.rawType
         facts.appAccountToken = transaction.appAccountToken?.lowercased()
         let decision = ConsumptionDecision(
@@ -95,19 +97,25 @@ public enum ConsumptionRequests {
         return status
     }
 
-    /// What the database holds about the customer and this purchase.
+    /// What the database holds about the customer (`customer`, the purchase's customer key) and this purchase: the
+    /// team's facts recorded for the purchase's app user (through its binding), its appAccountToken or its
+    /// originalTransactionId, each by its own kind; and the customer's purchases' totals.
     static func facts(
-        of entry: NotificationLogEntry, customer: String, transactionId: String,
+        of entry: NotificationLogEntry, customer: String, original: String, token: String?, transactionId: String,
         on connection: PostgresConnection,
         logger: Logger
     ) async throws -> ConsumptionFacts {
         var facts = ConsumptionFacts()
         let team = try await connection.query(
             """
-            SELECT customer_consented, play_time_minutes, delivery_status, consumption_percentage, user_status FROM consumption_facts
-            WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND customer = \(customer)
-              AND transaction_id IN ('', \(transactionId))
-            ORDER BY transaction_id DESC
+            SELECT customer_consented, play_time_minutes, delivery_status, consumption_percentage, user_status FROM consumption_facts f
+            WHERE f.environment = \(entry.environment) AND f.bundle_id = \(entry.bundleId) AND f.transaction_id IN ('', \(transactionId))
+              AND ((f.customer_kind = 'appUserId' AND f.customer = (
+                       SELECT app_user_id FROM customer_bindings
+                       WHERE environment = \(entry.environment) AND bundle_id = \(entry.bundleId) AND original_transaction_id = \(original)))
+                OR (f.customer_kind = 'appAccountToken' AND f.customer = \(token))
+                OR (f.customer_kind = 'originalTransactionId' AND f.customer = \(original)))
+            ORDER BY f.transaction_id DESC, f.customer_kind
             """, logger: logger)
         var seen = false
         for try await (consented, playTime, delivery, percentage, userStatus) in team.decode(
@@ -158,11 +166,11 @@ public enum ConsumptionRequests {
     public static func store(_ facts: ConsumptionFactsRecord, client: PostgresClient, logger: Logger) async throws {
         try await client.query(
             """
-            INSERT INTO consumption_facts (environment, bundle_id, customer, transaction_id, customer_consented, play_time_minutes, delivery_status,
-                                           consumption_percentage, user_status)
-            VALUES (\(facts.environment), \(facts.bundleId), \(facts.customer), \(facts.transactionId), \(facts.customerConsented),
+            INSERT INTO consumption_facts (environment, bundle_id, customer_kind, customer, transaction_id, customer_consented, play_time_minutes,
+                                           delivery_status, consumption_percentage, user_status)
+            VALUES (\(facts.environment), \(facts.bundleId), \(facts.kind), \(facts.customer), \(facts.transactionId), \(facts.customerConsented),
                     \(facts.playTimeMinutes), \(facts.deliveryStatus), \(facts.consumptionPercentage), \(facts.userStatus))
-            ON CONFLICT (environment, bundle_id, customer, transaction_id) DO UPDATE SET
+            ON CONFLICT (environment, bundle_id, customer_kind, customer, transaction_id) DO UPDATE SET
                 customer_consented = EXCLUDED.customer_consented, play_time_minutes = EXCLUDED.play_time_minutes,
                 delivery_status = EXCLUDED.delivery_status, consumption_percentage = EXCLUDED.consumption_percentage,
                 user_status = EXCLUDED.user_status, updated_at = now()
@@ -176,8 +184,8 @@ public enum ConsumptionRequests {
         var stored = false
         for try await _ in try await client.query(
             """
-            SELECT 1 FROM consumption_facts WHERE environment = \(facts.environment) AND bundle_id = \(facts.bundleId) AND customer = \(facts.customer)
-              AND transaction_id = \(facts.transactionId) AND customer_consented = \(facts.customerConsented)
+            SELECT 1 FROM consumption_facts WHERE environment = \(facts.environment) AND bundle_id = \(facts.bundleId)
+              AND customer_kind = \(facts.kind) AND customer = \(facts.customer) AND transaction_id = \(facts.transactionId) AND customer_consented = \(facts.customerConsented)
               AND play_time_minutes IS NOT DISTINCT FROM \(facts.playTimeMinutes) AND delivery_status IS NOT DISTINCT FROM \(facts.deliveryStatus)
               AND consumption_percentage IS NOT DISTINCT FROM \(facts.consumptionPercentage) AND user_status IS NOT DISTINCT FROM \(facts.userStatus)
             """, logger: logger

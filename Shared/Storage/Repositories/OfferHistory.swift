@@ -2,15 +2,14 @@ import Foundation
 public import Logging
 public import PostgresNIO
 
-/// What a customer's stored history says about offers for one product: the product's subscription group (as any
-/// stored transaction of it names it), whether the customer has subscribed in that group and had an introductory
+/// What a customer's stored history says about offers for one product of a subscription group (the catalog's):
+/// whether the customer has subscribed in that group and had an introductory
 /// offer there, a transaction id of theirs to bind a signature to, and the win-back offers Apple listed in the newest
 /// renewal info of their subscriptions in the group. Read-only: customer-api decides, the updater stays the writer.
 public struct OfferHistory: Codable, Hashable, Sendable {
-    /// The product's subscription group; nil when no stored transaction names the product (then the product alone
-    /// stands for its group).
+    /// The product's subscription group, as the catalog names it.
     public var subscriptionGroupIdentifier: String?
-    /// The customer has a transaction of the product or of its group.
+    /// The customer has a transaction of a product of the group (or one naming the group).
     public var subscribedInGroup: Bool
     /// The customer has had an introductory offer (offerType 1) in the group.
     public var hadIntroductoryOffer: Bool
@@ -35,12 +34,14 @@ public struct OfferHistoryLookup: Sendable {
         self.logger = logger
     }
 
-    /// The history of `appUserId` in one app and environment, for `productId`.
-    public func history(bundleId: String, environment: String, appUserId: String, productId: String) async throws
-        -> OfferHistory
-    {
+    /// The history of `appUserId` in one app and environment, for the subscription group `groupId` whose products are
+    /// `groupProducts` (the catalog's).
+    public func history(
+        bundleId: String, environment: String, appUserId: String, groupId: String, groupProducts: [String]
+    ) async throws -> OfferHistory {
         let statement = OfferHistoryStatement(
-            bundleId: bundleId, environment: environment, appUserId: appUserId, productId: productId)
+            bundleId: bundleId, environment: environment, appUserId: appUserId, groupId: groupId,
+            groupProducts: groupProducts)
         var history = OfferHistory(
             subscribedInGroup: false, hadIntroductoryOffer: false, eligibleWinBackOfferIds: [])
         for try await row in try await self.client.execute(statement, logger: self.logger) { history = row }
@@ -57,20 +58,16 @@ struct OfferHistoryStatement: PostgresPreparedStatement {
         WITH o AS (
             SELECT original_transaction_id FROM customer_bindings
             WHERE bundle_id = $1 AND environment = $2 AND app_user_id = $3
-        ), g AS (
-            SELECT (SELECT subscription_group_identifier FROM transactions
-                    WHERE bundle_id = $1 AND environment = $2 AND product_id = $4 AND subscription_group_identifier IS NOT NULL
-                    LIMIT 1) AS id
         ), mine AS (
             SELECT t.transaction_id, t.product_id, t.subscription_group_identifier, t.offer_type, t.purchase_date,
                    t.app_account_token, t.original_transaction_id,
-                   (t.product_id = $4 OR t.subscription_group_identifier = (SELECT id FROM g)) AS in_group
+                   (t.product_id = ANY($5::text[]) OR t.subscription_group_identifier = $4) AS in_group
             FROM transactions t
             WHERE t.bundle_id = $1 AND t.environment = $2
               AND t.original_transaction_id = ANY(ARRAY(SELECT original_transaction_id FROM o))
         )
         SELECT
-            (SELECT id FROM g),
+            $4::text,
             EXISTS (SELECT 1 FROM mine WHERE in_group),
             EXISTS (SELECT 1 FROM mine WHERE in_group AND offer_type = 1),
             (SELECT transaction_id FROM mine ORDER BY purchase_date DESC NULLS LAST, transaction_id DESC LIMIT 1),
@@ -84,14 +81,16 @@ struct OfferHistoryStatement: PostgresPreparedStatement {
     var bundleId: String
     var environment: String
     var appUserId: String
-    var productId: String
+    var groupId: String
+    var groupProducts: [String]
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 4)
+        var bindings = PostgresBindings(capacity: 5)
         bindings.append(self.bundleId)
         bindings.append(self.environment)
         bindings.append(self.appUserId)
-        bindings.append(self.productId)
+        bindings.append(self.groupId)
+        bindings.append(self.groupProducts)
         return bindings
     }
 

@@ -86,7 +86,7 @@ import Testing
                         if let refusing {
                             let (status, _) = try await Self.putFacts(
                                 customerAPI, app: sim.app.bundleId, key: appKey, customer: ownerOf[refusing]!.customer,
-                                body: #"{"customerConsented":false}"#)
+                                kind: ownerOf[refusing]!.customerKind, body: #"{"customerConsented":false}"#)
                             #expect(status == 200)
                         }
                         let (badStatus, bad) = try await Self.putFacts(
@@ -526,10 +526,11 @@ import Testing
     // MARK: Helpers
 
     /// `PUT …/consumption-facts` as the app does; the status and the body text.
-    static func putFacts(_ base: String, app: String, key: String, customer: String, body: String) async throws -> (
-        Int, String
-    ) {
-        var request = HTTPClientRequest(url: base + "/v1/apps/\(app)/customers/\(customer)/consumption-facts")
+    static func putFacts(
+        _ base: String, app: String, key: String, customer: String, kind: String = "appUserId", body: String
+    ) async throws -> (Int, String) {
+        var request = HTTPClientRequest(
+            url: base + "/v1/apps/\(app)/customers/\(customer)/consumption-facts?idType=\(kind)")
         request.method = .PUT
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
         request.headers.add(name: "Content-Type", value: "application/json")

@@ -140,6 +140,8 @@ public struct SimHarness: Sendable {
         try Data(self.offerKey.pemRepresentation.utf8).write(to: offerKeyFile)
         let root = directory.appendingPathComponent("root.der")
         try Data(self.pki.rootDER).write(to: root)
+        let catalog = directory.appendingPathComponent("offer-catalog.json")
+        try Data(SimOfferCatalog.json(bundleId: self.app.bundleId).utf8).write(to: catalog)
         let intermediate = directory.appendingPathComponent("intermediate.der")
         try Data(TestPKI.der(self.pki.intermediate)).write(to: intermediate)
         return [
@@ -148,6 +150,7 @@ public struct SimHarness: Sendable {
             "APPSTORE_API_KEY_FILE": keyFile.path, "APPSTORE_API_KEY_ID": Self.keyID,
             "APPSTORE_API_ISSUER_ID": Self.issuerID,
             "APPSTORE_OFFER_KEY_FILE": offerKeyFile.path, "APPSTORE_OFFER_KEY_ID": Self.offerKeyID,
+            "APPSTORE_OFFER_CATALOG_FILE": catalog.path,
             "APPSTORE_API_URL_PRODUCTION": self.baseURL.absoluteString,
             "APPSTORE_API_URL_SANDBOX": self.sandboxURL.absoluteString,
             "KAFKA_BOOTSTRAP_SERVERS": bootstrap, "RECORD_SIGNING_KEYS": TestRecordSigning.variable(.iapctl),
