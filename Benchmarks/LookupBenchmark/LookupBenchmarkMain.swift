@@ -39,7 +39,12 @@ enum LookupBenchmarkMain {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let paths = (0..<customers).map { "/v1/apps/com.example.app/customers/s-\($0)?idType=originalTransactionId" }
+        // The stored life cycles are Sandbox's (a look-up without `environment` reads Production).
+        let paths = (0..<customers).map {
+            "/v1/apps/com.example.app/customers/s-\($0)?idType=originalTransactionId&environment=Sandbox"
+        }
+        // customer-api reads its keys every CUSTOMER_API_KEY_REFRESH_MS: the new key works within it.
+        try await waitUntilCustomerAPIKnows(key: token, baseURL: arguments[2], http: http)
         let baseline = try await Self.offer(
             http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds
         ).checkedAsBaseline("bare Hummingbird GET", offered: Int(rate * seconds))

@@ -79,7 +79,8 @@ func buildRouter(
     let v1 = router.group("v1").add(middleware: keys)
     let adminV1 = settings.adminPort == nil ? v1 : adminRouter.group("v1").add(middleware: keys)
     let lookup = CustomerLookup(client: database, logger: logger)
-    let views = CustomerRoutes(lookup: lookup, outcomes: outcomes)
+    let views = CustomerRoutes(
+        lookup: lookup, outcomes: outcomes, defaultEnvironment: settings.defaultLookupEnvironment)
     views.add(to: v1)
     AccountTokenRoute(
         owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout,

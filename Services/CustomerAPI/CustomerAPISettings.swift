@@ -1,3 +1,4 @@
+import AppStoreModels
 import Entitlements
 import Foundation
 import NotificationPipeline
@@ -18,6 +19,9 @@ struct CustomerAPISettings: Sendable {
     var purchases: PurchaseSettings?
     /// The key offers are signed with; nil: the offer route answers 503 `not-configured`.
     var offers: OfferSigningSettings?
+    /// The environment a look-up without `environment` reads: Production when `APPSTORE_ENVIRONMENTS` (default
+    /// Production and Sandbox) has it, else every environment (`all`).
+    var defaultLookupEnvironment: String? = "Production"
     /// The products and offers the offer route may sign (`APPSTORE_OFFER_CATALOG_FILE`, required with the key).
     var offerCatalog = OfferCatalog()
     /// The listener of the support routes (`/v1/admin/…`) and the console (`CUSTOMER_API_ADMIN_PORT`), which no
@@ -82,6 +86,9 @@ struct CustomerAPISettings: Sendable {
             self.keyConcurrency = value
         }
         self.offerCatalog = try Self.offerCatalog(settings)
+        let environments = try ConfiguredApps.environments(
+            settings.list("APPSTORE_ENVIRONMENTS", default: ["Production", "Sandbox"]))
+        self.defaultLookupEnvironment = environments.contains(.production) ? "Production" : nil
         guard !settings.string("APPSTORE_APPS", default: "").isEmpty else {
             self.offers = try OfferSigningSettings(settings, apiKey: nil)
             try self.requireCatalog()

@@ -9,12 +9,15 @@ import ServiceRuntime
 import Storage
 
 /// The read routes: `GET /v1/apps/{bundleId}/customers/{customer}` answers the customer's entitlements as
-/// of the request time, with an ETag; `?environment=Production|Sandbox` narrows it. The id is an app user id
+/// of the request time, with an ETag, in one environment: `?environment=Production|Sandbox|…`, by default Production when
+/// it is configured, `all` for every one. The id is an app user id
 /// unless `?idType=appAccountToken` or `?idType=originalTransactionId` says otherwise; one kind never matches
 /// another.
 struct CustomerRoutes {
     let lookup: CustomerLookup
     let outcomes: LabelledCounter
+    /// The environment a look-up without `environment` reads (nil: all), ``CustomerAPISettings/defaultLookupEnvironment``.
+    var defaultEnvironment: String? = "Production"
 
     /// Adds the routes to a router group that already authenticates.
     func add(to group: RouterGroup<CustomerAPIContext>) {
@@ -27,11 +30,15 @@ struct CustomerRoutes {
     func customer(_ request: Request, context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
         let customer = try context.parameters.require("customer")
-        let environment = request.uri.queryParameters.get("environment")
+        // Without `environment`, Production when it is configured: Sandbox rows are never `active` beside Production
+        // ones by accident (a tester's sandbox purchase is no paying customer's access); `all` reads every one.
+        var environment: String? =
+            request.uri.queryParameters.get("environment").map { String($0) } ?? self.defaultEnvironment
+        if environment == "all" { environment = nil }
         if let environment, !["Production", "Sandbox", "Xcode", "LocalTesting"].contains(environment) {
             self.outcomes.increment("bad-request")
             return APIErrorResponse.response(
-                .badRequest, "bad-environment", "environment must be Production, Sandbox, Xcode or LocalTesting")
+                .badRequest, "bad-environment", "environment must be Production, Sandbox, Xcode, LocalTesting or all")
         }
         guard customer.count <= 128 else {
             self.outcomes.increment("bad-request")

@@ -83,8 +83,11 @@ struct PurchaseRoutes {
             throw Self.ownedByAnother
         }
         self.outcomes.increment("purchase-applied")
+        // The view of the environment the purchases are of (a Sandbox purchase answers the Sandbox view).
+        let environments = Set(records.map(\.environment))
         return try await self.views.viewResponse(
-            bundleId: bundleId, customer: appUserId, kind: .appUserId, environment: nil, ifNoneMatch: nil,
+            bundleId: bundleId, customer: appUserId, kind: .appUserId,
+            environment: environments.count == 1 ? environments.first : nil, ifNoneMatch: nil,
             extra: #""requestId":"# + JSONText.quoted(purchase.requestId))
     }
 

@@ -123,10 +123,10 @@ import Testing
     }
 
     @Test func entitlementsAreEvaluatedAtTheRequestTimePerEnvironment() async throws {
-        try await withAPI { client, key, _ in
+        try await withAPIAndDeadKeys(keyRate: 1000) { client, key, _, _, _ in
             let path = "/v1/apps/\(Self.app)/customers/\(Self.token)?idType=appAccountToken"
             let response = try await Self.get(client, path + "&environment=Production", key: key)
-            #expect(response.status == .ok)
+            #expect(response.status == .ok, "\(String(buffer: response.body))")
             let view = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: response.body))
             let active = Dictionary(
                 view.entitlements.map { ($0.originalTransactionId, $0.active) }, uniquingKeysWith: { a, _ in a })
@@ -136,8 +136,15 @@ import Testing
             #expect(view.subscriptions.map(\.originalTransactionId).sorted() == ["sub-active", "sub-lapsed"])
             #expect(view.purchases.map(\.productId) == ["lifetime"])
             #expect(view.entitlements.allSatisfy { $0.environment == "Production" })
-            let everywhere = try JSONDecoder().decode(
-                CustomerView.self, from: Data(buffer: try await Self.get(client, path, key: key).body))
+            // Without `environment`: Production only (Production is configured), so a Sandbox purchase is never
+            // read as access beside Production's; `all` reads every environment.
+            let unnamedResponse = try await Self.get(client, path, key: key)
+            #expect(unnamedResponse.status == .ok, "\(String(buffer: unnamedResponse.body))")
+            let unnamed = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: unnamedResponse.body))
+            #expect(unnamed.entitlements.allSatisfy { $0.environment == "Production" } && !unnamed.entitlements.isEmpty)
+            let everywhereResponse = try await Self.get(client, path + "&environment=all", key: key)
+            #expect(everywhereResponse.status == .ok, "\(String(buffer: everywhereResponse.body))")
+            let everywhere = try JSONDecoder().decode(CustomerView.self, from: Data(buffer: everywhereResponse.body))
             #expect(
                 everywhere.entitlements.contains {
                     $0.environment == "Sandbox" && $0.originalTransactionId == "sandbox-1" && $0.active

@@ -96,6 +96,15 @@ api_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label loc
     | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
 admin_key=$("$bin/iapctl" api-keys create --bundle-id "${sim_app%%:*}" --label local-run-support --role admin --rate 200 \
     | "$APPSTORE_TOOLS_PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["token"])')
+# customer-api reads its keys every CUSTOMER_API_KEY_REFRESH_MS (2 s): wait until the new ones work.
+for key in "$api_key" "$admin_key"; do
+    for _ in $(seq 1 100); do
+        status=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $key" \
+            "$customer_api/v1/apps/${sim_app%%:*}/customers/key-check")
+        [ "$status" != 401 ] && break
+        sleep 0.1
+    done
+done
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
 if ((${#refund_mode[@]})); then
     echo "   subscription REFUNDs without data.status (--refunds-without-status): refund-resolver settles every one;"

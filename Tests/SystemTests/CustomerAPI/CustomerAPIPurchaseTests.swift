@@ -93,9 +93,10 @@ import Testing
             return Int(try await self.sim.http.execute(request, timeout: .seconds(30)).status.code)
         }
 
-        /// The app user's active entitlements through GET (product ids).
+        /// The app user's active entitlements through GET, in every environment (product ids).
         func activeProducts(_ user: String) async throws -> [String] {
-            var request = HTTPClientRequest(url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)")
+            var request = HTTPClientRequest(
+                url: "http://127.0.0.1:\(self.port)/v1/apps/\(self.app)/customers/\(user)?environment=all")
             request.headers.add(name: "Authorization", value: "Bearer \(self.key)")
             let response = try await self.sim.http.execute(request, timeout: .seconds(30))
             let bytes = try await response.body.collect(upTo: 1 << 22)

@@ -138,6 +138,8 @@ import Testing
             try await APIKeyStore(client: $0, logger: logger).create(bundleId: sim.app.bundleId, ratePerSecond: 5000)
                 .token
         }
+        // customer-api reads its keys every CUSTOMER_API_KEY_REFRESH_MS: the new key works within it.
+        try await waitUntilCustomerAPIKnows(key: key, baseURL: await fleet.customerAPIURL, http: sim.http)
         let posts = sim.simulator.scenario.appPosts
         #expect(
             posts.count > 20 && sim.simulator.scenario.lost.count > 20,
