@@ -99,10 +99,7 @@ public final class SignedDataVerifier: Sendable {
     public func verifyNotificationEnvelope(_ notification: UnverifiedNotification) async throws(VerificationError)
         -> ResponseBodyV2DecodedPayload
     {
-        try self.requireStoreKitTestCertificate()
-        try await self.verify(
-            notification.jws, payload: notification.payload,
-            cached: self.cache.value(forHeader: notification.jws.header))
+        _ = try await self.verifyNotificationSignatureOnly(notification)
         _ = try self.checkEnvelope(notification.payload)
         return notification.payload
     }
@@ -118,9 +115,7 @@ public final class SignedDataVerifier: Sendable {
         try await self.verify(
             notification.jws, payload: notification.payload,
             cached: self.cache.value(forHeader: notification.jws.header))
-        guard notification.payload.containerCount == 1 else {
-            throw VerificationError(.format, "a notification carries exactly one data container")
-        }
+        try Self.requireOneContainer(notification.payload)
         return notification.payload
     }
 
@@ -186,14 +181,19 @@ public final class SignedDataVerifier: Sendable {
         return (payload, json, try self.checkEnvelope(payload))
     }
 
-    /// The envelope rules after the signature: exactly one container, a configured app and environment.
-    private func checkEnvelope(_ payload: ResponseBodyV2DecodedPayload) throws(VerificationError) -> AppIdentity {
+    /// A notification carries exactly one of `data`, `summary`, `externalPurchaseToken` and `appData`.
+    private static func requireOneContainer(_ payload: ResponseBodyV2DecodedPayload) throws(VerificationError) {
         guard payload.containerCount == 1 else {
             throw VerificationError(
                 .format,
                 "a notification carries exactly one of data, summary, externalPurchaseToken and appData, "
                     + "found \(payload.containerCount)")
         }
+    }
+
+    /// The envelope rules after the signature: exactly one container, a configured app and environment.
+    private func checkEnvelope(_ payload: ResponseBodyV2DecodedPayload) throws(VerificationError) -> AppIdentity {
+        try Self.requireOneContainer(payload)
         let app = try self.checkApp(bundleId: payload.bundleId, appAppleId: payload.appAppleId)
         try self.checkEnvironment(payload.rawEnvironment)
         return app
