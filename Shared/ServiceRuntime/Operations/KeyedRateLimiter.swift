@@ -8,10 +8,10 @@ import Synchronization
 /// RateAndRetry's ``TokenBucket``.
 ///
 /// At most `maximumKeys` keys are tracked, so keys an attacker chooses cannot grow it without bound: when a new key
-/// finds it full, the full buckets (the same as new ones) are forgotten; if none is, the new key shares one overflow
-/// bucket until some are.
+/// finds it full, the full buckets (the same as new ones) are forgotten (at most once a second); if none is, the new
+/// key shares one overflow bucket until some are.
 public final class KeyedRateLimiter: Sendable {
-    private let buckets = Mutex<[String: TokenBucket]>([:])
+    private let buckets = Mutex<(all: [String: TokenBucket], prunedAt: Double)>(([:], -.infinity))
     /// The instant the limiter's seconds count from.
     private let origin = ContinuousClock.now
     private let maximumKeys: Int
@@ -27,23 +27,28 @@ public final class KeyedRateLimiter: Sendable {
     public func take(keyId: String, ratePerSecond: Int, now: ContinuousClock.Instant = .now) -> Double? {
         let rate = max(ratePerSecond, 1)
         let seconds = Self.seconds(now - self.origin)
-        return self.buckets.withLock { buckets -> Double? in
+        return self.buckets.withLock { state -> Double? in
             var key = keyId
-            if buckets[key] == nil, buckets.count >= self.maximumKeys {
-                buckets = buckets.filter { !$0.value.isFull(now: seconds) }
-                if buckets.count >= self.maximumKeys { key = Self.overflowKey }
+            if state.all[key] == nil, state.all.count >= self.maximumKeys {
+                // Forgetting full buckets reads them all: at most once a second, so new keys cannot make every
+                // request pay for a scan.
+                if seconds - state.prunedAt >= 1 {
+                    state.all = state.all.filter { !$0.value.isFull(now: seconds) }
+                    state.prunedAt = seconds
+                }
+                if state.all.count >= self.maximumKeys { key = Self.overflowKey }
             }
             var bucket =
-                buckets[key].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
+                state.all[key].flatMap { $0.interval == 1 / Double(rate) ? $0 : nil }
                 ?? TokenBucket(ratePerSecond: Double(rate), burst: rate, now: seconds)
-            defer { buckets[key] = bucket }
+            defer { state.all[key] = bucket }
             if bucket.take(now: seconds) != nil { return nil }
             return bucket.wait(now: seconds)
         }
     }
 
     /// How many keys are tracked now.
-    public var trackedKeys: Int { self.buckets.withLock { $0.count } }
+    public var trackedKeys: Int { self.buckets.withLock { $0.all.count } }
 
     /// A duration in seconds, with its fraction.
     static func seconds(_ duration: Duration) -> Double {
