@@ -19,7 +19,8 @@ public struct ChainWarmup: Service {
         self.logger = logger
     }
 
-    /// Validates every intermediate in every verifier (within milliseconds), then waits for shutdown.
+    /// Validates every intermediate in every verifier (within milliseconds); throws a settings error naming the one
+    /// that does not validate.
     public func warm() async throws {
         for verifier in self.verifiers {
             do {
@@ -31,6 +32,7 @@ public struct ChainWarmup: Service {
         self.logger.info("chain cache warmed", metadata: ["intermediates": "\(self.intermediates.count)"])
     }
 
+    /// Warms at start, then waits for shutdown (a failure ends the service group: the service stops).
     public func run() async throws {
         try await self.warm()
         try await gracefulShutdown()
