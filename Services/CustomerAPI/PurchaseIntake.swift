@@ -109,36 +109,39 @@ struct PurchaseIntake: Sendable {
         return result
     }
 
-    /// Verifies a JWS with the verifier of the environment it claims (the claim is checked by that verifier).
+    /// Verifies a signed transaction with the verifier of the environment it claims: 400
+    /// `invalid-signed-transaction` when it does not verify.
     private func verify(_ signed: String) async throws(PurchaseRefusal) -> VerifiedTransaction {
-        let claimed = (try? UnverifiedJWS(signed).decodePayload(as: JWSTransactionDecodedPayload.self))?.environment
-        guard let claimed, let verifier = self.verifiers[claimed] else {
-            throw PurchaseRefusal(
-                status: .badRequest, code: "invalid-signed-transaction",
-                message: "not a signed transaction of an accepted environment")
-        }
-        do {
-            return VerifiedTransaction(signed: signed, transaction: try await verifier.verifyTransaction(signed))
-        } catch {
-            throw PurchaseRefusal(
-                status: .badRequest, code: "invalid-signed-transaction", message: "verification failed: \(error)")
-        }
+        try await self.verified(
+            signed, as: JWSTransactionDecodedPayload.self, claiming: \.environment, code: "invalid-signed-transaction",
+            what: "signed transaction"
+        ) { VerifiedTransaction(signed: signed, transaction: try await $0.verifyTransaction(signed)) }
     }
 
     /// Verifies a signed AppTransaction with the verifier of the environment it claims: 400
     /// `invalid-signed-app-transaction` when it does not verify.
     func verifyAppTransaction(_ signed: String) async throws(PurchaseRefusal) -> AppTransaction {
-        let claimed = (try? UnverifiedJWS(signed).decodePayload(as: AppTransaction.self))?.receiptType
+        try await self.verified(
+            signed, as: AppTransaction.self, claiming: \.receiptType, code: "invalid-signed-app-transaction",
+            what: "signed AppTransaction"
+        ) { try await $0.verifyAppTransaction(signed) }
+    }
+
+    /// Runs `verify` with the verifier of the environment `signed`'s payload claims (read unverified; that verifier
+    /// checks the claim): 400 `code` when no accepted environment's verifier takes it or it does not verify.
+    private func verified<Payload: Decodable, Value>(
+        _ signed: String, as type: Payload.Type, claiming environment: (Payload) -> Environment?, code: String,
+        what: String, _ verify: (SignedDataVerifier) async throws -> Value
+    ) async throws(PurchaseRefusal) -> Value {
+        let claimed = (try? UnverifiedJWS(signed).decodePayload(as: type)).flatMap(environment)
         guard let claimed, let verifier = self.verifiers[claimed] else {
             throw PurchaseRefusal(
-                status: .badRequest, code: "invalid-signed-app-transaction",
-                message: "not a signed AppTransaction of an accepted environment")
+                status: .badRequest, code: code, message: "not a \(what) of an accepted environment")
         }
         do {
-            return try await verifier.verifyAppTransaction(signed)
+            return try await verify(verifier)
         } catch {
-            throw PurchaseRefusal(
-                status: .badRequest, code: "invalid-signed-app-transaction", message: "verification failed: \(error)")
+            throw PurchaseRefusal(status: .badRequest, code: code, message: "verification failed: \(error)")
         }
     }
 
