@@ -93,8 +93,7 @@ struct NotificationVerification: Sendable {
         _ message: ConsumerRecord, _ signedPayload: String, reason: String,
         uuid: () -> ResponseBodyV2DecodedPayload?
     ) async -> VerificationOutcome {
-        guard let verifier = self.verifiers.values.first(where: { $0.configuration.environment.isAppStoreServer })
-        else {
+        guard let verifier = self.verifiers.anyAppStoreVerifier else {
             return self.reject(message, reason: reason, detail: "no App Store verifier configured", uuid: nil)
         }
         do {

@@ -23,8 +23,7 @@ struct EdgeVerification: Sendable {
         // any verifier: they share the roots.
         guard
             let verifier = self.verifiers[admitted.environment]
-                ?? (admitted.parked == nil
-                    ? nil : self.verifiers.values.first { $0.configuration.environment.isAppStoreServer })
+                ?? (admitted.parked == nil ? nil : self.verifiers.anyAppStoreVerifier)
         else {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")

@@ -83,3 +83,11 @@ public struct TrustSettings: Sendable {
         return try CertificateLoading.certificate(from: Array(data), source: path)
     }
 }
+
+extension Dictionary where Key == Environment, Value == SignedDataVerifier {
+    /// A verifier of Production or Sandbox, for a check of Apple's signature alone (a parked notification of an app or
+    /// environment not configured): they all share the roots.
+    public var anyAppStoreVerifier: SignedDataVerifier? {
+        self.values.first { $0.configuration.environment.isAppStoreServer }
+    }
+}
