@@ -175,8 +175,8 @@ let modules: [Module] = [
         name: "RetentionMessaging", kind: .executable("retention-messaging"), path: "Services/RetentionMessaging",
         imports: [
             "AppStoreAPI", "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NIOCore",
-            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceRuntime",
-            "Storage",
+            "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
+            "ServiceRuntime", "Storage",
         ]),
     Module(
         name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",

@@ -259,6 +259,19 @@ CREATE VIEW public.outbox_pending AS
 
 
 --
+-- Name: realtime_answers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.realtime_answers (
+    environment text NOT NULL,
+    bundle_id text NOT NULL,
+    request_identifier text NOT NULL,
+    first_seen_at timestamp with time zone NOT NULL,
+    answer bytea
+);
+
+
+--
 -- Name: renewal_infos; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -516,6 +529,14 @@ ALTER TABLE ONLY public.outbox_publications
 
 
 --
+-- Name: realtime_answers realtime_answers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.realtime_answers
+    ADD CONSTRAINT realtime_answers_pkey PRIMARY KEY (environment, bundle_id, request_identifier);
+
+
+--
 -- Name: renewal_infos renewal_infos_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -695,6 +716,13 @@ CREATE INDEX outbox_publication_order ON public.outbox USING btree (writer_xid, 
 --
 
 CREATE INDEX outbox_publications_published ON public.outbox_publications USING btree (published_at);
+
+
+--
+-- Name: realtime_answers_first_seen; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX realtime_answers_first_seen ON public.realtime_answers USING btree (first_seen_at);
 
 
 --

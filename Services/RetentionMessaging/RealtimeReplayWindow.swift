@@ -5,9 +5,9 @@ import Synchronization
 /// `window` before now (or more than `skew` after it) is stale, and a request identifier seen within the window gets
 /// the answer it got the first time, with no second `retention.offered` event and no new offer signature.
 ///
-/// The answers are this process's: each replica keeps its own window, so a replay sent to another replica within the
-/// window is answered there once more (the age check still bounds it to the window). At most `capacity` answers are
-/// kept (the oldest go first); at Apple's rates that is far more than a window holds.
+/// This is the replica's own memory, asked first; the replicas share theirs through PostgreSQL (``RealtimeAnswers``),
+/// which the route asks for a request this window calls new. When PostgreSQL cannot answer, this window alone decides.
+/// At most `capacity` answers are kept (the oldest go first); at Apple's rates that is far more than a window holds.
 final class RealtimeReplayWindow: Sendable {
     /// What to do with a verified request.
     enum Verdict: Equatable {
@@ -59,6 +59,15 @@ final class RealtimeReplayWindow: Sendable {
         guard let key else { return }
         self.state.withLock { state in
             if state.answers[key] != nil { state.answers[key] = .some(answer) }
+        }
+    }
+
+    /// Lets go of a key reserved by ``check(key:signedAt:now:)`` whose answer another replica is making, so a later
+    /// repeat asks the shared store again instead of being told "in flight" here for the whole window.
+    func forget(_ key: String?) {
+        guard let key else { return }
+        self.state.withLock { state in
+            if case .some(nil) = state.answers[key] { state.answers[key] = nil }
         }
     }
 

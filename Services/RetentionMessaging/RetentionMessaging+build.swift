@@ -13,7 +13,12 @@ import Storage
 func buildApplication(
     settings: RetentionSettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let database = PostgresClient(configuration: settings.database.clientConfiguration, backgroundLogger: logger)
+    var databaseConfiguration = settings.database.clientConfiguration
+    // Its only writes are the replicas' shared answers (`realtime_answers`): their commits need not wait for the WAL
+    // to reach the disk. A PostgreSQL crash can lose the last fraction of a second of them; a repeat of one of those
+    // requests is then answered a second time.
+    databaseConfiguration.options.additionalStartupParameters.append(("synchronous_commit", "off"))
+    let database = PostgresClient(configuration: databaseConfiguration, backgroundLogger: logger)
     let producer = try KafkaProducer(
         configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
     let readiness = Readiness()
@@ -34,13 +39,16 @@ func buildApplication(
     OperationsRoutes.add(
         to: router, readiness: readiness, registry: registry, metrics: settings.http.operationsPort == nil)
     let verifiers = try settings.trust.makeVerifiers(for: settings.accepted)
+    let replays = RealtimeReplayWindow()
+    let sharedAnswers = RealtimeAnswers(client: database, logger: logger)
+    let answerRecorder = RealtimeAnswerRecorder(answers: sharedAnswers, logger: logger)
     RetentionRoute(
         verifiers: verifiers,
         newChains: NewChainBudget(perSecond: settings.newChainsPerSecond), trustedProxies: settings.http.trustedProxies,
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
         maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
-        replays: RealtimeReplayWindow(), outcomes: outcomes,
+        replays: replays, answerRecorder: answerRecorder, outcomes: outcomes,
         events: events, logger: logger
     ).add(to: router)
     let checks: [DependencyProbe.Check] = [
@@ -56,6 +64,8 @@ func buildApplication(
             database, producer, DependencyProbe(checks: checks, readiness: readiness, logger: logger),
             ChainWarmup(
                 verifiers: Array(verifiers.values), intermediates: settings.trust.warmIntermediates, logger: logger),
+            answerRecorder,
+            RealtimeAnswersPruning(answers: sharedAnswers, keep: replays.window + replays.skew, logger: logger),
         ]
             + OperationsRoutes.listener(settings.http, readiness: readiness, registry: registry, logger: logger),
         logger: logger)

@@ -32,6 +32,10 @@ struct RetentionRoute: Sendable {
     let bodyTimeout: Duration
     /// Stale requests refused, repeats answered as the first time (no second event, no new signature).
     let replays: RealtimeReplayWindow
+    /// Writes this replica's answers to the replicas' shared store (``RealtimeAnswers``) in batches; a request this
+    /// replica has not seen is reserved there by the statement that reads its subscription. Nil: this replica's alone.
+    let answerRecorder: RealtimeAnswerRecorder?
+    private var sharesAnswers: Bool { self.answerRecorder != nil }
     let outcomes: LabelledCounter
     let events: LabelledCounter
     let logger: Logger
@@ -93,7 +97,10 @@ struct RetentionRoute: Sendable {
         }
         let (realtime, app) = verified
         let now = Date()
-        let key = realtime.requestIdentifier.map { "\(claimed.rawValue)/\(app.bundleId)/\($0)" }
+        let shared = realtime.requestIdentifier.map {
+            RealtimeAnswers.Key(environment: claimed.rawValue, bundleId: app.bundleId, requestIdentifier: $0)
+        }
+        let key = shared.map { "\($0.environment)/\($0.bundleId)/\($0.requestIdentifier)" }
         switch self.replays.check(key: key, signedAt: realtime.signedDate?.date, now: now) {
         case .stale(let age):
             return self.refuse(
@@ -110,10 +117,19 @@ struct RetentionRoute: Sendable {
         let subject: RetentionSubject
         var degraded = false
         do {
-            subject = try await self.facts.subject(
-                environment: claimed.rawValue, bundleId: app.bundleId,
-                originalTransactionId: realtime.originalTransactionId ?? "")
+            let original = realtime.originalTransactionId ?? ""
+            if let shared, self.sharesAnswers {
+                // One statement reads the subscription and reserves the request among every replica's.
+                let reservation: RealtimeAnswers.Reservation
+                (subject, reservation) = try await self.facts.subject(
+                    originalTransactionId: original, reserving: shared, seenAt: now)
+                if let repeated = self.repeatedElsewhere(reservation, localKey: key) { return repeated }
+            } else {
+                subject = try await self.facts.subject(
+                    environment: claimed.rawValue, bundleId: app.bundleId, originalTransactionId: original)
+            }
         } catch {
+            // The replicas' answers cannot be read either: this replica's own window decided.
             self.logger.warning("cannot read the subscription", metadata: ["error": "\(error)"])
             subject = RetentionSubject(known: false)
             degraded = true
@@ -137,7 +153,24 @@ struct RetentionRoute: Sendable {
         await self.publish(RetentionOfferedEvent(request: realtime, app: app, answer: answer, answeredAt: now))
         let answered = (try? Self.encoder.encode(answer.body)) ?? Data("{}".utf8)
         self.replays.record(key, answer: answered)
+        if let shared { self.answerRecorder?.add(shared, answer: answered) }
         return Self.answer(answered)
+    }
+
+    /// What to answer a request another replica reserved first: its answer, or 409 while it is being made. Nil when
+    /// this replica reserved it and answers it.
+    private func repeatedElsewhere(_ reservation: RealtimeAnswers.Reservation, localKey: String?) -> Response? {
+        switch reservation {
+        case .new:
+            return nil
+        case .answered(let answer):
+            self.replays.record(localKey, answer: answer)
+            self.outcomes.increment("repeated")
+            return Self.answer(answer)
+        case .inFlight:
+            self.replays.forget(localKey)
+            return self.refuse(.conflict, "repeated-in-flight", "the same request is being answered")
+        }
     }
 
     /// Apple's `RealtimeResponseBody`, as JSON bytes.

@@ -35,5 +35,6 @@ public enum Migrations {
         ConsumptionRequestsBySubscriptionMigration(),
         OutboxPublicationsMigration(),
         ConsumptionFactsKindsMigration(),
+        RealtimeAnswersMigration(),
     ]
 }

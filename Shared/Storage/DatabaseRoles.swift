@@ -5,7 +5,8 @@ public import PostgresNIO
 /// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
 /// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
 /// token declarations and DLQ replay marks; the event-publisher reads the outbox and appends its publications (its
-/// cursor); retention-messaging reads transactions and subscriptions. Ingest,
+/// cursor); retention-messaging reads transactions and subscriptions and keeps the answers it gave Apple's real-time
+/// requests (its replicas share them, so a replay is answered once whichever replica it reaches). Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
 /// a new table is granted by the release that adds it. Each role may read `schema_migrations`, so a pod can wait for
@@ -63,7 +64,11 @@ public enum DatabaseRoles {
                     ("SELECT", "schema_migrations"),
                 ]
             case .retentionMessaging:
-                [("SELECT", "transactions"), ("SELECT", "subscriptions"), ("SELECT", "schema_migrations")]
+                [
+                    ("SELECT", "transactions"), ("SELECT", "subscriptions"), ("SELECT", "schema_migrations"),
+                    // Its replicas' shared memory of the real-time requests answered (no entitlement state).
+                    ("SELECT, INSERT, UPDATE (answer), DELETE", "realtime_answers"),
+                ]
             }
         }
 

@@ -46,4 +46,17 @@ import Testing
             window.check(key: "c", signedAt: later.addingTimeInterval(-10), now: later) == .new,
             "a key first seen before the window is gone (its request is stale by then anyway)")
     }
+
+    @Test func aKeyAnotherReplicaAnswersIsForgottenButAnAnswerIsNot() {
+        let window = RealtimeReplayWindow(window: 300, skew: 60, capacity: 10)
+        #expect(window.check(key: "a", signedAt: self.now, now: self.now) == .new)
+        #expect(window.check(key: "a", signedAt: self.now, now: self.now) == .repeated(answer: nil), "reserved")
+        window.forget("a")
+        #expect(window.check(key: "a", signedAt: self.now, now: self.now) == .new, "forgotten: asked again")
+        window.record("a", answer: Data("first".utf8))
+        window.forget("a")
+        #expect(
+            window.check(key: "a", signedAt: self.now, now: self.now) == .repeated(answer: Data("first".utf8)),
+            "an answer is never forgotten within the window")
+    }
 }

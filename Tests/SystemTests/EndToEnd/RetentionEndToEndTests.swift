@@ -127,7 +127,10 @@ import Testing
         try await production.configureRealtimeURL(retentionURL, environment: .production)
 
         var asked = try await Self.askByRule(sim)
-        try await Self.answerRepeatsOnceAndRefuseStale(sim, url: retentionURL, asked: &asked)
+        // A second replica: a repeat that reaches it gets the first replica's answer (they share what they answered).
+        let second = try await fleet.addReplica(of: "retention-messaging", http: sim.http)
+        let secondURL = "http://127.0.0.1:\(await fleet.ports[second]!)/retention-message"
+        try await Self.answerRepeatsOnceAndRefuseStale(sim, urls: [retentionURL, secondURL], asked: &asked)
         try await Self.refuseForgeries(sim, url: retentionURL)
         try await Self.cutOffStalledBody(url: retentionURL)
         try await Self.checkEvents(asked, bootstrap: bootstrap, performanceTestRequests: 300)
@@ -244,11 +247,13 @@ import Testing
         }
     }
 
-    /// The same signed request twice (Apple's retry, or a replay): the same answer, the same offer signature, one
-    /// event. A request signed ten minutes ago: 401 `stale-request`, no event.
-    static func answerRepeatsOnceAndRefuseStale(_ sim: SimHarness, url: String, asked: inout [String: String])
+    /// The same signed request three times (Apple's retry, or a replay), to one replica then to another and back: the
+    /// same answer, the same offer signature, one event. A request signed ten minutes ago: 401 `stale-request`, no
+    /// event.
+    static func answerRepeatsOnceAndRefuseStale(_ sim: SimHarness, urls: [String], asked: inout [String: String])
         async throws
     {
+        let url = urls[0]
         let now = Date()
         let purchase = try #require(
             sim.simulator.scenario.purchases.values
@@ -265,13 +270,21 @@ import Testing
         request.environment = .production
         let signed = try sim.simulator.signer.signer.sign(request)
         let (first, firstAnswer) = await Simulator.postJSON(sim.http, url, ["signedPayload": signed], key: nil)
-        let (again, againAnswer) = await Simulator.postJSON(sim.http, url, ["signedPayload": signed], key: nil)
         let offer = (firstAnswer["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV2"] as? String
         #expect(first == 200 && offer != nil, "\(firstAnswer)")
-        #expect(again == 200, "\(againAnswer)")
-        #expect(
-            (againAnswer["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV2"] as? String == offer,
-            "the repeat gets the first answer, not a new signature")
+        for (replica, again) in (urls.dropFirst() + urls.prefix(1)).enumerated() {
+            // Another replica learns the answer once the first has written it (just after answering); until then
+            // it says the request is in flight, and the repeat is sent again, as Apple's retry would be.
+            var (status, answer) = await Simulator.postJSON(sim.http, again, ["signedPayload": signed], key: nil)
+            for _ in 0..<100 where status == 409 && answer["error"] as? String == "repeated-in-flight" {
+                try await Task.sleep(for: .milliseconds(50))
+                (status, answer) = await Simulator.postJSON(sim.http, again, ["signedPayload": signed], key: nil)
+            }
+            #expect(status == 200, "repeat \(replica + 1): \(answer)")
+            #expect(
+                (answer["promotionalOffer"] as? [String: Any])?["promotionalOfferSignatureV2"] as? String == offer,
+                "repeat \(replica + 1) (\(again)) gets the first answer, not a new signature")
+        }
         asked[request.requestIdentifier!] = "promotionalOffer"
 
         var old = request
