@@ -306,8 +306,8 @@ let modules: [Module] = [
         name: "SystemTestSupport", kind: .testSupport, path: "Tests/SystemTests/Harness",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
-            "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "ServiceLifecycle",
-            "Storage", "TestSupport",
+            "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka",
+            "ServiceLifecycle", "Storage", "TestSupport",
         ]),
     Module(
         name: "SystemAppStoreAPITests", kind: .tests, path: "Tests/SystemTests/AppStoreAPI",
@@ -342,8 +342,9 @@ let modules: [Module] = [
     Module(
         name: "SystemRecoveryTests", kind: .tests, path: "Tests/SystemTests/Recovery",
         imports: [
-            "AppStoreModels", "AppStoreSimKit", "Entitlements", "Logging", "NotificationPipeline", "PipelineRecords",
-            "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage", "SystemTestSupport", "TestSupport",
+            "AppStoreModels", "AppStoreSimKit", "Entitlements", "JWSVerification", "Logging", "NotificationPipeline",
+            "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage", "SystemTestSupport",
+            "TestSupport",
         ]),
     Module(
         name: "SystemRefundResolverTests", kind: .tests, path: "Tests/SystemTests/RefundResolver",
