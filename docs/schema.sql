@@ -159,6 +159,18 @@ CREATE TABLE public.entitlements (
 
 
 --
+-- Name: event_sequences; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.event_sequences (
+    environment text NOT NULL,
+    bundle_id text NOT NULL,
+    subject text NOT NULL,
+    last_sequence bigint NOT NULL
+);
+
+
+--
 -- Name: notification_log; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -193,7 +205,8 @@ CREATE TABLE public.outbox (
     environment text DEFAULT ''::text NOT NULL,
     bundle_id text DEFAULT ''::text NOT NULL,
     trace_parent text,
-    writer_xid xid8 DEFAULT pg_current_xact_id() NOT NULL
+    writer_xid xid8 DEFAULT pg_current_xact_id() NOT NULL,
+    sequence bigint
 );
 
 
@@ -494,6 +507,14 @@ ALTER TABLE ONLY public.dead_letters
 
 ALTER TABLE ONLY public.entitlements
     ADD CONSTRAINT entitlements_pkey PRIMARY KEY (environment, bundle_id, customer, product_id);
+
+
+--
+-- Name: event_sequences event_sequences_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.event_sequences
+    ADD CONSTRAINT event_sequences_pkey PRIMARY KEY (environment, bundle_id, subject);
 
 
 --

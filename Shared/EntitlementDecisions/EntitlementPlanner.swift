@@ -198,7 +198,7 @@ public struct EntitlementPlanner: Sendable {
         OutboxEvent(
             id: event.eventId, topic: self.topic(of: event.stream), key: event.key,
             payload: String(decoding: try encoder.encode(event), as: UTF8.self), environment: event.facts.environment,
-            bundleId: event.facts.bundleId, traceParent: traceParent)
+            bundleId: event.facts.bundleId, traceParent: traceParent, subject: event.subject)
     }
 
     /// A status request's outbox row, keyed by the subscription within its environment and app.

@@ -85,10 +85,13 @@ public struct OutboxEvent: Hashable, Sendable {
     public var environment: String
     public var bundleId: String
     public var traceParent: String?
+    /// The subject whose events are numbered one by one (`sequence`, given as the row is written); nil for rows that
+    /// are not events for consumers (status requests).
+    public var subject: String?
 
     public init(
         id: String, topic: String, key: String, payload: String, environment: String, bundleId: String,
-        traceParent: String?
+        traceParent: String?, subject: String? = nil
     ) {
         self.id = id
         self.topic = topic
@@ -97,5 +100,6 @@ public struct OutboxEvent: Hashable, Sendable {
         self.environment = environment
         self.bundleId = bundleId
         self.traceParent = traceParent
+        self.subject = subject
     }
 }

@@ -83,6 +83,9 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
 
     // MARK: Version 2 fields
 
+    /// The event's number among its subject's events (one more than the one before, in the order the updater wrote
+    /// them), set as it is written to the outbox: nil on an event not written yet, or written before migration 16.
+    public var sequence: Int64?
     /// The purchase the event is about (encoded flat, beside the fields above).
     public var facts: PurchaseFacts
     /// The product the subscription moved from (`entitlement.product-changed`).
@@ -145,7 +148,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         case eventId, eventType, schemaVersion, occurredAt, stream, subject, customer, productId, cause, state,
             revocation
         case previousProductId, previousCustomer, responseDeadline, consumptionRequestReason, massExtension, migration,
-            refundedItems
+            refundedItems, sequence
     }
 
     public init(from decoder: any Decoder) throws {
@@ -168,6 +171,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         self.massExtension = try c.decodeIfPresent(MassExtension.self, forKey: .massExtension)
         self.migration = try c.decodeIfPresent(Migration.self, forKey: .migration)
         self.refundedItems = try c.decodeIfPresent([RefundedItem].self, forKey: .refundedItems)
+        self.sequence = try c.decodeIfPresent(Int64.self, forKey: .sequence)
         self.facts = try PurchaseFacts(from: decoder)
     }
 
@@ -191,6 +195,7 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         try c.encodeIfPresent(self.massExtension, forKey: .massExtension)
         try c.encodeIfPresent(self.migration, forKey: .migration)
         try c.encodeIfPresent(self.refundedItems, forKey: .refundedItems)
+        try c.encodeIfPresent(self.sequence, forKey: .sequence)
         try self.facts.encode(to: encoder)
     }
 }

@@ -36,5 +36,6 @@ public enum Migrations {
         OutboxPublicationsMigration(),
         ConsumptionFactsKindsMigration(),
         RealtimeAnswersMigration(),
+        EventSequencesMigration(),
     ]
 }

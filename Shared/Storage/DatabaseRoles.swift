@@ -40,7 +40,7 @@ public enum DatabaseRoles {
                     "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox",
                     "status_requests",
                     "customer_bindings", "consumption_requests", "consumption_facts", "dead_letters",
-                    "subscription_migrations",
+                    "subscription_migrations", "event_sequences",
                 ].map { ("SELECT, INSERT, UPDATE, DELETE", $0) }
                     + [
                         ("SELECT", "account_token_owners"), ("SELECT", "schema_migrations"),

@@ -73,9 +73,13 @@ import Testing
         let inserts = Self.inserts(sql)
         #expect(
             inserts.map(\.table) == [
-                "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "outbox",
+                "notification_log", "transactions", "renewal_infos", "subscriptions", "entitlements", "event_sequences",
+                "outbox",
             ])
-        let known = Set(try Self.recordsetColumns(sql, alias: "i") + Self.recordsetColumns(sql, alias: "e"))
+        // Besides the recordsets' columns, what the statement derives: each subject's count of events (`n`), and each
+        // event's number and its JSON with the number in it.
+        let derived = ["n", "sequence", "sequenced_payload"]
+        let known = Set(try Self.recordsetColumns(sql, alias: "i") + Self.recordsetColumns(sql, alias: "e") + derived)
         for insert in inserts {
             #expect(
                 insert.columns.count == insert.values.count,

@@ -144,6 +144,11 @@ V2_FIELDS = {
             "commitmentRenewalBillingPlanType": STRING, "commitmentRenewalDate": MILLIS, "commitmentRenewalPrice": STRING,
         },
     },
+    "sequence": {"type": "integer", "minimum": 1,
+                 "description": "this event's number among its subject's events: one more than the subject's event before it, in "
+                                "the order the updater wrote them, across the three topics (a consumer of every topic sees a gap as a "
+                                "missing event; one of fewer topics, or a filtered webhook, sees the numbers the others took). Set on "
+                                "every event written since migration 16; ordering and gaps are per (environment, bundleId, subject)"},
     "outOfOrder": {"type": "boolean", "description": "the notification arrived after a newer one for its subscription: a new fact "
                                                      "about an older state (the entitlement did not move backwards)"},
     "previousProductId": {"type": "string", "description": "entitlement.product-changed: the product the subscription moved from"},

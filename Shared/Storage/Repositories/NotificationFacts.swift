@@ -9,7 +9,9 @@ import PostgresNIO
 /// or not, in one statement: each one's outcome in the notification log, its transaction and renewal info
 /// (one row per environment, app and id; the newest signed version wins, so its revocation fields stand), the
 /// subscription view (the newest notification wins), the entitlement it leaves (when given) and its events for
-/// the outbox, in order. The rows travel as two JSON arrays that PostgreSQL expands with `json_to_recordset`,
+/// the outbox, in order, each numbered among its subject's events (`event_sequences`: the subject's last number, and
+/// `sequence` spliced into the event's JSON as its first field). Applying each notification once (the log) keeps
+/// an event id from being written twice; were one (`ON CONFLICT … DO NOTHING`), its number would be a gap. The rows travel as two JSON arrays that PostgreSQL expands with `json_to_recordset`,
 /// so one prepared statement (``WriteStatement``) serves every wave, whatever its size.
 enum NotificationFacts {
     /// Writes the facts of every row (their events in row order).
@@ -25,7 +27,7 @@ enum NotificationFacts {
                     EventRecord(
                         position: events.count, id: event.id, topic: event.topic, key: event.key,
                         payload: event.payload, environment: event.environment, bundle_id: event.bundleId,
-                        trace_parent: event.traceParent))
+                        trace_parent: event.traceParent, subject: event.subject))
             }
         }
         let encoder = JSONEncoder()
@@ -151,11 +153,32 @@ enum NotificationFacts {
                     e_revocation_type, signed_date, clock_timestamp()
                 FROM input WHERE has_entitlement
                 ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(SubjectRows.entitlementUpdate)
+            ), events AS (
+                SELECT * FROM json_to_recordset($2::json) AS e(position integer, id text, topic text, key text, payload text,
+                                                               environment text, bundle_id text, trace_parent text, subject text)
+            ), counts AS (
+                SELECT environment, bundle_id, subject, count(*) AS n FROM events WHERE subject IS NOT NULL
+                GROUP BY environment, bundle_id, subject
+            ), numbered AS (
+                INSERT INTO event_sequences (environment, bundle_id, subject, last_sequence)
+                SELECT environment, bundle_id, subject, n FROM counts
+                ON CONFLICT (environment, bundle_id, subject)
+                DO UPDATE SET last_sequence = event_sequences.last_sequence + EXCLUDED.last_sequence
+                RETURNING environment, bundle_id, subject, last_sequence
+            ), sequenced AS (
+                SELECT e.*, x.last_sequence - c.n
+                    + row_number() OVER (PARTITION BY e.environment, e.bundle_id, e.subject ORDER BY e.position) AS sequence
+                FROM events e
+                LEFT JOIN counts c ON (c.environment, c.bundle_id, c.subject) = (e.environment, e.bundle_id, e.subject)
+                LEFT JOIN numbered x ON (x.environment, x.bundle_id, x.subject) = (e.environment, e.bundle_id, e.subject)
+            ), sequenced_events AS (
+                SELECT *, (CASE WHEN sequence IS NULL THEN payload
+                                ELSE '{"sequence":' || sequence || ',' || substr(payload, 2) END)::json AS sequenced_payload
+                FROM sequenced
             )
-            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent)
-            SELECT id, topic, key, payload::json, environment, bundle_id, trace_parent
-            FROM json_to_recordset($2::json) AS e(position integer, id text, topic text, key text, payload text, environment text,
-                                                          bundle_id text, trace_parent text)
+            INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent, sequence)
+            SELECT id, topic, key, sequenced_payload, environment, bundle_id, trace_parent, sequence
+            FROM sequenced_events
             ORDER BY position
             ON CONFLICT (event_id) DO NOTHING
             """
@@ -174,6 +197,8 @@ enum NotificationFacts {
         var bundle_id: String
         /// nil is left out, which reads as NULL.
         var trace_parent: String?
+        /// The subject whose events are numbered (nil: not numbered).
+        var subject: String?
     }
 
     /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).

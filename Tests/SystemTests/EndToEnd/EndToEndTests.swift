@@ -241,6 +241,7 @@ import Testing
                     && $0.facts.renewalPrice == "4.99"
             }, "events carry billingPlanType, renewalBillingPlanType and renewalPrice")
         Self.checkEventsAgainstTheSim(sim, published: published)
+        Self.checkSequences(published)
         Self.checkMigrationsAndItemRefunds(sim, published: published)
         try await Self.checkCompleteness(sim, databaseURL: databaseURL)
     }
@@ -293,6 +294,30 @@ import Testing
             uniquingKeysWith: { a, _ in a })
         let wrong = itemRefunds.filter { events[$0.uuid]?.refundedItems?.map(\.sku) != ["extra-storage"] }
         #expect(wrong.isEmpty, "item refunds without their one event: \(wrong.count) of \(itemRefunds.count)")
+    }
+
+    /// Every event carries its subject's next number: per environment, app and subject, the distinct events are
+    /// numbered 1, 2, … with no gap and no number given twice (a repeat by a killed publisher has its event's number).
+    static func checkSequences(_ published: [EntitlementEvent]) {
+        var numbers: [String: [Int64: String]] = [:]
+        var unnumbered: [String] = []
+        var givenTwice: [String] = []
+        for event in published {
+            guard let number = event.sequence else {
+                unnumbered.append(event.eventId)
+                continue
+            }
+            let subject = "\(event.facts.environment)/\(event.facts.bundleId)/\(event.subject)"
+            if let other = numbers[subject]?[number], other != event.eventId {
+                givenTwice.append("\(subject) #\(number)")
+            }
+            numbers[subject, default: [:]][number] = event.eventId
+        }
+        let gapped = numbers.filter { Set($0.value.keys) != Set(1...Int64($0.value.count)) }.map(\.key)
+        #expect(unnumbered.isEmpty, "events without a sequence: \(unnumbered.count)")
+        #expect(givenTwice.isEmpty, "numbers given twice: \(givenTwice.prefix(3))")
+        #expect(gapped.isEmpty, "subjects with a gap: \(gapped.count) of \(numbers.count), e.g. \(gapped.prefix(3))")
+        #expect(numbers.values.contains { $0.count > 2 }, "some subject has several events")
     }
 
     /// Nothing verified is thrown away: every transaction a scenario notification carried is a row (per
