@@ -27,24 +27,33 @@ public struct DependencyProbe: Service {
     let interval: Duration
     let logger: Logger
 
+    /// Creates the probe. Until its first round, every check counts as failing: a service is ready only once each
+    /// dependency answered (with its conditions unset, `/ready` said yes before the first round, and a test's first
+    /// request reached customer-api before its API keys were read).
     public init(checks: [Check], readiness: Readiness, interval: Duration = .seconds(2), logger: Logger) {
         self.checks = checks
         self.readiness = readiness
         self.interval = interval
         self.logger = logger
+        for check in checks { readiness.set(false, condition: check.name) }
     }
 
     public func run() async throws {
-        await runPeriodically(every: self.interval, immediately: true) { await self.probeOnce() }
+        var first = true
+        await runPeriodically(every: self.interval, immediately: true) {
+            await self.probeOnce(first: first)
+            first = false
+        }
     }
 
-    /// Runs every check once and records the results.
-    public func probeOnce() async {
+    /// Runs every check once and records the results. A change is logged; in the first round, a dependency that is
+    /// down (it counted as failing before, so an answer is no news).
+    public func probeOnce(first: Bool = false) async {
         for check in self.checks {
             let up = await check.isUp()
             let wasDown = self.readiness.failingConditions.contains(check.name)
             self.readiness.set(up, condition: check.name)
-            if up == wasDown {
+            if first ? !up : up == wasDown {
                 self.logger.log(level: up ? .notice : .warning, "dependency \(check.name) is \(up ? "back" : "down")")
             }
         }
