@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NotificationPipeline
+import PipelineRecords
 import PostgresNIO
 import Prometheus
 import RdKafka
@@ -82,6 +83,15 @@ func buildRouter(
     let views = CustomerRoutes(
         lookup: lookup, outcomes: outcomes, defaultEnvironment: settings.defaultLookupEnvironment)
     views.add(to: v1)
+    EventFeedRoute(
+        feed: EventFeed(
+            client: database,
+            topics: [
+                settings.topics.entitlementChanges, settings.topics.entitlementFamily,
+                settings.topics.entitlementRevocations,
+            ], logger: logger),
+        defaultEnvironment: settings.defaultLookupEnvironment, outcomes: outcomes
+    ).add(to: v1)
     AccountTokenRoute(
         owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout,
         outcomes: outcomes

@@ -24,6 +24,8 @@ struct CustomerAPISettings: Sendable {
     var defaultLookupEnvironment: String? = "Production"
     /// The products and offers the offer route may sign (`APPSTORE_OFFER_CATALOG_FILE`, required with the key).
     var offerCatalog = OfferCatalog()
+    /// The topics' names (`TOPIC_*`): the event feed serves the events of the three `entitlements.*` topics.
+    var topics = PipelineTopics()
     /// The listener of the support routes (`/v1/admin/…`) and the console (`CUSTOMER_API_ADMIN_PORT`), which no
     /// public Service exposes; nil: they share the public port (local runs only; the manifests set it).
     var adminPort: Int?
@@ -86,6 +88,7 @@ struct CustomerAPISettings: Sendable {
             self.keyConcurrency = value
         }
         self.offerCatalog = try Self.offerCatalog(settings)
+        self.topics = PipelineTopics(settings)
         let environments = try ConfiguredApps.environments(
             settings.list("APPSTORE_ENVIRONMENTS", default: ["Production", "Sandbox"]))
         self.defaultLookupEnvironment = environments.contains(.production) ? "Production" : nil

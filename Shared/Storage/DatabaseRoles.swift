@@ -57,6 +57,8 @@ public enum DatabaseRoles {
                     + [
                         ("INSERT", "account_token_owners"), ("UPDATE (replayed_at)", "dead_letters"),
                         ("SELECT", "schema_migrations"),
+                        // The event feed: the outbox up to the relay's cursor.
+                        ("SELECT", "outbox"), ("SELECT", "outbox_publications"),
                     ]
             case .eventPublisher:
                 [

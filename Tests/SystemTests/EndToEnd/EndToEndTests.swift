@@ -100,9 +100,12 @@ import Testing
                         if let key {
                             try await Self.checkThroughGET(sim, fleet: fleet, key: key, databaseURL: databaseURL)
                             try await Self.checkMetrics(sim, fleet: fleet)
+                            // Last: it SIGKILLs customer-api once to show a kept cursor survives the restart.
+                            try await Self.checkFeed(sim, fleet: fleet, key: key, bootstrap: bootstrap)
                         }
                         if let collector { try await Self.checkTrace(collector, bootstrap: bootstrap) }
-                        #expect(await fleet.kills == kills, "every planned SIGKILL happened")
+                        let feedKills = key == nil ? [] : ["customer-api"]
+                        #expect(await fleet.kills == kills + feedKills, "every planned SIGKILL happened")
                     }
                 }
             }
