@@ -3,8 +3,9 @@ public import Logging
 public import PostgresNIO
 
 /// A PostgreSQL role per service with only the privileges it needs (least privilege): the migrations' owner keeps
-/// the schema; the entitlement-updater writes the entitlement tables; customer-api reads them and writes only its
-/// token declarations and DLQ replay marks; the event-publisher reads the outbox and appends its publications (its
+/// the schema; the entitlement-updater writes the entitlement tables (and numbers each subject's events); customer-api
+/// reads them, and the published outbox for the event feed, and writes only its token declarations and DLQ replay
+/// marks; the event-publisher reads the outbox and appends its publications (its
 /// cursor); retention-messaging reads transactions and subscriptions and keeps the answers it gave Apple's real-time
 /// requests (its replicas share them, so a replay is answered once whichever replica it reaches). Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
