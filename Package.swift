@@ -97,6 +97,7 @@ let modules: [Module] = [
             "RateAndRetry",
         ]),
     Module(name: "RateAndRetry", kind: .library(), path: "Shared/RateAndRetry", imports: []),
+    Module(name: "Webhooks", kind: .library(), path: "Shared/Webhooks", imports: ["Crypto"]),
     Module(name: "CRdKafka", kind: .system, path: "Shared/CRdKafka", imports: []),
     Module(
         name: "RdKafka", kind: .library(), path: "Shared/RdKafka", imports: ["CRdKafka", "Logging", "ServiceLifecycle"]),
@@ -302,6 +303,8 @@ let modules: [Module] = [
     Module(
         name: "AppStoreAPITests", kind: .tests, path: "Tests/AppStoreAPITests",
         imports: ["AppStoreAPI", "AppStoreModels", "Crypto", "JWSVerification", "TestSupport"]),
+    Module(
+        name: "WebhooksTests", kind: .tests, path: "Tests/WebhooksTests", imports: ["TestSupport", "Webhooks"]),
     Module(
         name: "SystemTestSupport", kind: .testSupport, path: "Tests/SystemTests/Harness",
         imports: [

