@@ -36,6 +36,10 @@ for product in $products; do
 done
 cp "$(readlink -f .build-tools/lib/librdkafka.so.1)" "$context/.build-image/lib/librdkafka.so.1"
 cp Tests/Fixtures/real-sandbox/AppleRootCA-G3.der "$context/Tests/Fixtures/real-sandbox/"
+# Each build leaves the image it replaced and its intermediate stage untagged (about 2 GB): forty runs filled this
+# machine's disk and the image build of the next failed ("no space left on device"). What earlier builds left goes
+# before this one; this build's own layers stay, so building the same binaries again (the pods test) is cached.
+podman image prune -f >/dev/null
 podman build --quiet --runtime runc -f deploy/Dockerfile --build-arg RUNTIME_BASE="$base" --build-arg BINARIES=local \
     -t "$tag" "$context" >&2
 echo "$tag"
