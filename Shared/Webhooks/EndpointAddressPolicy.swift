@@ -5,7 +5,7 @@ import Foundation
 /// unspecified, multicast or reserved address, unless the operator allows it (a local run, a test). The host's
 /// addresses are checked as resolved when a delivery connects, so a name that resolves inside is refused too.
 public struct EndpointAddressPolicy: Sendable, Hashable {
-    /// Whether `http` and the addresses above are allowed (`WEBHOOK_ALLOW_PRIVATE_ENDPOINTS`, local runs only).
+    /// Whether `http` and the addresses above are allowed (local runs and tests only).
     public var allowsPrivate: Bool
 
     public init(allowsPrivate: Bool = false) {
