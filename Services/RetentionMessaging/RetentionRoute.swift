@@ -106,11 +106,8 @@ struct RetentionRoute: Sendable {
             return self.refuse(
                 .unauthorized, "stale-request",
                 "signed \(age) s from now; a real-time request is answered within \(Int(self.replays.window)) s")
-        case .repeated(let answer?):
-            self.outcomes.increment("repeated")
-            return Self.answer(answer)
-        case .repeated(nil):
-            return self.refuse(.conflict, "repeated-in-flight", "the same request is being answered")
+        case .repeated(let answer):
+            return self.repeatAnswer(answer)
         case .new:
             break
         }
@@ -165,12 +162,20 @@ struct RetentionRoute: Sendable {
             return nil
         case .answered(let answer):
             self.replays.record(localKey, answer: answer)
-            self.outcomes.increment("repeated")
-            return Self.answer(answer)
+            return self.repeatAnswer(answer)
         case .inFlight:
             self.replays.forget(localKey)
+            return self.repeatAnswer(nil)
+        }
+    }
+
+    /// What a repeat gets, whichever replica saw the request first: its first answer, or 409 while it is being made.
+    private func repeatAnswer(_ answer: Data?) -> Response {
+        guard let answer else {
             return self.refuse(.conflict, "repeated-in-flight", "the same request is being answered")
         }
+        self.outcomes.increment("repeated")
+        return Self.answer(answer)
     }
 
     /// Apple's `RealtimeResponseBody`, as JSON bytes.
