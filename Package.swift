@@ -168,7 +168,7 @@ let modules: [Module] = [
             "Logging",
             "Mustache", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka",
             "ServiceLifecycle",
-            "ServiceRuntime", "Storage",
+            "ServiceRuntime", "Storage", "Webhooks",
         ],
         // The OpenAPI description it serves: docs/openapi.json (linked into the folder), embedded at build time.
         resources: [.embedInCode("openapi.json")]),
@@ -178,6 +178,14 @@ let modules: [Module] = [
             "AppStoreAPI", "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NIOCore",
             "NotificationPipeline", "PipelineRecords", "PostgresNIO", "Prometheus", "RdKafka", "ServiceLifecycle",
             "ServiceRuntime", "Storage",
+        ]),
+    Module(
+        name: "WebhookDispatcher", kind: .executable("webhook-dispatcher"), path: "Services/WebhookDispatcher",
+        imports: [
+            "AsyncHTTPClient", "Hummingbird", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline",
+            "PipelineRecords",
+            "PostgresNIO", "Prometheus", "RateAndRetry", "RdKafka", "ServiceLifecycle", "ServiceRuntime", "Storage",
+            "Webhooks",
         ]),
     Module(
         name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",

@@ -103,6 +103,10 @@ func buildRouter(
         bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes
     )
     .add(to: v1)
+    WebhookRoutes(
+        administration: WebhookAdministration(client: database, logger: logger), addresses: settings.webhookAddresses,
+        outcomes: outcomes, bodyTimeout: settings.http.bodyTimeout
+    ).add(to: adminV1)
     var services: [any Service] = [database, directory]
     var checks: [DependencyProbe.Check] = [
         .init("postgresql", within: .seconds(2)) { try await DatabaseClient.ping(database, logger: logger) },

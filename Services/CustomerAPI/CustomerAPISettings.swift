@@ -6,6 +6,7 @@ import PipelineRecords
 import RdKafka
 import ServiceRuntime
 import Storage
+import Webhooks
 
 /// Everything customer-api reads from its environment (see docs/configuration.md).
 struct CustomerAPISettings: Sendable {
@@ -24,6 +25,9 @@ struct CustomerAPISettings: Sendable {
     var defaultLookupEnvironment: String? = "Production"
     /// The products and offers the offer route may sign (`APPSTORE_OFFER_CATALOG_FILE`, required with the key).
     var offerCatalog = OfferCatalog()
+    /// Where registered webhook URLs may point (`WEBHOOK_ALLOW_PRIVATE_ADDRESSES`: http and private addresses too,
+    /// for local runs and tests; the dispatcher reads the same setting).
+    var webhookAddresses = EndpointAddressPolicy()
     /// The topics' names (`TOPIC_*`): the event feed serves the events of the three `entitlements.*` topics.
     var topics = PipelineTopics()
     /// The listener of the support routes (`/v1/admin/…`) and the console (`CUSTOMER_API_ADMIN_PORT`), which no
@@ -89,6 +93,8 @@ struct CustomerAPISettings: Sendable {
         }
         self.offerCatalog = try Self.offerCatalog(settings)
         self.topics = PipelineTopics(settings)
+        self.webhookAddresses = EndpointAddressPolicy(
+            allowsPrivate: try settings.bool("WEBHOOK_ALLOW_PRIVATE_ADDRESSES", default: false))
         let environments = try ConfiguredApps.environments(
             settings.list("APPSTORE_ENVIRONMENTS", default: ["Production", "Sandbox"]))
         self.defaultLookupEnvironment = environments.contains(.production) ? "Production" : nil

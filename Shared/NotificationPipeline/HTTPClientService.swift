@@ -11,6 +11,11 @@ public struct HTTPClientService: Service {
         self.client = HTTPClient(eventLoopGroupProvider: .singleton)
     }
 
+    /// Owns a client configured by its service.
+    public init(client: HTTPClient) {
+        self.client = client
+    }
+
     public func run() async throws {
         try? await gracefulShutdown()
         try await self.client.shutdown()

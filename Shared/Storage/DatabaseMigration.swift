@@ -37,5 +37,6 @@ public enum Migrations {
         ConsumptionFactsKindsMigration(),
         RealtimeAnswersMigration(),
         EventSequencesMigration(),
+        WebhooksMigration(),
     ]
 }

@@ -7,7 +7,8 @@ public import PostgresNIO
 /// reads them, and the published outbox for the event feed, and writes only its token declarations and DLQ replay
 /// marks; the event-publisher reads the outbox and appends its publications (its
 /// cursor); retention-messaging reads transactions and subscriptions and keeps the answers it gave Apple's real-time
-/// requests (its replicas share them, so a replay is answered once whichever replica it reaches). Ingest,
+/// requests (its replicas share them, so a replay is answered once whichever replica it reaches); the
+/// webhook-dispatcher keeps its backlog of deliveries and their log, and reads the endpoints and their secrets. Ingest,
 /// the chain-verifier and the refund-resolver use no database at all. `iapctl migrate --roles` creates or updates
 /// the roles (LOGIN, with the passwords it is given) and grants exactly these privileges after the migrations, so
 /// a new table is granted by the release that adds it. Each role may read `schema_migrations`, so a pod can wait for
@@ -19,6 +20,7 @@ public enum DatabaseRoles {
         case customerAPI = "customer-api"
         case eventPublisher = "event-publisher"
         case retentionMessaging = "retention-messaging"
+        case webhookDispatcher = "webhook-dispatcher"
 
         /// The role's name (`iap_entitlement_updater`, …).
         public var role: String { "iap_" + self.rawValue.replacingOccurrences(of: "-", with: "_") }
@@ -30,6 +32,7 @@ public enum DatabaseRoles {
             case .customerAPI: "ROLE_PASSWORD_CUSTOMER_API"
             case .eventPublisher: "ROLE_PASSWORD_EVENT_PUBLISHER"
             case .retentionMessaging: "ROLE_PASSWORD_RETENTION_MESSAGING"
+            case .webhookDispatcher: "ROLE_PASSWORD_WEBHOOK_DISPATCHER"
             }
         }
 
@@ -60,6 +63,18 @@ public enum DatabaseRoles {
                         ("SELECT", "schema_migrations"),
                         // The event feed: the outbox up to the relay's cursor.
                         ("SELECT", "outbox"), ("SELECT", "outbox_publications"),
+                        // Webhook administration: endpoints registered and re-enabled, secrets added (never read
+                        // back: only their ids and expiries), the delivery log read and deliveries queued again.
+                        ("SELECT, INSERT, UPDATE (disabled_at, disabled_reason)", "webhook_endpoints"),
+                        (
+                            "INSERT, SELECT (id, endpoint_id, created_at, expires_at), UPDATE (expires_at)",
+                            "webhook_secrets"
+                        ),
+                        (
+                            "SELECT, UPDATE (state, next_attempt_at, first_failure_at, leased_until)",
+                            "webhook_deliveries"
+                        ),
+                        ("SELECT", "webhook_attempts"),
                     ]
             case .eventPublisher:
                 [
@@ -72,11 +87,20 @@ public enum DatabaseRoles {
                     // Its replicas' shared memory of the real-time requests answered (no entitlement state).
                     ("SELECT, INSERT, UPDATE (answer), DELETE", "realtime_answers"),
                 ]
+            case .webhookDispatcher:
+                [
+                    ("SELECT, UPDATE (disabled_at, disabled_reason)", "webhook_endpoints"),
+                    ("SELECT", "webhook_secrets"), ("SELECT, INSERT, UPDATE, DELETE", "webhook_deliveries"),
+                    ("SELECT, INSERT, DELETE", "webhook_attempts"), ("SELECT", "schema_migrations"),
+                ]
             }
         }
 
         /// Whether the role uses the tables' sequences (it inserts rows with generated ids).
         var usesSequences: Bool { self == .entitlementUpdater }
+
+        /// The one sequence a role that does not use them all draws ids from.
+        var ownSequence: String? { self == .webhookDispatcher ? "webhook_deliveries_id_seq" : nil }
     }
 
     /// Creates or updates the role of each service in `passwords` and grants exactly its privileges (revoking
@@ -125,6 +149,11 @@ public enum DatabaseRoles {
                     statements.append(
                         try await Self.formatted(
                             "GRANT \(privileges) ON %I TO %I", table, role, on: connection, logger: logger))
+                }
+                if let sequence = service.ownSequence {
+                    statements.append(
+                        try await Self.formatted(
+                            "GRANT USAGE, SELECT ON SEQUENCE %I TO %I", sequence, role, on: connection, logger: logger))
                 }
                 if service.usesSequences {
                     statements.append(

@@ -16,7 +16,7 @@ public struct DeliverySchedule: Sendable, Hashable {
     public func nextAttempt(after attempt: Int, firstFailure: Date, now: Date, unit: Double) -> Date? {
         guard now.timeIntervalSince(firstFailure) < self.horizon else { return nil }
         let ceiling = min(self.maximumDelay, self.base * pow(2, Double(min(max(attempt, 1) - 1, 30))))
-        let delay = max(1, ceiling * min(max(unit, 0), 1))
+        let delay = max(min(1, self.base), ceiling * min(max(unit, 0), 1))
         let next = now.addingTimeInterval(delay)
         return next.timeIntervalSince(firstFailure) <= self.horizon
             ? next : firstFailure.addingTimeInterval(self.horizon)

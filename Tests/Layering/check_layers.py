@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEM = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Dispatch", "Glibc", "Synchronization", "Testing",
           "XCTest", "_Concurrency", "os"}
 SERVICES = {"Ingest", "ChainVerifier", "EntitlementUpdater", "EventPublisher", "RefundResolver", "CustomerAPI", "IAPCtl",
-            "AppStoreSim", "RetentionMessaging"}
+            "AppStoreSim", "RetentionMessaging", "WebhookDispatcher"}
 # The only modules a shared module may import, and why.
 ONLY = {
     "AppStoreModels": ({"SwiftASN1"}, "the models stand alone (swift-asn1 reads receipts' BER)"),
