@@ -191,7 +191,7 @@ let modules: [Module] = [
         name: "IAPCtl", kind: .executable("iapctl"), path: "Services/IAPCtl",
         imports: [
             "AppStoreAPI", "AppStoreModels", "ArgumentParser", "AsyncHTTPClient", "Entitlements", "JWSVerification",
-            "Logging",
+            "Logging", "NIOCore", "NIOHTTP1",
             "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "ServiceRuntime", "Storage",
             "UnixSignals",
         ]),
@@ -238,6 +238,10 @@ let modules: [Module] = [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore",
             "Storage", "TestSupport",
         ]),
+
+    Module(
+        name: "WebhookBenchmark", kind: .executable("webhook-benchmark"), path: "Benchmarks/WebhookBenchmark",
+        imports: ["HTTPTypes", "Hummingbird", "Logging", "PostgresNIO", "RdKafka", "Storage", "Webhooks"]),
 
     // MARK: Tests
     Module(
@@ -345,8 +349,8 @@ let modules: [Module] = [
         name: "SystemEndToEndTests", kind: .tests, path: "Tests/SystemTests/EndToEnd",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Entitlements",
-            "Logging", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka", "Storage",
-            "SystemTestSupport", "TestSupport",
+            "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "PipelineRecords", "PostgresNIO", "RdKafka",
+            "Storage", "SystemTestSupport", "TestSupport",
         ]),
     Module(
         name: "SystemOperationsTests", kind: .tests, path: "Tests/SystemTests/Operations", imports: ["TestSupport"]),

@@ -440,6 +440,96 @@ CREATE TABLE public.transactions (
 
 
 --
+-- Name: webhook_attempts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_attempts (
+    delivery_id bigint NOT NULL,
+    attempted_at timestamp with time zone NOT NULL,
+    status integer,
+    latency_ms integer NOT NULL,
+    error text,
+    response text
+);
+
+
+--
+-- Name: webhook_deliveries; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_deliveries (
+    id bigint NOT NULL,
+    endpoint_id text NOT NULL,
+    event_id text NOT NULL,
+    event_type text NOT NULL,
+    subject text NOT NULL,
+    sequence bigint,
+    payload text NOT NULL,
+    published_at timestamp with time zone NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    state text DEFAULT 'pending'::text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    first_failure_at timestamp with time zone,
+    next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
+    leased_until timestamp with time zone,
+    delivered_at timestamp with time zone,
+    CONSTRAINT webhook_deliveries_state_check CHECK ((state = ANY (ARRAY['pending'::text, 'delivered'::text])))
+);
+
+
+--
+-- Name: webhook_deliveries_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.webhook_deliveries_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+
+--
+-- Name: webhook_deliveries_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.webhook_deliveries_id_seq OWNED BY public.webhook_deliveries.id;
+
+
+--
+-- Name: webhook_endpoints; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_endpoints (
+    id text NOT NULL,
+    environment text NOT NULL,
+    bundle_id text NOT NULL,
+    url text NOT NULL,
+    event_types text[] DEFAULT '{}'::text[] NOT NULL,
+    rate_per_second integer NOT NULL,
+    concurrency integer NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    disabled_at timestamp with time zone,
+    disabled_reason text,
+    CONSTRAINT webhook_endpoints_concurrency_check CHECK ((concurrency > 0)),
+    CONSTRAINT webhook_endpoints_rate_per_second_check CHECK ((rate_per_second > 0))
+);
+
+
+--
+-- Name: webhook_secrets; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.webhook_secrets (
+    id text NOT NULL,
+    endpoint_id text NOT NULL,
+    secret text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone
+);
+
+
+--
 -- Name: outbox id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -451,6 +541,13 @@ ALTER TABLE ONLY public.outbox ALTER COLUMN id SET DEFAULT nextval('public.outbo
 --
 
 ALTER TABLE ONLY public.status_requests ALTER COLUMN id SET DEFAULT nextval('public.status_requests_id_seq'::regclass);
+
+
+--
+-- Name: webhook_deliveries id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries ALTER COLUMN id SET DEFAULT nextval('public.webhook_deliveries_id_seq'::regclass);
 
 
 --
@@ -611,6 +708,38 @@ ALTER TABLE ONLY public.subscriptions
 
 ALTER TABLE ONLY public.transactions
     ADD CONSTRAINT transactions_pkey PRIMARY KEY (environment, bundle_id, transaction_id);
+
+
+--
+-- Name: webhook_deliveries webhook_deliveries_endpoint_id_event_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_event_id_key UNIQUE (endpoint_id, event_id);
+
+
+--
+-- Name: webhook_deliveries webhook_deliveries_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: webhook_endpoints webhook_endpoints_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_endpoints
+    ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY (id);
+
+
+--
+-- Name: webhook_secrets webhook_secrets_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secrets
+    ADD CONSTRAINT webhook_secrets_pkey PRIMARY KEY (id);
 
 
 --
@@ -807,6 +936,79 @@ CREATE INDEX transactions_original ON public.transactions USING btree (environme
 --
 
 CREATE INDEX transactions_product ON public.transactions USING btree (environment, bundle_id, product_id);
+
+
+--
+-- Name: webhook_attempts_delivery; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_attempts_delivery ON public.webhook_attempts USING btree (delivery_id, attempted_at);
+
+
+--
+-- Name: webhook_deliveries_created; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_created ON public.webhook_deliveries USING btree (endpoint_id, created_at);
+
+
+--
+-- Name: webhook_deliveries_due; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (endpoint_id, next_attempt_at, id) WHERE (state = 'pending'::text);
+
+
+--
+-- Name: webhook_deliveries_sequence; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_sequence ON public.webhook_deliveries USING btree (endpoint_id, subject, sequence);
+
+
+--
+-- Name: webhook_deliveries_subject; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_deliveries_subject ON public.webhook_deliveries USING btree (endpoint_id, subject, id) WHERE (state = 'pending'::text);
+
+
+--
+-- Name: webhook_endpoints_app; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_endpoints_app ON public.webhook_endpoints USING btree (environment, bundle_id);
+
+
+--
+-- Name: webhook_secrets_endpoint; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX webhook_secrets_endpoint ON public.webhook_secrets USING btree (endpoint_id);
+
+
+--
+-- Name: webhook_attempts webhook_attempts_delivery_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_attempts
+    ADD CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;
+
+
+--
+-- Name: webhook_deliveries webhook_deliveries_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_deliveries
+    ADD CONSTRAINT webhook_deliveries_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id) ON DELETE CASCADE;
+
+
+--
+-- Name: webhook_secrets webhook_secrets_endpoint_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.webhook_secrets
+    ADD CONSTRAINT webhook_secrets_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES public.webhook_endpoints(id) ON DELETE CASCADE;
 
 
 --

@@ -92,7 +92,7 @@ struct WebhookRoutes: Sendable {
     /// `POST …/webhooks`: registers an endpoint; 201 with its first secret.
     func register(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let bundleId = try context.parameters.require("bundleId")
-        guard let body: Registration = try await self.body(request) else {
+        guard let body: Registration = try await self.body(request).value else {
             return self.refuse("bad-body", "the body must be JSON with at least a url")
         }
         if let refusal = self.addresses.refusal(of: body.url) { return self.refuse("bad-url", refusal) }
@@ -121,7 +121,9 @@ struct WebhookRoutes: Sendable {
 
     /// `POST …/webhooks/{id}/secrets`: a new secret; the older ones sign for `overlapSeconds` more (default a day).
     func rotate(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
-        let body: Rotation = try await self.body(request) ?? Rotation()
+        let parsed: Body<Rotation> = try await self.body(request)
+        if case .invalid = parsed { return self.refuse("bad-body", #"the body must be {"overlapSeconds": N} or empty"#) }
+        let body = parsed.value ?? Rotation()
         let overlap = body.overlapSeconds ?? 86_400
         guard (0...(7 * 86_400)).contains(overlap) else {
             return self.refuse("bad-overlap", "overlapSeconds must be 0 to 604800")
@@ -160,7 +162,7 @@ struct WebhookRoutes: Sendable {
 
     /// `POST …/webhooks/{id}/replay`: `{"deliveryId": N}` or `{"from": …, "to": …}`; answers how many were queued.
     func replay(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
-        guard let body: ReplayRequest = try await self.body(request),
+        guard let body: ReplayRequest = try await self.body(request).value,
             body.deliveryId != nil || (body.from != nil && body.to != nil)
         else {
             return self.refuse("bad-body", #"the body must be {"deliveryId": N} or {"from": TIME, "to": TIME}"#)
@@ -184,18 +186,28 @@ struct WebhookRoutes: Sendable {
 
     // MARK: - Helpers
 
-    /// The JSON body decoded (ISO 8601 times); nil when it is not that JSON. An empty body decodes as nil.
-    private func body<T: Decodable>(_ request: Request) async throws -> T? {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await BoundedBody.read(request, limit: Self.maximumBody, timeout: self.bodyTimeout)
-        } catch {
+    /// What a request's body came to.
+    enum Body<T> {
+        case empty
+        case invalid
+        case value(T)
+
+        /// The value; nil when empty or invalid.
+        var value: T? {
+            if case .value(let value) = self { return value }
             return nil
         }
-        guard buffer.readableBytes > 0 else { return nil }
+    }
+
+    /// The JSON body decoded (ISO 8601 times), or whether it was empty or not that JSON; a body too large or too slow
+    /// is refused with 413 or 408.
+    private func body<T: Decodable>(_ request: Request) async throws -> Body<T> {
+        let buffer = try await BoundedBody.read(request, limit: Self.maximumBody, timeout: self.bodyTimeout)
+        guard buffer.readableBytes > 0 else { return .empty }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(T.self, from: Data(buffer.readableBytesView))
+        guard let value = try? decoder.decode(T.self, from: Data(buffer.readableBytesView)) else { return .invalid }
+        return .value(value)
     }
 
     /// Whether a text is an event type (`family.access-gained`, `webhook.endpoint-disabled`).

@@ -10,7 +10,7 @@ struct IAPCtl: AsyncParsableCommand {
             VerifyCommand.self, TopicsCommand.self, MigrateCommand.self, EntitlementsCommand.self, BackfillCommand.self,
             ReplayCommand.self,
             TestNotificationCommand.self, APIKeysCommand.self, ResyncCommand.self, SupportCommand.self,
-            RetentionCommand.self, PruneCommand.self,
+            RetentionCommand.self, PruneCommand.self, WebhooksCommand.self,
         ])
 }
 

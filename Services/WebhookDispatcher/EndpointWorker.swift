@@ -7,139 +7,187 @@ import Storage
 import Synchronization
 import Webhooks
 
-/// Delivers one endpoint's backlog until cancelled or the endpoint is disabled: leases the deliveries that are due
-/// and first of their subject, sends them at the endpoint's rate with at most its concurrency, writes each attempt
-/// back, and waits for a wake-up or its poll interval when nothing is due. When every attempt of a round failed, the
-/// endpoint is probed with one delivery at a time, further apart each time, so a dead endpoint costs little. Each
-/// endpoint has its own worker, so a slow or dead one never delays another.
+/// Delivers one endpoint's backlog until cancelled or the endpoint is disabled. It keeps up to the endpoint's
+/// concurrency of deliveries in flight, each after a token of the endpoint's rate: whenever answers come back it writes
+/// them (all that came, in one statement) and leases as many more as there are free places, taking only deliveries
+/// that are due and first of their subject. After a run of failed answers with no delivery between (twice its
+/// concurrency), the endpoint is probed with one delivery at a time, further apart each time, so a dead endpoint costs
+/// little. Each endpoint has its own worker,
+/// so a slow or dead one never delays another.
 struct EndpointWorker: Sendable {
     /// The endpoint as last read (its secrets may rotate while it runs).
     let target: TargetBox
     let backlog: WebhookBacklog
     let sender: WebhookSender
     let settings: WebhookDispatcherSettings
+    /// Raised when deliveries were queued for the endpoint, and when an answer came back.
     let signal: Signal
     let metrics: DispatcherMetrics
     let logger: Logger
 
     /// Runs until cancelled, or until the endpoint is disabled (410, or failing for the retry horizon).
     func run() async {
-        var bucket = TokenBucket(
-            ratePerSecond: Double(self.current.ratePerSecond), burst: self.current.ratePerSecond,
-            now: Self.seconds())
-        var failedRounds = 0
-        var databaseFailures = 0
-        while !Task.isCancelled {
-            let target = self.current
-            do {
-                let limit = failedRounds > 0 ? 1 : min(200, max(1, target.concurrency * 4))
-                let claimed = try await self.backlog.claim(
-                    endpointId: target.id, limit: limit, lease: self.settings.lease.inSeconds)
-                databaseFailures = 0
-                if claimed.isEmpty {
-                    await self.signal.wait(upTo: self.settings.pollInterval)
-                    continue
-                }
-                let outcome = await self.deliver(claimed, to: target, bucket: &bucket)
-                // Written by a task of its own, so a shutdown in the middle still records what was sent.
-                let backlog = self.backlog
-                try await Task { try await backlog.complete(outcome.records) }.value
-                if let reason = outcome.disable {
-                    if try await Task(operation: { try await backlog.disable(endpointId: target.id, reason: reason) })
-                        .value
-                    {
-                        self.metrics.disabled.increment(reason.contains("410") ? "gone" : "horizon")
-                        self.logger.warning(
-                            "webhook endpoint disabled, its backlog kept",
-                            metadata: ["endpoint": "\(target.id)", "reason": "\(reason)"])
+        let answers = AnswerBuffer()
+        var state = LoopState(
+            bucket: TokenBucket(
+                ratePerSecond: Double(self.current.ratePerSecond), burst: self.current.ratePerSecond,
+                now: Self.seconds()))
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let target = self.current
+                do {
+                    let answered = answers.takeAll()
+                    if !answered.isEmpty { try await self.record(answered, state: &state) }
+                    if let reason = state.disabling {
+                        if state.inFlight.isEmpty {
+                            try await self.disable(target.id, reason: reason)
+                            return
+                        }
+                        await self.signal.wait(upTo: self.settings.pollInterval)
+                        continue
                     }
-                    return
+                    let probing = state.failedInARow >= Self.probeThreshold(concurrency: target.concurrency)
+                    let places = (probing ? 1 : max(1, target.concurrency)) - state.inFlight.count
+                    var claimed: [ClaimedDelivery] = []
+                    if places > 0 && ContinuousClock.now >= state.pausedUntil {
+                        claimed = try await self.backlog.claim(
+                            endpointId: target.id, limit: places, lease: self.settings.lease.inSeconds,
+                            orderWait: target.filtersTypes ? nil : self.settings.orderWait.inSeconds)
+                    }
+                    state.databaseFailures = 0
+                    let secrets = target.secrets.compactMap(WebhookSecret.init)
+                    for delivery in claimed {
+                        let wait = state.bucket.take(now: Self.seconds(), maximumWait: .infinity) ?? 0
+                        if wait > 0 { try await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
+                        state.inFlight.insert(delivery.id)
+                        let sender = self.sender, url = target.url, signal = self.signal
+                        group.addTask {
+                            let attemptedAt = Date()
+                            let answer = await sender.send(delivery, to: url, secrets: secrets)
+                            answers.append((delivery, attemptedAt, answer))
+                            signal.raise()
+                        }
+                    }
+                    if answered.isEmpty && claimed.isEmpty {
+                        let pause = state.pausedUntil - ContinuousClock.now
+                        await self.signal.wait(
+                            upTo: pause > .zero ? min(pause, self.settings.pollInterval) : self.settings.pollInterval)
+                    }
+                } catch {
+                    if Task.isCancelled { break }
+                    // PostgreSQL is away: leases run out by themselves, so wait and look again.
+                    state.databaseFailures += 1
+                    self.logger.warning(
+                        "webhook backlog unavailable, retrying",
+                        metadata: ["endpoint": "\(target.id)", "error": "\(String(reflecting: error))"])
+                    let backoff = Backoff(base: .milliseconds(200), maximum: .seconds(5))
+                    try? await Task.sleep(for: backoff.delay(attempt: state.databaseFailures))
                 }
-                if outcome.delivered == 0 {
-                    failedRounds += 1
-                    let pause =
-                        self.settings.schedule.nextAttempt(
-                            after: failedRounds, firstFailure: Date(), now: Date())?.timeIntervalSinceNow ?? 1
-                    try await Task.sleep(for: .milliseconds(Int64(max(0.01, pause) * 1000)))
-                } else {
-                    failedRounds = 0
-                }
-            } catch is CancellationError {
-                return
-            } catch {
-                if Task.isCancelled { return }
-                // PostgreSQL is away: leases run out by themselves, so wait and look again.
-                databaseFailures += 1
-                self.logger.warning(
-                    "webhook backlog unavailable, retrying",
-                    metadata: ["endpoint": "\(target.id)", "error": "\(String(reflecting: error))"])
-                let backoff = Backoff(base: .milliseconds(200), maximum: .seconds(5))
-                try? await Task.sleep(for: backoff.delay(attempt: databaseFailures))
             }
+            // Stopping: the attempts in flight are abandoned; what came back is written and the rest released, in a
+            // task of its own (this one is cancelled), so they are due again at once rather than when leases run out.
+            group.cancelAll()
+        }
+        let leftover = answers.takeAll()
+        let unanswered = state.inFlight.subtracting(leftover.map(\.0.id))
+        let backlog = self.backlog, records = leftover.map { self.decide($0).record }
+        _ = await Task {
+            try? await backlog.complete(records)
+            try? await backlog.release(Array(unanswered))
+        }.value
+    }
+
+    /// The endpoint as last read, with this replica's share of its rate and concurrency.
+    var current: WebhookTarget {
+        var target = self.target.value
+        target.ratePerSecond = self.settings.share(target.ratePerSecond)
+        target.concurrency = self.settings.share(target.concurrency)
+        return target
+    }
+
+    /// What the loop keeps between turns.
+    struct LoopState {
+        var bucket: TokenBucket
+        /// Deliveries sent and not yet answered.
+        var inFlight: Set<Int64> = []
+        /// Failed answers since the last delivered one.
+        var failedInARow = 0
+        /// No new delivery before this (a failing endpoint is probed further apart each time).
+        var pausedUntil = ContinuousClock.now
+        /// Why the endpoint is being disabled, once it is.
+        var disabling: String?
+        var databaseFailures = 0
+    }
+
+    /// Writes the answers that came back (in one statement, by a task of its own so a shutdown still records what was
+    /// sent), and decides whether the endpoint is failing or must be disabled.
+    private func record(
+        _ answered: [(ClaimedDelivery, Date, WebhookSender.Answer)], state: inout LoopState
+    ) async throws {
+        let decided = answered.map(self.decide)
+        let records = decided.map(\.record)
+        let backlog = self.backlog
+        try await Task { try await backlog.complete(records) }.value
+        for (delivery, _, _) in answered { state.inFlight.remove(delivery.id) }
+        if let reason = decided.compactMap(\.disable).first { state.disabling = state.disabling ?? reason }
+        for outcome in decided {
+            state.failedInARow = outcome.delivered ? 0 : state.failedInARow + 1
+        }
+        let threshold = Self.probeThreshold(concurrency: self.current.concurrency)
+        if state.failedInARow >= threshold {
+            let pause =
+                self.settings.schedule.nextAttempt(
+                    after: state.failedInARow - threshold + 1, firstFailure: Date(), now: Date())?
+                .timeIntervalSinceNow ?? 1
+            state.pausedUntil = .now + .milliseconds(Int64(max(0.01, pause) * 1000))
+        } else {
+            state.pausedUntil = .now
         }
     }
 
-    /// The endpoint as last read.
-    var current: WebhookTarget { self.target.value }
+    /// How many failed answers in a row make the endpoint look down (then it is probed one delivery at a time): twice
+    /// its concurrency, at least 5, so a share of failures alone does not slow a live endpoint.
+    static func probeThreshold(concurrency: Int) -> Int { max(5, 2 * concurrency) }
 
-    /// What a round of attempts came to.
-    struct RoundOutcome {
-        var records: [DeliveryAttemptRecord] = []
-        var delivered = 0
-        /// Why the endpoint must be disabled, when it must.
+    /// What an answer comes to: its log line and retry time, whether it delivered, why to disable the endpoint.
+    private func decide(
+        _ answered: (ClaimedDelivery, Date, WebhookSender.Answer)
+    ) -> (record: DeliveryAttemptRecord, delivered: Bool, disable: String?) {
+        let (delivery, attemptedAt, answer) = answered
+        let now = Date()
+        let decision = DeliveryDecision.after(
+            status: answer.status, previousAttempts: delivery.attempts, firstFailure: delivery.firstFailureAt,
+            now: now, schedule: self.settings.schedule, unit: Double.random(in: 0..<1))
+        var retryAt: Date?
         var disable: String?
+        switch decision {
+        case .delivered:
+            self.metrics.attempts.increment("delivered")
+            self.metrics.eventToDelivery.record(
+                .milliseconds(Int64(max(0, now.timeIntervalSince(delivery.publishedAt)) * 1000)))
+        case .retry(let at):
+            retryAt = at
+            self.metrics.attempts.increment("failed")
+        case .disableEndpoint(let reason):
+            retryAt = now
+            disable = reason
+            self.metrics.attempts.increment(answer.status == 410 ? "gone" : "failed")
+        }
+        let record = DeliveryAttemptRecord(
+            deliveryId: delivery.id, attemptedAt: attemptedAt, status: answer.status, latencyMs: answer.latencyMs,
+            error: answer.error, response: answer.response, retryAt: retryAt)
+        return (record, decision == .delivered, disable)
     }
 
-    /// Sends the leased deliveries, at most `concurrency` at once and each after a token of the endpoint's rate.
-    private func deliver(_ claimed: [ClaimedDelivery], to target: WebhookTarget, bucket: inout TokenBucket) async
-        -> RoundOutcome
-    {
-        let secrets = target.secrets.compactMap(WebhookSecret.init)
-        var outcome = RoundOutcome()
-        await withTaskGroup(of: (ClaimedDelivery, Date, WebhookSender.Answer).self) { group in
-            var inFlight = 0
-            func record(_ delivery: ClaimedDelivery, _ attemptedAt: Date, _ answer: WebhookSender.Answer) {
-                let now = Date()
-                let decision = DeliveryDecision.after(
-                    status: answer.status, previousAttempts: delivery.attempts, firstFailure: delivery.firstFailureAt,
-                    now: now, schedule: self.settings.schedule, unit: Double.random(in: 0..<1))
-                var retryAt: Date?
-                switch decision {
-                case .delivered:
-                    outcome.delivered += 1
-                    self.metrics.attempts.increment("delivered")
-                    self.metrics.eventToDelivery.record(
-                        .milliseconds(Int64(max(0, now.timeIntervalSince(delivery.publishedAt)) * 1000)))
-                case .retry(let at):
-                    retryAt = at
-                    self.metrics.attempts.increment("failed")
-                case .disableEndpoint(let reason):
-                    retryAt = now
-                    outcome.disable = outcome.disable ?? reason
-                    self.metrics.attempts.increment(answer.status == 410 ? "gone" : "failed")
-                }
-                outcome.records.append(
-                    DeliveryAttemptRecord(
-                        deliveryId: delivery.id, attemptedAt: attemptedAt, status: answer.status,
-                        latencyMs: answer.latencyMs, error: answer.error, response: answer.response, retryAt: retryAt))
-            }
-            for delivery in claimed {
-                if inFlight >= max(1, target.concurrency), let (done, at, answer) = await group.next() {
-                    inFlight -= 1
-                    record(done, at, answer)
-                }
-                let wait = bucket.take(now: Self.seconds(), maximumWait: .infinity) ?? 0
-                if wait > 0 { try? await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
-                let sender = self.sender, url = target.url
-                group.addTask {
-                    let attemptedAt = Date()
-                    return (delivery, attemptedAt, await sender.send(delivery, to: url, secrets: secrets))
-                }
-                inFlight += 1
-            }
-            for await (done, at, answer) in group { record(done, at, answer) }
+    /// Disables the endpoint (its backlog kept), counted and said.
+    private func disable(_ endpointId: String, reason: String) async throws {
+        let backlog = self.backlog
+        if try await Task(operation: { try await backlog.disable(endpointId: endpointId, reason: reason) }).value {
+            self.metrics.disabled.increment(reason.contains("410") ? "gone" : "horizon")
+            self.logger.warning(
+                "webhook endpoint disabled, its backlog kept",
+                metadata: ["endpoint": "\(endpointId)", "reason": "\(reason)"])
         }
-        return outcome
     }
 
     /// Monotonic seconds for the rate bucket.
@@ -147,6 +195,23 @@ struct EndpointWorker: Sendable {
         (ContinuousClock.now - Self.origin).inSeconds
     }
     private static let origin = ContinuousClock.now
+}
+
+/// The answers that came back and are not yet written, filled by the sending tasks.
+final class AnswerBuffer: Sendable {
+    private let answers = Mutex<[(ClaimedDelivery, Date, WebhookSender.Answer)]>([])
+
+    func append(_ answer: (ClaimedDelivery, Date, WebhookSender.Answer)) {
+        self.answers.withLock { $0.append(answer) }
+    }
+
+    /// Everything that came back since the last call.
+    func takeAll() -> [(ClaimedDelivery, Date, WebhookSender.Answer)] {
+        self.answers.withLock { answers in
+            defer { answers.removeAll(keepingCapacity: true) }
+            return answers
+        }
+    }
 }
 
 /// The endpoint a worker delivers to, replaced when a refresh reads it again.

@@ -26,6 +26,11 @@ struct WebhookDispatcherSettings: Sendable {
     var endpointRefresh: Duration = .seconds(5)
     /// How long a delivery stays leased to this replica before another may take it (it was killed).
     var lease: Duration = .seconds(60)
+    /// How long a delivery waits for its subject's previous event (read from another topic or partition) to be queued.
+    var orderWait: Duration = .seconds(5)
+    /// How many replicas share each endpoint's rate and concurrency: each replica takes its share (rounded up, at least
+    /// one), so the endpoint never sees more than it was registered with while at most this many replicas run.
+    var replicas = 1
     /// How long delivered deliveries stay in the delivery log.
     var keepDelivered: Duration = .seconds(7 * 86_400)
 
@@ -52,6 +57,9 @@ struct WebhookDispatcherSettings: Sendable {
         self.pollInterval = try settings.milliseconds("WEBHOOK_POLL_MS", default: self.pollInterval)
         self.endpointRefresh = try settings.milliseconds("WEBHOOK_ENDPOINT_REFRESH_MS", default: self.endpointRefresh)
         self.lease = try settings.milliseconds("WEBHOOK_LEASE_MS", default: self.lease)
+        self.orderWait = try settings.milliseconds("WEBHOOK_ORDER_WAIT_MS", default: self.orderWait)
+        self.replicas = try settings.int("WEBHOOK_REPLICAS", default: self.replicas)
+        guard self.replicas >= 1 else { throw SettingsError("WEBHOOK_REPLICAS must be at least 1") }
         self.keepDelivered = .seconds(try settings.int("WEBHOOK_KEEP_DELIVERED_HOURS", default: 168) * 3600)
         try self.validate()
     }
@@ -72,6 +80,9 @@ struct WebhookDispatcherSettings: Sendable {
             throw SettingsError("WEBHOOK_LEASE_MS must be at least twice WEBHOOK_REQUEST_TIMEOUT_MS")
         }
     }
+
+    /// This replica's share of a registered rate or concurrency.
+    func share(_ value: Int) -> Int { max(1, (value + self.replicas - 1) / self.replicas) }
 
     /// A setting in milliseconds as seconds.
     private static func seconds(_ settings: EnvironmentSettings, _ name: String, _ defaultValue: TimeInterval) throws

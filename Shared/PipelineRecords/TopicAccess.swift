@@ -113,6 +113,14 @@ extension PipelineTopics {
                 purpose: "retention-messaging writes its answers to retention.offered.",
                 grants: [.init(self.retentionOffered, [.produce])]),
             TopicAccess(
+                principal: "webhook-dispatcher",
+                purpose: "webhook-dispatcher reads the entitlement events and delivers them to the apps' endpoints.",
+                grants: [
+                    .init(self.entitlementChanges, [.consume]), .init(self.entitlementFamily, [.consume]),
+                    .init(self.entitlementRevocations, [.consume]),
+                ],
+                groups: [.init("webhook-dispatcher")]),
+            TopicAccess(
                 principal: "pipeline-operator",
                 purpose:
                     "the topics Job and iapctl's operator commands: create topics, replay the DLQ to raw, backfill and "

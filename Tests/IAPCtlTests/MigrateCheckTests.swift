@@ -11,6 +11,7 @@ import Testing
         "ROLE_PASSWORD_ENTITLEMENT_UPDATER": "updater-password-1", "ROLE_PASSWORD_CUSTOMER_API": "customer-password-1",
         "ROLE_PASSWORD_EVENT_PUBLISHER": "publisher-password-1",
         "ROLE_PASSWORD_RETENTION_MESSAGING": "retention-password-1",
+        "ROLE_PASSWORD_WEBHOOK_DISPATCHER": "webhooks-password-1",
     ]
 
     @Test func anEmptyDatabaseIsBehindAMigratedOnePassesWithAServiceRole() async throws {

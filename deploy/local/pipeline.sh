@@ -1,14 +1,15 @@
 # Source this file: functions that start the local stack the way run.sh and the benchmarks need it.
 #   stack_start DIR BIN              broker + PostgreSQL in DIR, migrated, the services' roles granted, topics created; sets
 #                                    $bootstrap, exports DATABASE_URL (the owner's), fills service_database_url[NAME]
-#   pipeline_start BIN DIR SIM_PORT  configures the six services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
+#   pipeline_start BIN DIR SIM_PORT  configures the services for appstore-sim (keys in DIR/sim, API on SIM_PORT) and
 #                                    starts them with logs in DIR; fills service_port[NAME], operations_port[NAME] (/health,
 #                                    /ready, /metrics) and service_pid[NAME]; appends to pids
 #   stack_stop DIR                   stops the broker and PostgreSQL of DIR
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
 #   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
 # The caller keeps `pids` (an array) of what it started.
-pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging)
+pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging
+    webhook-dispatcher)
 # The apps the services accept: appstore-sim's, and the one of the real Apple notification in Tests/Fixtures.
 sim_app="com.example.subscriptions:1234567890"
 real_app="com.loki-project.loki-messenger:1470168868"
@@ -28,7 +29,7 @@ stack_start() {
     export DATABASE_URL
     # The schema's owner migrates and grants each service that uses PostgreSQL a role of its own (least privilege).
     local service role password passwords=()
-    for service in entitlement-updater customer-api event-publisher retention-messaging; do
+    for service in entitlement-updater customer-api event-publisher retention-messaging webhook-dispatcher; do
         role="iap_${service//-/_}" password=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
         passwords+=("ROLE_PASSWORD_$(tr a-z A-Z <<<"${role#iap_}")=$password")
         service_database_url[$service]=$(echo "$DATABASE_URL" | sed "s#^postgres://[^@]*@#postgres://$role:$password@#")
@@ -69,6 +70,8 @@ pipeline_start() {
     # The sim serves Production's API at its root and Sandbox's under /sandbox; the key calls for the sim's app only.
     export APPSTORE_API_URL_PRODUCTION="http://127.0.0.1:$sim_port" APPSTORE_API_URL_SANDBOX="http://127.0.0.1:$sim_port/sandbox"
     export APPSTORE_API_APPS="${sim_app%%:*}"
+    # Webhook endpoints on loopback (the demo's receiver): allowed here only, never in the manifests.
+    export WEBHOOK_ALLOW_PRIVATE_ADDRESSES=true
     export RESOLVER_RATE_PER_SECOND=${RESOLVER_RATE_PER_SECOND:-50} RECONCILE_INTERVAL_SECONDS=${RECONCILE_INTERVAL_SECONDS:-60}
     local service
     # customer-api's support routes and console listen on a port of their own, as in the manifests.

@@ -27,7 +27,8 @@ done
 deploy/local/prerequisites.sh
 source deploy/local/env.sh
 source deploy/local/pipeline.sh
-products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging appstore-sim)
+products=(iapctl ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging
+    webhook-dispatcher appstore-sim)
 echo "== building (debug): ${products[*]} (a first build takes about 10 minutes on 2 cores)"
 for product in "${products[@]}"; do
     swift build --product "$product" 2>&1 | grep -E "error:|Build of|Build complete" | tail -n 1 | sed 's/^/  /'
@@ -105,6 +106,17 @@ for key in "$api_key" "$admin_key"; do
         sleep 0.1
     done
 done
+echo "== a webhook endpoint for the sim's app (iapctl webhooks create): a local receiver that verifies every delivery"
+echo "   with the standardwebhooks package and answers 500 to 10% of them (docs/webhooks.md)"
+webhook_port=$(deploy/local/free-port.sh)
+echo '{}' > "$work/webhook-secrets.json"
+"$APPSTORE_TOOLS_PYTHON" Tests/Contract/webhook_receiver.py "$webhook_port" "$work/webhook-secrets.json" "$work/webhooks.jsonl" \
+    --fail-share 0.1 --slow-share 0 > "$work/webhook-receiver.log" 2>&1 &
+pids+=($!)
+webhooks() { "$bin/iapctl" webhooks "$@" --api-url "http://127.0.0.1:$customer_api_admin_port" --key "$admin_key" --app "${sim_app%%:*}"; }
+webhooks create --url "http://127.0.0.1:$webhook_port/ok" --rate-per-second 1000 --concurrency 8 > "$work/webhook.json"
+"$APPSTORE_TOOLS_PYTHON" -c 'import json,sys; answer = json.load(open(sys.argv[1])); json.dump({"/ok": [answer["secret"]]}, open(sys.argv[2], "w")); print("  registered", answer["endpoint"]["id"], answer["endpoint"]["url"])' \
+    "$work/webhook.json" "$work/webhook-secrets.json"
 echo "== appstore-sim: $customers customers (seed $seed), shuffled, 10% delivered twice, offered $rate posts/s;"
 if ((${#refund_mode[@]})); then
     echo "   subscription REFUNDs without data.status (--refunds-without-status): refund-resolver settles every one;"
@@ -133,6 +145,32 @@ status=0
     --expected "$work/expected.json" --facts "$work/facts.json" "${services[@]}" --wait 180 &
 pids+=($!)
 wait $! || status=$?
+echo "== webhooks: every event of the sim's app in Production delivered, verified, in sequence per subject"
+webhook_id=$("$APPSTORE_TOOLS_PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["endpoint"]["id"])' "$work/webhook.json")
+for _ in $(seq 1 120); do
+    pending=$(webhooks list | "$APPSTORE_TOOLS_PYTHON" -c 'import json,sys; print(sum(e["pending"] for e in json.load(sys.stdin)["endpoints"]))')
+    [ "$pending" = 0 ] && break
+    sleep 0.5
+done
+"$APPSTORE_TOOLS_PYTHON" - "$work/webhooks.jsonl" "$pending" <<'PY' || status=1
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+accepted, last, wrong = {}, {}, 0
+for row in rows:
+    if row["answer"] != 200 or row["id"] in accepted:
+        continue
+    event = json.loads(row["body"])
+    accepted[row["id"]] = event
+    subject, number = event.get("subject"), event.get("sequence")
+    if number is not None:
+        wrong += number != last.get(subject, 0) + 1
+        last[subject] = number
+unverified = sum(not row["verified"] for row in rows)
+print(f"  {len(rows)} requests, {len(accepted)} events accepted, {sum(r['answer'] == 500 for r in rows)} answered 500 "
+      f"and retried, {unverified} not verified, {wrong} out of sequence, {sys.argv[2]} still pending")
+sys.exit(1 if unverified or wrong or sys.argv[2] != "0" else 0)
+PY
+webhooks deliveries "$webhook_id" --limit 1 | sed 's/^/  newest delivery: /' | cut -c1-240
 echo "== Retention Messaging: Apple's side set up with iapctl retention, Apple's performance test, then real-time requests"
 retention_url="http://127.0.0.1:${service_port[retention-messaging]}/retention-message"
 retention() { "$bin/iapctl" retention "$@" --app "${sim_app%%:*}" 2>&1 | sed 's/^/  /'; }

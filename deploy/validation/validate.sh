@@ -127,7 +127,7 @@ broken 's/> 10000/> > 10000/' "monitoring: an alert that is not PromQL" --produc
 broken 's/(kafka_consumer_lag_messages) > 10000/(kafka_consumer_lag_messages) > 20000/' "monitoring: an alert its unit test no longer holds for" --production
 kubectl kustomize deploy/kubernetes/overlays/development > "$work/rendered.yaml"
 expect_rejected "rules: placeholder Secrets in a production rendering" validate_kubernetes "$work/rendered.yaml" --production
-sed 's/        retention-messaging iapctl appstore-sim; do/        iapctl appstore-sim; do/' deploy/Dockerfile > "$work/Dockerfile"
+sed 's/        retention-messaging webhook-dispatcher iapctl appstore-sim; do/        iapctl appstore-sim; do/' deploy/Dockerfile > "$work/Dockerfile"
 cmp -s deploy/Dockerfile "$work/Dockerfile" && { echo "  the change for the image matched nothing" >&2; exit 1; }
 expect_rejected "image: an executable of Package.swift not built into the image" \
     validate_image "$work/Dockerfile" docker-compose.yml "${overlays[@]}"

@@ -65,6 +65,7 @@ struct WebhooksMigration: SQLStatementsMigration {
             WHERE state = 'pending'
         """,
         "CREATE INDEX webhook_deliveries_created ON webhook_deliveries (endpoint_id, created_at)",
+        "CREATE INDEX webhook_deliveries_sequence ON webhook_deliveries (endpoint_id, subject, sequence)",
         """
         CREATE TABLE webhook_attempts (
             delivery_id bigint NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,

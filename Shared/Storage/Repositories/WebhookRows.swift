@@ -86,6 +86,8 @@ public struct WebhookTarget: Sendable, Equatable {
     public var url: String
     public var ratePerSecond: Int
     public var concurrency: Int
+    /// Whether it takes only some event types (it then sees gaps in a subject's sequence by design).
+    public var filtersTypes: Bool
     /// `whsec_…` texts of the secrets not expired.
     public var secrets: [String]
 }

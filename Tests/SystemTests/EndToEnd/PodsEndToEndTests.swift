@@ -75,9 +75,9 @@ import Testing
                         (summary["jobs"] as? [String: String]) == [
                             "pipeline-migrate": "completed", "pipeline-topics": "completed",
                         ])
-                    #expect(containers.count == 7, "every Deployment's container runs: \(containers.keys.sorted())")
+                    #expect(containers.count == 8, "every Deployment's container runs: \(containers.keys.sorted())")
                     let probes = summary["probes"] as? Int ?? 0
-                    #expect(probes == 7 * 3, "startup, readiness and liveness of each container answered: \(probes)")
+                    #expect(probes == 8 * 3, "startup, readiness and liveness of each container answered: \(probes)")
 
                     let plan = sim.simulator.deliveryPlan()
                     let ingest = "http://127.0.0.1:8080/notifications"
@@ -91,10 +91,10 @@ import Testing
                     let states = try #require(
                         try JSONSerialization.jsonObject(with: Data(after.utf8)) as? [String: [String: Any]])
                     #expect(
-                        states.count == 7 && states.values.allSatisfy { $0["running"] as? Bool == true },
+                        states.count == 8 && states.values.allSatisfy { $0["running"] as? Bool == true },
                         "every container still runs after the scenario: \(states)")
                     let down = try await Self.pods(["down", valuesFile.path])
-                    #expect(down.contains("\"stopped\": 7"), "\(down)")
+                    #expect(down.contains("\"stopped\": 8"), "\(down)")
                     print(
                         "pods: image \(image) \(size) bytes (built in \(imageSeconds) s); jobs \(summary["jobs"] ?? ""); "
                             + "\(containers.count) containers, \(probes) probes answered in \(summary["seconds"] ?? "?") s; "
@@ -118,7 +118,9 @@ import Testing
         var passwords: [String: String] = [:]
         var roleURLs: [String: String] = [:]
         let server = try #require(URLComponents(string: databaseURL))
-        for service in ["entitlement-updater", "customer-api", "event-publisher", "retention-messaging"] {
+        for service in [
+            "entitlement-updater", "customer-api", "event-publisher", "retention-messaging", "webhook-dispatcher",
+        ] {
             let password = UUID().uuidString.replacingOccurrences(of: "-", with: "")
             passwords[service] = password
             var url = server
@@ -134,6 +136,7 @@ import Testing
                 "ROLE_PASSWORD_CUSTOMER_API": passwords["customer-api"]!,
                 "ROLE_PASSWORD_EVENT_PUBLISHER": passwords["event-publisher"]!,
                 "ROLE_PASSWORD_RETENTION_MESSAGING": passwords["retention-messaging"]!,
+                "ROLE_PASSWORD_WEBHOOK_DISPATCHER": passwords["webhook-dispatcher"]!,
             ],
             "chain-verifier-secrets": TestRecordSigning.environment(.chainVerifier),
             "entitlement-updater-secrets": [
@@ -146,6 +149,7 @@ import Testing
                 .merging([
                     "DATABASE_URL": roleURLs["customer-api"]!, "APPSTORE_OFFER_KEY_ID": SimHarness.offerKeyID,
                 ]) { a, _ in a },
+            "webhook-dispatcher-secrets": ["DATABASE_URL": roleURLs["webhook-dispatcher"]!],
             "retention-messaging-secrets": [
                 "DATABASE_URL": roleURLs["retention-messaging"]!, "APPSTORE_OFFER_KEY_ID": SimHarness.offerKeyID,
                 "APPSTORE_OFFER_ISSUER_ID": SimHarness.issuerID,

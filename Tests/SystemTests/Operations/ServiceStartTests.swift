@@ -8,7 +8,7 @@ import Testing
 @Suite(.tags(.integration), .notInUnitRuns) struct ServiceStartTests {
     static let services = [
         "ingest", "chain-verifier", "entitlement-updater", "event-publisher", "refund-resolver", "customer-api",
-        "retention-messaging",
+        "retention-messaging", "webhook-dispatcher",
     ]
 
     /// Runs `service` with `environment` added to this process's; its status, whether it exited, and its output.
@@ -34,6 +34,26 @@ import Testing
             missing.output.contains("\(service) stopped:") && missing.output.contains("must be"), "\(missing.output)")
         for result in [badLevel, missing] {
             #expect(!result.output.contains("Program crashed") && !result.output.contains("Fatal error"))
+        }
+    }
+
+    /// webhook-dispatcher refuses settings that cannot work together: a lease shorter than two request timeouts (a
+    /// delivery in flight would be sent again by another replica) and retries whose base exceeds their maximum.
+    @Test func webhookDispatcherRefusesSettingsThatCannotWorkTogether() async throws {
+        let reachable = [
+            "LOG_LEVEL": "info", "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+            "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+        ]
+        for (bad, named) in [
+            (["WEBHOOK_LEASE_MS": "5000", "WEBHOOK_REQUEST_TIMEOUT_MS": "10000"], "WEBHOOK_LEASE_MS"),
+            (["WEBHOOK_RETRY_BASE_MS": "60000", "WEBHOOK_RETRY_MAX_MS": "1000"], "WEBHOOK_RETRY_BASE_MS"),
+            (["WEBHOOK_REPLICAS": "0"], "WEBHOOK_REPLICAS"),
+        ] {
+            let result = try await Self.start("webhook-dispatcher", reachable.merging(bad) { _, new in new })
+            #expect(result.exited && result.status == 1, "\(result.output)")
+            #expect(
+                result.output.contains("webhook-dispatcher stopped:") && result.output.contains(named),
+                "\(result.output)")
         }
     }
 }

@@ -1,0 +1,382 @@
+@_spi(Testing) import AppStoreSimKit
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PipelineRecords
+import PostgresNIO
+import RdKafka
+import Storage
+@_spi(Testing) import SystemTestSupport
+import TestSupport
+import Testing
+
+/// Webhooks for a team without Kafka, against the real binaries: the whole pipeline plus webhook-dispatcher, and a
+/// receiver (Tests/Contract/webhook_receiver.py) that verifies every delivery with the `standardwebhooks` package,
+/// answers 500 to 30 % of them, too late to 5 %, and is down for a stretch; the dispatcher is SIGKILLed mid-stream
+/// and the endpoint's secret rotated. Every event of the app reaches the endpoint at least once, signed, each subject's
+/// in `sequence` order with no gap; an endpoint answering 410 is disabled after one request and its app's other
+/// endpoint told so; the delivery log shows the attempts, and a replay sends a delivery again.
+@Suite(.serialized) struct WebhookEndToEndTests {
+    static let logger = Logger(label: "webhooks-end-to-end")
+
+    @Test func everyEventIsDeliveredSignedAndInOrderThroughFailuresAnOutageAndAKill() async throws {
+        try await withLocalBroker { bootstrap in
+            try await withLocalPostgres { databaseURL in
+                try await SimHarness.with(
+                    customers: 250, seed: 29,
+                    configure: {
+                        $0.retryDelays = [.seconds(2), .seconds(4), .seconds(8)]
+                        $0.environments = [.production, .sandbox]
+                    }
+                ) { sim in
+                    try await KafkaTestClient(bootstrapServers: [bootstrap]).createTopics(
+                        PipelineTopics().all.map { ($0, 4) })
+                    try await migrateDatabase(try DatabaseSettings(url: databaseURL), logger: Self.logger)
+                    let directory = try LocalComponents.temporaryDirectory("webhooks")
+                    let receiver = try Receiver(directory: directory)
+                    try await receiver.start(http: sim.http)
+                    var environment = try sim.pipelineEnvironment(
+                        directory: directory, bootstrap: bootstrap, databaseURL: databaseURL)
+                    environment.merge(Self.dispatcherEnvironment) { _, new in new }
+                    let fleet = try ServiceFleet(
+                        environment: environment, directory: directory,
+                        only: ServiceFleet.pipeline + ["webhook-dispatcher"])
+                    defer { if let process = receiver.running { kill(process.processIdentifier, SIGKILL) } }
+                    try await fleet.whileRunning(http: sim.http) {
+                        try await Self.run(
+                            sim, fleet: fleet, receiver: receiver, databaseURL: databaseURL,
+                            bootstrap: bootstrap)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Quick retries and short waits, so failures are retried within the test; private addresses allowed (loopback).
+    static let dispatcherEnvironment = [
+        "WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true", "WEBHOOK_REQUEST_TIMEOUT_MS": "1000", "WEBHOOK_LEASE_MS": "4000",
+        "WEBHOOK_RETRY_BASE_MS": "200", "WEBHOOK_RETRY_MAX_MS": "2000", "WEBHOOK_ENDPOINT_REFRESH_MS": "500",
+        "WEBHOOK_POLL_MS": "200",
+    ]
+
+    static func run(
+        _ sim: SimHarness, fleet: ServiceFleet, receiver: Receiver, databaseURL: String, bootstrap: String
+    ) async throws {
+        let app = sim.app.bundleId
+        let key = try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) {
+            try await APIKeyStore(client: $0, logger: Self.logger).create(
+                bundleId: app, ratePerSecond: 1000, role: "admin"
+            ).token
+        }
+        let admin = Admin(base: await fleet.customerAPIAdminURL, app: app, key: key, http: sim.http)
+        try await waitUntilCustomerAPIKnows(key: key, baseURL: await fleet.customerAPIAdminURL, http: sim.http)
+
+        // Two endpoints for Production: every event type, and one that answers 410.
+        let ok = try await admin.register(url: receiver.url("/ok"), concurrency: 8)
+        let gone = try await admin.register(url: receiver.url("/gone"), concurrency: 1)
+        try receiver.setSecrets(["/ok": [ok.secret], "/gone": [gone.secret]])
+        let refused = try await admin.post("webhooks", ["url": "ftp://example.com/hook"])
+        #expect(refused.status == 400 && refused.body.contains("bad-url"), "\(refused.body)")
+
+        // The scenario flows; the dispatcher is SIGKILLed once 100 deliveries were accepted (and started again).
+        let ingest = await fleet.ingestURL
+        await sim.simulator.store.setNotificationURL(ingest)
+        let delivery = Task { await sim.simulator.deliver(sim.simulator.deliveryPlan(), http: sim.http, to: ingest) }
+        #expect(try await receiver.waitUntil(accepted: 100), "deliveries flow")
+        try await fleet.kill("webhook-dispatcher")
+        let acceptedAtKill = try await receiver.accepted("/ok").count
+        try await fleet.start("webhook-dispatcher", http: sim.http)
+
+        // A rotation as a receiver does it: accept both secrets, wait until deliveries carry both signatures, then
+        // drop the old one; every delivery still verifies.
+        let rotated = try await admin.rotate(ok.endpointId)
+        try receiver.setSecrets(["/ok": [ok.secret, rotated], "/gone": [gone.secret]])
+        let bothSigned = try await Polling.until(looks: 400, every: .milliseconds(100)) {
+            try await receiver.requests().contains { $0.path == "/ok" && $0.signatures == 2 }
+        }
+        #expect(bothSigned, "after a rotation deliveries are signed with the old and the new secret")
+        try receiver.setSecrets(["/ok": [rotated], "/gone": [gone.secret]])
+
+        // The receiver goes down; Apple's TEST notification makes an event meanwhile; the dispatcher's attempts find
+        // the port closed; the receiver comes back.
+        _ = await delivery.value
+        await receiver.stop()
+        _ = try await sim.client().requestTestNotification()
+        let downSince = Date()
+        let failedWhileDown = try await Polling.until(looks: 600, every: .milliseconds(100)) {
+            try await Self.attemptsWithoutAnswer(since: downSince, databaseURL: databaseURL) > 0
+        }
+        #expect(failedWhileDown, "the dispatcher tried the endpoint while it was down")
+        try await receiver.start(http: sim.http)
+        await sim.simulator.retryUndelivered(http: sim.http, to: ingest)
+
+        // What the topics hold for the app in Production.
+        let expected = try await Self.publishedEvents(app: app, bootstrap: bootstrap)
+        #expect(expected.count > 100, "the scenario published events for the app: \(expected.count)")
+        let arrived = try await Polling.until(looks: 1200, every: .milliseconds(250)) {
+            Set(try await receiver.accepted("/ok").map(\.id)).isSuperset(of: expected.keys)
+        }
+        let requests = try await receiver.requests()
+        let accepted = try await receiver.accepted("/ok")
+        let acceptedIds = Set(accepted.map(\.id))
+        let missing = expected.keys.filter { !acceptedIds.contains($0) }.count
+        #expect(arrived, "every event delivered at least once: \(missing) of \(expected.count) missing")
+        #expect(accepted.count > acceptedAtKill, "deliveries went on after the dispatcher was started again")
+        #expect(accepted.contains { $0.eventType == "test.received" }, "the event made while the receiver was down")
+        #expect(requests.allSatisfy { $0.verified }, "every request verified with standardwebhooks")
+        #expect(requests.contains { $0.answer == "500" } && requests.contains { $0.answer == "slow" })
+
+        // Each subject's events, in the order first accepted: sequence 1, 2, 3… with no gap and none out of order.
+        var seen = Set<String>()
+        var last: [String: Int] = [:]
+        var wrong: [String] = []
+        for delivery in accepted where !seen.contains(delivery.id) && delivery.eventType != "webhook.endpoint-disabled"
+        {
+            seen.insert(delivery.id)
+            guard let subject = delivery.subject, let number = delivery.sequence else {
+                wrong.append("\(delivery.id): no subject or sequence")
+                continue
+            }
+            if number != last[subject, default: 0] + 1 {
+                wrong.append("\(subject): \(last[subject, default: 0]) → \(number)")
+            }
+            last[subject] = number
+        }
+        #expect(wrong.isEmpty, "in sequence per subject, no gap: \(wrong.prefix(5))")
+
+        // The 410 endpoint: one request, then disabled, and the other endpoint told.
+        #expect(requests.filter { $0.path == "/gone" }.count == 1, "nothing is sent to a disabled endpoint")
+        let goneNow = try await admin.endpoint(gone.endpointId)
+        #expect((goneNow["disabledReason"] as? String)?.contains("410") == true, "disabled for its 410: \(goneNow)")
+        #expect((goneNow["pending"] as? Int ?? 0) > 0, "its backlog is kept")
+        #expect(
+            accepted.contains { $0.eventType == "webhook.endpoint-disabled" && $0.body.contains(gone.endpointId) },
+            "the app's other endpoint got webhook.endpoint-disabled")
+
+        // The delivery log, and a replay of one delivery.
+        let log = try await admin.deliveries(ok.endpointId, query: "state=delivered&limit=50")
+        let withRetries = log.first { ($0["attempts"] as? [[String: Any]] ?? []).count > 1 }
+        let attempts = withRetries?["attempts"] as? [[String: Any]] ?? []
+        #expect(attempts.contains { $0["status"] as? Int == 500 || $0["error"] != nil }, "failed attempts are logged")
+        #expect(attempts.last?["status"] as? Int == 200, "and the one that delivered")
+        let replayed = try #require(log.first)
+        let replayedEvent = try #require(replayed["eventId"] as? String)
+        let before = accepted.filter { $0.id == replayedEvent }.count
+        let answer = try await admin.post(
+            "webhooks/\(ok.endpointId)/replay", ["deliveryId": replayed["id"] as? Int ?? -1])
+        #expect(answer.status == 200 && answer.body.contains(#""replayed":1"#), "\(answer.body)")
+        let again = try await Polling.until(looks: 400, every: .milliseconds(250)) {
+            try await receiver.accepted("/ok").filter { $0.id == replayedEvent }.count > before
+        }
+        #expect(again, "the replayed delivery came again with the same webhook-id")
+        #expect(await fleet.kills == ["webhook-dispatcher"])
+    }
+
+    /// How many attempts since `time` got no answer (refused, timed out): the delivery log in PostgreSQL.
+    static func attemptsWithoutAnswer(since time: Date, databaseURL: String) async throws -> Int {
+        try await DatabaseClient.with(try DatabaseSettings(url: databaseURL), logger: Self.logger) { client in
+            var count = 0
+            for try await n in try await client.query(
+                "SELECT count(*) FROM webhook_attempts WHERE status IS NULL AND attempted_at >= \(time)",
+                logger: Self.logger
+            ).decode(Int64.self) { count = Int(n) }
+            return count
+        }
+    }
+
+    /// The app's Production events on the three topics, by id.
+    static func publishedEvents(app: String, bootstrap: String) async throws -> [String: [String: Any]] {
+        var events: [String: [String: Any]] = [:]
+        let topics = PipelineTopics()
+        for topic in [topics.entitlementChanges, topics.entitlementFamily, topics.entitlementRevocations] {
+            for record in try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(
+                topic, atLeast: 1, quiet: .seconds(2), timeout: .seconds(60))
+            {
+                guard let value = record.value,
+                    let event = try JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
+                    event["bundleId"] as? String == app, event["environment"] as? String == "Production",
+                    let id = event["eventId"] as? String
+                else { continue }
+                events[id] = event
+            }
+        }
+        return events
+    }
+}
+
+// MARK: - The receiver
+
+/// The Python receiver as a process: started and stopped on one port, with the secrets it verifies with and the log of
+/// what it received.
+final class Receiver: @unchecked Sendable {
+    /// One request the receiver logged.
+    struct Request {
+        var path: String
+        var id: String
+        var verified: Bool
+        /// The status answered, or `slow` (answered after the dispatcher stopped waiting).
+        var answer: String
+        var body: String
+        var eventType: String?
+        var subject: String?
+        var sequence: Int?
+        /// How many signatures the delivery carried (two during a rotation's overlap).
+        var signatures: Int
+    }
+
+    let port: Int
+    let secrets: URL
+    let log: URL
+    private var process: Process?
+    /// The receiver's process while it runs.
+    var running: Process? { self.process }
+
+    init(directory: URL) throws {
+        self.port = try LocalComponents.freePortBelowEphemeralRange()
+        self.secrets = directory.appendingPathComponent("webhook-secrets.json")
+        self.log = directory.appendingPathComponent("webhook-receiver.jsonl")
+        try Data("{}".utf8).write(to: self.secrets)
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(self.port)\(path)" }
+
+    /// Starts the receiver and waits until it answers.
+    func start(http: HTTPClient) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: LocalComponents.toolsPython)
+        process.arguments = [
+            LocalComponents.repositoryRoot.appendingPathComponent("Tests/Contract/webhook_receiver.py").path,
+            String(self.port), self.secrets.path, self.log.path, "--fail-share", "0.3", "--slow-share", "0.05",
+            "--slow-seconds", "2",
+        ]
+        // Its own output (a slow answer's broken pipe, once the dispatcher stopped waiting) goes beside its log.
+        let output = self.log.deletingPathExtension().appendingPathExtension("out")
+        if !FileManager.default.fileExists(atPath: output.path) {
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+        }
+        let handle = try FileHandle(forWritingTo: output)
+        handle.seekToEndOfFile()
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = process
+        let answered = try await Polling.until(looks: 200, every: .milliseconds(100)) {
+            (try? await http.execute(HTTPClientRequest(url: self.url("/")), timeout: .seconds(1))) != nil
+        }
+        guard answered else { throw ReceiverError("the receiver did not start on \(self.port)") }
+    }
+
+    /// Stops the receiver (its port refuses connections until it starts again): SIGKILL (a child of the test process
+    /// inherits its blocked SIGTERM), then waits without holding a thread until it is gone.
+    func stop() async {
+        guard let process = self.process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        self.process = nil
+    }
+
+    /// Writes the secrets each path verifies with.
+    func setSecrets(_ secrets: [String: [String]]) throws {
+        try JSONSerialization.data(withJSONObject: secrets).write(to: self.secrets, options: .atomic)
+    }
+
+    /// Every request logged so far, in arrival order.
+    func requests() async throws -> [Request] {
+        guard let text = try? String(contentsOf: self.log, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let row = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let path = row["path"] as? String, let body = row["body"] as? String
+            else { return nil }
+            let event = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+            let answer = (row["answer"] as? String) ?? (row["answer"] as? Int).map(String.init) ?? "?"
+            return Request(
+                path: path, id: row["id"] as? String ?? "", verified: row["verified"] as? Bool ?? false,
+                answer: answer, body: body, eventType: event?["eventType"] as? String,
+                subject: event?["subject"] as? String, sequence: event?["sequence"] as? Int,
+                signatures: row["signatures"] as? Int ?? 0)
+        }
+    }
+
+    /// Whether `/ok` accepts `count` deliveries within two minutes.
+    func waitUntil(accepted count: Int) async throws -> Bool {
+        try await Polling.until(looks: 1200, every: .milliseconds(100)) {
+            try await self.accepted("/ok").count >= count
+        }
+    }
+
+    /// The requests to `path` answered 200 in time, in arrival order.
+    func accepted(_ path: String) async throws -> [Request] {
+        try await self.requests().filter { $0.path == path && $0.answer == "200" }
+    }
+}
+
+struct ReceiverError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+// MARK: - The admin routes
+
+/// customer-api's webhook routes with an admin key.
+struct Admin {
+    let base: String
+    let app: String
+    let key: String
+    let http: HTTPClient
+
+    /// A registered endpoint: its id and first secret.
+    struct Registered {
+        var endpointId: String
+        var secret: String
+    }
+
+    func register(url: String, concurrency: Int) async throws -> Registered {
+        let answer = try await self.post(
+            "webhooks", ["url": url, "environment": "Production", "concurrency": concurrency])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+        #expect(answer.status == 201, "\(answer.body)")
+        let endpoint = try #require(object["endpoint"] as? [String: Any])
+        return Registered(
+            endpointId: try #require(endpoint["id"] as? String), secret: try #require(object["secret"] as? String))
+    }
+
+    func rotate(_ endpointId: String) async throws -> String {
+        let answer = try await self.post("webhooks/\(endpointId)/secrets", ["overlapSeconds": 3600])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+        return try #require(object["secret"] as? String)
+    }
+
+    func endpoint(_ endpointId: String) async throws -> [String: Any] {
+        let answer = try await self.get("webhooks/\(endpointId)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+    }
+
+    func deliveries(_ endpointId: String, query: String) async throws -> [[String: Any]] {
+        let answer = try await self.get("webhooks/\(endpointId)/deliveries?\(query)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+        return object["deliveries"] as? [[String: Any]] ?? []
+    }
+
+    func get(_ path: String) async throws -> (status: Int, body: String) {
+        try await self.call(.GET, path, body: nil)
+    }
+
+    func post(_ path: String, _ body: [String: Any]) async throws -> (status: Int, body: String) {
+        try await self.call(.POST, path, body: try JSONSerialization.data(withJSONObject: body))
+    }
+
+    private func call(_ method: HTTPMethod, _ path: String, body: Data?) async throws -> (status: Int, body: String) {
+        var request = HTTPClientRequest(url: "\(self.base)/v1/admin/apps/\(self.app)/\(path)")
+        request.method = method
+        request.headers.add(name: "authorization", value: "Bearer \(self.key)")
+        if let body {
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response = try await self.http.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 4 << 20)
+        return (Int(response.status.code), String(buffer: bytes))
+    }
+}
