@@ -29,6 +29,7 @@ parts=(
     "lookup             run-lookup.sh          1000 10 2000            50 1 50           yes   off"
     "retention          run-retention.sh       1000 10 2000            50 1 50           yes   off"
     "retention-traced   run-retention.sh       1000 10 2000            50 1 50           yes   sampled"
+    "webhooks           run-webhooks.sh        500 10 100000           20 1 200          yes   off"
     "profile            run-profile.sh         8 2000                  1 40 20           yes   off"
     "overload           run-overload.sh        1000 15                 40 2              no    off"
     "fuzz               run-fuzz.sh            300                     2                 no    off"

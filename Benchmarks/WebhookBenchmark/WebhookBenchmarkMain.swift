@@ -234,7 +234,10 @@ final class Receiver: Sendable {
             return .noContent
         }
         let port = Int.random(in: 20_000..<30_000)
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
+        var logger = Logger(label: "webhook-receiver")
+        logger.logLevel = .error
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: logger)
         Task { try await app.runService() }
         try await Task.sleep(for: .milliseconds(500))
         return port

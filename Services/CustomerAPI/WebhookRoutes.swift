@@ -122,7 +122,9 @@ struct WebhookRoutes: Sendable {
     /// `POST …/webhooks/{id}/secrets`: a new secret; the older ones sign for `overlapSeconds` more (default a day).
     func rotate(_ request: Request, _ context: CustomerAPIContext) async throws -> Response {
         let parsed: Body<Rotation> = try await self.body(request)
-        if case .invalid = parsed { return self.refuse("bad-body", #"the body must be {"overlapSeconds": N} or empty"#) }
+        if case .invalid = parsed {
+            return self.refuse("bad-body", #"the body must be {"overlapSeconds": N} or empty"#)
+        }
         let body = parsed.value ?? Rotation()
         let overlap = body.overlapSeconds ?? 86_400
         guard (0...(7 * 86_400)).contains(overlap) else {
