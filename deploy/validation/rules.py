@@ -33,7 +33,8 @@ import yaml
 SHUTDOWN_BUDGET_SECONDS = 50
 CONSUMER_GROUPS = {"chain-verifier": "appstore.notifications.raw",
                    "entitlement-updater": "appstore.notifications.verified",
-                   "refund-resolver": "appstore.status.requests"}
+                   "refund-resolver": "appstore.status.requests",
+                   "webhook-dispatcher": "entitlements.changes"}
 DATABASE_SERVICES = {"entitlement-updater", "customer-api", "event-publisher", "retention-messaging", "webhook-dispatcher"}
 PUBLIC_SERVICES = {"ingest", "customer-api", "retention-messaging"}
 SECRET_MANAGER_OWNS = {"appstore-api-key", "appstore-offer-key"}
