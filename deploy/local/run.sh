@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole pipeline on this machine, on loopback: installs what is missing, builds, starts a
-# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the seven services
-# (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher, customer-api) and `appstore-sim`, which
+# Kafka-protocol broker (Tansu) and PostgreSQL, migrates, creates the topics, starts the services
+# (ingest, chain-verifier, entitlement-updater, refund-resolver, event-publisher, customer-api, retention-messaging,
+# webhook-dispatcher, with a local webhook receiver) and `appstore-sim`, which
 # delivers a scenario of a few hundred customers (shuffled, with duplicates) and answers the refund
 # resolver's App Store Server API calls; the app of some customers posts their purchases to customer-api, and some
 # renewal notifications are lost for good. The real Apple-signed notification, a tampered copy and a
