@@ -5,7 +5,9 @@ import Mustache
 /// The support console: a plain page served without a build step. The shell (`/console`) asks for the app, an
 /// admin key (kept in the tab's session storage, never in a cookie) and a search; the customer's part is
 /// rendered on the server (``fragment(_:bundleId:)``) and put in place by a little script, which also runs the
-/// actions (resync, extend a renewal date, replay a DLQ record) against the admin routes.
+/// actions (resync, extend a renewal date, replay a DLQ record) against the admin routes. Its Webhooks button lists
+/// the app's webhook endpoints and, for one, its delivery log with a replay per delivery (built as text nodes: an
+/// endpoint's answer is shown, never interpreted).
 enum SupportPage {
     // MARK: The customer's fragment
 
@@ -30,9 +32,11 @@ enum SupportPage {
           <label>Admin key <input name="key" id="key" type="password" size="30" required></label>
           <label>Search <input name="q" id="q" size="36" placeholder="app user id, original transaction id, transaction id or order id" required></label>
           <button type="submit">Search</button>
+          <button type="button" id="webhooks">Webhooks</button>
         </form>
         <p id="status"></p>
         <div id="result"></div>
+        <div id="hooks"></div>
         <script src="/console.js"></script>
         </body></html>
         """
@@ -85,6 +89,61 @@ enum SupportPage {
             }
           } catch (error) { say(error.message); }
         }
+        function button(text, data) { const b = document.createElement("button"); b.type = "button"; b.textContent = text; Object.assign(b.dataset, data); return b; }
+        function cell(row, text, cls) { const td = row.insertCell(); td.textContent = text == null ? "" : String(text); if (cls) td.className = cls; return td; }
+        function table(headers) { const t = document.createElement("table"); const r = t.createTHead().insertRow(); for (const h of headers) { const th = document.createElement("th"); th.textContent = h; r.appendChild(th); } t.createTBody(); return t; }
+        function heading(text) { const h = document.createElement("h2"); h.textContent = text; return h; }
+        async function webhooks() {
+          say("Reading the webhook endpoints…");
+          try {
+            const list = JSON.parse(await call("/webhooks"));
+            const t = table(["endpoint", "environment", "url", "event types", "pending", "state", ""]);
+            for (const e of list.endpoints) {
+              const r = t.tBodies[0].insertRow(); r.dataset.endpoint = e.id;
+              cell(r, e.id); cell(r, e.environment); cell(r, e.url); cell(r, e.eventTypes.length ? e.eventTypes.join(", ") : "every type"); cell(r, e.pending);
+              cell(r, e.disabledAt ? "disabled: " + e.disabledReason : "enabled", e.disabledAt ? "no" : "yes");
+              const actions = cell(r, ""); actions.appendChild(button("Deliveries", {hook: "deliveries", endpoint: e.id}));
+              if (e.disabledAt) actions.appendChild(button("Enable", {hook: "enable", endpoint: e.id}));
+            }
+            $("hooks").replaceChildren(heading("Webhook endpoints"), t);
+            say(list.endpoints.length + " webhook endpoint(s)");
+            document.body.dataset.webhooks = "loaded";
+          } catch (error) { say(error.message); document.body.dataset.webhooks = "error"; }
+        }
+        async function deliveries(endpoint) {
+          say("Reading the deliveries of " + endpoint + "…");
+          const answer = JSON.parse(await call("/webhooks/" + encodeURIComponent(endpoint) + "/deliveries?limit=50"));
+          const t = table(["delivery", "event", "type", "subject · sequence", "state", "attempts", "last answer", "latency", "response", ""]);
+          t.id = "deliveries";
+          for (const d of answer.deliveries) {
+            const r = t.tBodies[0].insertRow(); const last = d.attempts[d.attempts.length - 1] || {};
+            cell(r, d.id); cell(r, d.eventId); cell(r, d.eventType); cell(r, d.subject + " · " + (d.sequence == null ? "–" : d.sequence));
+            cell(r, d.state, d.state === "delivered" ? "yes" : "no"); cell(r, d.attempts.length);
+            cell(r, last.status == null ? (last.error || "") : last.status); cell(r, last.latencyMs == null ? "" : last.latencyMs + " ms"); cell(r, last.response || "");
+            cell(r, "").appendChild(button("Replay", {hook: "replay", endpoint: endpoint, delivery: d.id}));
+          }
+          const old = $("deliveries"); if (old) { old.previousSibling.remove(); old.remove(); }
+          $("hooks").append(heading("Deliveries of " + endpoint + ", newest first"), t);
+          say(answer.deliveries.length + " deliveries of " + endpoint);
+          document.body.dataset.deliveries = String(answer.deliveries.length);
+        }
+        async function hook(b) {
+          const json = {"Content-Type": "application/json"};
+          try {
+            if (b.dataset.hook === "deliveries") { await deliveries(b.dataset.endpoint); }
+            else if (b.dataset.hook === "enable") { await call("/webhooks/" + encodeURIComponent(b.dataset.endpoint) + "/enable", {method: "POST"}); await webhooks(); say("Enabled " + b.dataset.endpoint); }
+            else if (b.dataset.hook === "replay") {
+              await call("/webhooks/" + encodeURIComponent(b.dataset.endpoint) + "/replay", {method: "POST", headers: json, body: JSON.stringify({deliveryId: Number(b.dataset.delivery)})});
+              say("Delivery " + b.dataset.delivery + " queued again"); document.body.dataset.replayed = b.dataset.delivery;
+            }
+          } catch (error) { say(error.message); }
+        }
+        $("hooks").addEventListener("click", (event) => { const b = event.target.closest("button[data-hook]"); if (b) hook(b); });
+        $("webhooks").addEventListener("click", () => {
+          state.app = $("app").value; state.key = $("key").value;
+          sessionStorage.setItem("console", JSON.stringify({app: state.app, key: state.key}));
+          webhooks();
+        });
         $("search").addEventListener("submit", (event) => {
           event.preventDefault();
           state.app = $("app").value; state.key = $("key").value; state.q = $("q").value;
@@ -99,6 +158,7 @@ enum SupportPage {
         // The key leaves the address bar (and so the history) as soon as it is read.
         if (linked.has("key")) { linked.delete("key"); history.replaceState(null, "", location.pathname + location.search + (linked.toString() ? "#" + linked.toString() : "")); }
         if ($("app").value && $("key").value && $("q").value) { state.app = $("app").value; state.key = $("key").value; state.q = $("q").value; search(); }
+        if ($("app").value && $("key").value && linked.has("webhooks")) { state.app = $("app").value; state.key = $("key").value; webhooks(); }
         """
 
     /// The headers every console response carries: a Content-Security-Policy without inline script (same-origin
