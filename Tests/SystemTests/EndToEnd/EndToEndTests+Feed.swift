@@ -1,8 +1,6 @@
 @_spi(Testing) import AppStoreSimKit
 import AsyncHTTPClient
 import Foundation
-import PipelineRecords
-import RdKafka
 @_spi(Testing) import SystemTestSupport
 import TestSupport
 import Testing
@@ -21,20 +19,7 @@ extension EndToEndTests {
     static func checkFeed(_ sim: SimHarness, fleet: ServiceFleet, key: String, bootstrap: String) async throws {
         let app = sim.app.bundleId
         // What the topics hold for the app in Production (a killed publisher may repeat an event: ids are compared).
-        var expected = Set<String>()
-        let topics = PipelineTopics()
-        for topic in [topics.entitlementChanges, topics.entitlementFamily, topics.entitlementRevocations] {
-            for record in try await KafkaTestClient(bootstrapServers: [bootstrap]).readAll(
-                topic, atLeast: 1, quiet: .seconds(2), timeout: .seconds(60))
-            {
-                guard let value = record.value,
-                    let event = try JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
-                    event["bundleId"] as? String == app, event["environment"] as? String == "Production",
-                    let id = event["eventId"] as? String
-                else { continue }
-                expected.insert(id)
-            }
-        }
+        let expected = Set(try await WebhookEndToEndTests.publishedEvents(app: app, bootstrap: bootstrap).keys)
         #expect(expected.count > 50, "the scenario published events for the app: \(expected.count)")
 
         // The whole feed, 200 at a time.
