@@ -71,6 +71,7 @@ import Testing
             ).token
         }
         let admin = Admin(base: await fleet.customerAPIAdminURL, app: app, key: key, http: sim.http)
+        let started = Date()
         try await waitUntilCustomerAPIKnows(key: key, baseURL: await fleet.customerAPIAdminURL, http: sim.http)
 
         // Two endpoints for Production: every event type, and one that answers 410.
@@ -171,6 +172,38 @@ import Testing
             try await receiver.accepted("/ok").filter { $0.id == replayedEvent }.count > before
         }
         #expect(again, "the replayed delivery came again with the same webhook-id")
+
+        // The same through iapctl, as an operator: the list, the log, and a replay of a time range (everything so far).
+        let operatorEnvironment = [
+            "CUSTOMER_API_ADMIN_URL": await fleet.customerAPIAdminURL, "CUSTOMER_API_ADMIN_KEY": key,
+        ]
+        let (listStatus, listed) = try await IAPCtlProcess.run(
+            ["webhooks", "list", "--app", app], environment: operatorEnvironment)
+        #expect(listStatus == 0 && listed.contains(ok.endpointId) && listed.contains("410"), "\(listed)")
+        let (logStatus, logged) = try await IAPCtlProcess.run(
+            ["webhooks", "deliveries", ok.endpointId, "--app", app, "--state", "delivered", "--limit", "3"],
+            environment: operatorEnvironment)
+        #expect(logStatus == 0 && logged.contains(#""attempts""#), "\(logged)")
+        let (usageStatus, _) = try await IAPCtlProcess.run(
+            [
+                "webhooks", "replay", ok.endpointId, "--app", app, "--delivery", "1", "--from", "2026-01-01T00:00:00Z",
+                "--to", "2026-01-02T00:00:00Z",
+            ],
+            environment: operatorEnvironment)
+        #expect(usageStatus == 2, "one delivery or a range, not both")
+        let acceptedBefore = try await receiver.accepted("/ok").count
+        let (rangeStatus, ranged) = try await IAPCtlProcess.run(
+            [
+                "webhooks", "replay", ok.endpointId, "--app", app, "--from", started.ISO8601Format(), "--to",
+                Date().addingTimeInterval(60).ISO8601Format(),
+            ], environment: operatorEnvironment)
+        let replayedCount =
+            (try? JSONSerialization.jsonObject(with: Data(ranged.utf8)) as? [String: Any])?["replayed"] as? Int ?? 0
+        #expect(rangeStatus == 0 && replayedCount >= expected.count, "\(ranged)")
+        let rangeArrived = try await Polling.until(looks: 1200, every: .milliseconds(250)) {
+            try await receiver.accepted("/ok").count >= acceptedBefore + replayedCount
+        }
+        #expect(rangeArrived, "every delivery of the range came again")
 
         // The console, in a real browser: the endpoints, one's delivery log, and a replay with the page's button.
         let (status, output) = try await LocalComponents.python(
