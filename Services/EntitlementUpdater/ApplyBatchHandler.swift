@@ -131,29 +131,28 @@ struct ApplyBatchHandler: BatchHandler {
         if let refusal = self.signing.refusal(of: record) { return .unauthenticated(refusal.description) }
         guard let value = record.value else { return .undecodable }
         let receivedAt = record.header(PipelineHeaders.receivedAt)?.text.flatMap { Int64($0) }
-        let data = Data(value)
-        let decoder = JSONDecoder()
+        let decoder = FastJSONDecoder()
         switch record.header(PipelineHeaders.schema)?.text {
         case StatusSnapshot.schema:
-            if let snapshot = try? decoder.decode(StatusSnapshot.self, from: data) {
+            if let snapshot = try? decoder.decode(StatusSnapshot.self, from: value) {
                 return .input(EntitlementInput(.snapshot(snapshot), receivedAt: receivedAt))
             }
         case AppPurchaseRecord.schema:
-            if let purchase = try? decoder.decode(AppPurchaseRecord.self, from: data) {
+            if let purchase = try? decoder.decode(AppPurchaseRecord.self, from: value) {
                 return .input(EntitlementInput(.purchase(purchase), receivedAt: receivedAt))
             }
         case ConsumptionOutcome.schema:
-            if let outcome = try? decoder.decode(ConsumptionOutcome.self, from: data) {
+            if let outcome = try? decoder.decode(ConsumptionOutcome.self, from: value) {
                 return .consumptionOutcome(outcome)
             }
         case ConsumptionFactsRecord.schema:
-            if let facts = try? decoder.decode(ConsumptionFactsRecord.self, from: data) {
+            if let facts = try? decoder.decode(ConsumptionFactsRecord.self, from: value) {
                 return .consumptionFacts(facts)
             }
         default:
             break
         }
-        if let verified = try? decoder.decode(VerifiedNotificationRecord.self, from: data) {
+        if let verified = try? decoder.decode(VerifiedNotificationRecord.self, from: value) {
             if let check = self.appleSignature,
                 let refusal = try await check.refusal(
                     of: verified, signedPayload: record.header(PipelineHeaders.appleSignedPayload)?.value)

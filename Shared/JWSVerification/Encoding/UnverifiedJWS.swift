@@ -61,7 +61,7 @@ public struct UnverifiedJWS: Sendable {
     /// Decodes JSON bytes, failing with a format error.
     private static func decode<T: Decodable>(_ type: T.Type, from json: [UInt8]) throws(VerificationError) -> T {
         do {
-            return try JSONDecoder().decode(type, from: Data(json))
+            return try FastJSONDecoder().decode(type, from: json)
         } catch {
             throw VerificationError(.format, "the payload is not a JSON \(type)")
         }

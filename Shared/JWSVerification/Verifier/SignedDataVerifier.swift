@@ -358,7 +358,7 @@ public final class SignedDataVerifier: Sendable {
     /// Decodes a payload's JSON, failing with a format error.
     private static func decode<Payload: SignedPayload>(_ json: [UInt8]) throws(VerificationError) -> Payload {
         do {
-            return try JSONDecoder().decode(Payload.self, from: Data(json))
+            return try FastJSONDecoder().decode(Payload.self, from: json)
         } catch {
             throw VerificationError(.format, "the payload is not a JSON \(Payload.kindName): \(Self.describe(error))")
         }
