@@ -117,6 +117,22 @@ import Testing
         Self.expectSame(JSONValue.self, Array(text.utf8))
     }
 
+    /// A model's key matched as Swift compares strings: KELVIN SIGN (U+212A) is canonically equivalent to `K`, raw
+    /// or escaped, and the first of two equivalent keys wins.
+    @Test func keysMatchAsSwiftStringsDo() {
+        struct Keyed: Codable, Equatable {
+            var key: Int?
+            enum CodingKeys: String, CodingKey { case key = "Key" }
+        }
+        for (text, value) in [
+            ("{\"\u{212A}ey\":1}", 1), (#"{"\u212Aey":2}"#, 2), ("{\"Key\":3,\"\u{212A}ey\":4}", 3),
+            ("{\"\u{212A}ey\":5,\"Key\":6}", 5),
+        ] {
+            Self.expectSame(Keyed.self, Array(text.utf8))
+            #expect(Self.outcome(Keyed.self, Array(text.utf8), fast: true) == .value(Keyed(key: value)))
+        }
+    }
+
     @Test func invalidUTF8IsRefused() {
         for bytes: [UInt8] in [
             [0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],

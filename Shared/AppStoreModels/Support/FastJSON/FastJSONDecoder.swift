@@ -5,10 +5,13 @@ import Foundation
 /// bytes, with no dictionary built per object and no string made per key. Used where the pipeline decodes
 /// on every notification: the verifier's payloads, ingest's structural checks, the updater's records.
 ///
-/// It accepts and refuses what `JSONDecoder` does (`FastJSONDecoderTests` compares the two on Apple's vectors, the
-/// pipeline's records and malformed text): the first of duplicate keys wins; `1.0` and `1e3` are integers;
-/// `Data` is base64, `Date` seconds since 2001, `URL` and `Decimal` their text. Errors are `DecodingError`s with
-/// the coding path. Not supported: key and date strategies, UTF-16 and UTF-32 documents.
+/// On JSON it gives what `JSONDecoder` gives (`FastJSONDecoderTests` compares the two on Apple's fixtures and real
+/// payloads, edge cases and thousands of mutations): the first of duplicate keys wins; `1.0` and `1e3` are integers;
+/// a trailing comma is accepted; `Data` is base64, `Date` seconds since 2001, `URL` and `Decimal` their text; errors
+/// are `DecodingError`s with the coding path. A document's key that is not plain ASCII is compared as a Swift string
+/// (canonical equivalence), a plain ASCII one byte for byte with the model's keys, which are ASCII. Malformed text is
+/// refused wherever the fault is, where `JSONDecoder` checks a value only when a model reads it. Not supported: key
+/// and date strategies, UTF-16 and UTF-32 documents.
 public struct FastJSONDecoder: Sendable {
     /// Creates a decoder.
     public init() {}

@@ -32,7 +32,8 @@ final class JSONDocument {
     // MARK: Objects
 
     /// The value node of the first member of the object at `object` named `name` (as `JSONDecoder`, the first of
-    /// duplicate keys wins), or nil.
+    /// duplicate keys wins), or nil. Plain ASCII keys are compared byte for byte; the others as Swift strings, so a
+    /// key spelled with a canonically equivalent character (K and KELVIN SIGN) matches as it does in `JSONDecoder`.
     func member(named name: String, inObject object: Int) -> Int? {
         var name = name
         return name.withUTF8 { key in
@@ -193,7 +194,8 @@ final class JSONDocument {
         String(decoding: UnsafeBufferPointer(rebasing: self.bytes[Int(node.start)..<Int(node.end)]), as: UTF8.self)
     }
 
-    /// A string node with escapes, unescaped (the scanner checked every escape and surrogate pair).
+    /// A string node read the slow way (escapes, non-ASCII bytes), unescaped: the scanner checked every escape,
+    /// surrogate pair and UTF-8 sequence.
     private func unescapedString(_ node: JSONNode) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(Int(node.end - node.start))

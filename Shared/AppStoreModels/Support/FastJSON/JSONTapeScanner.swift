@@ -10,7 +10,8 @@ struct JSONNode {
 
     /// The value's JSON type.
     var kind: Kind
-    /// A string with an escape; a number without fraction or exponent; `true`.
+    /// A string read the slow way (it has an escape or a non-ASCII byte: its key is then compared as a Swift string,
+    /// canonical equivalence and all, as `JSONDecoder` compares keys); a number without fraction or exponent; `true`.
     var flag: Bool
     /// An object's members or an array's elements.
     var count: Int32 = 0
@@ -169,7 +170,7 @@ struct JSONTapeScanner {
             throw JSONSyntaxError("a string is not valid UTF-8", at: start)
         }
         let node = self.append(
-            JSONNode(kind: .string, flag: escaped, start: Int32(start), end: Int32(index), parent: parent))
+            JSONNode(kind: .string, flag: escaped || !ascii, start: Int32(start), end: Int32(index), parent: parent))
         self.position = index + 1
         self.nodes[node].next = Int32(self.nodes.count)
     }
