@@ -233,9 +233,7 @@ final class JSONDocument {
 
     /// The UTF-16 unit of four hex digits the scanner checked.
     private func hexUnit(at index: Int) -> UInt16 {
-        (0..<4).reduce(0) { unit, offset in
-            unit << 4 | UInt16(JSONTapeScanner.hexValue(self.bytes[index + offset]) ?? 0)
-        }
+        JSONTapeScanner.hexUnit(in: UnsafeBufferPointer(self.bytes), at: index) ?? 0
     }
 
     /// The digits of a number without fraction or exponent, or nil when it does not fit.

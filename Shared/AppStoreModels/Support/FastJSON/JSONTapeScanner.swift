@@ -221,11 +221,18 @@ struct JSONTapeScanner {
     /// The UTF-16 unit of the four hex digits at `index`.
     private func hexUnit(at index: Int) throws(JSONSyntaxError) -> UInt16 {
         guard index + 4 <= self.bytes.count else { throw JSONSyntaxError("a \\u escape is cut short", at: index) }
+        guard let unit = Self.hexUnit(in: self.bytes, at: index) else {
+            throw JSONSyntaxError("a \\u escape needs four hex digits", at: index)
+        }
+        return unit
+    }
+
+    /// The UTF-16 unit of the four hex digits at `index` of `bytes` (at least four bytes on), or nil when one is not
+    /// a hex digit: the scanner's check, and ``JSONDocument``'s unescaping of what it checked.
+    static func hexUnit(in bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> UInt16? {
         var unit: UInt16 = 0
         for offset in 0..<4 {
-            guard let digit = Self.hexValue(self.bytes[index + offset]) else {
-                throw JSONSyntaxError("a \\u escape needs four hex digits", at: index)
-            }
+            guard let digit = Self.hexValue(bytes[index + offset]) else { return nil }
             unit = unit << 4 | UInt16(digit)
         }
         return unit
