@@ -23,6 +23,8 @@ struct EndpointWorker: Sendable {
     /// Raised when deliveries were queued for the endpoint, and when an answer came back.
     let signal: Signal
     let metrics: DispatcherMetrics
+    /// When the intake was last seen caught up (deliveries missing their predecessor wait for it).
+    let intake: IntakeProgress
     let logger: Logger
 
     /// Runs until cancelled, or until the endpoint is disabled (410, or failing for the retry horizon).
@@ -52,7 +54,11 @@ struct EndpointWorker: Sendable {
                     if places > 0 && ContinuousClock.now >= state.pausedUntil {
                         claimed = try await self.backlog.claim(
                             endpointId: target.id, limit: places, lease: self.settings.lease.inSeconds,
-                            orderWait: target.filtersTypes ? nil : self.settings.orderWait.inSeconds)
+                            predecessor: target.filtersTypes
+                                ? nil
+                                : PredecessorWait(
+                                    seconds: self.settings.orderWait.inSeconds,
+                                    intakeCaughtUpAgo: self.intake.caughtUpAgo()?.inSeconds))
                     }
                     state.databaseFailures = 0
                     let secrets = target.secrets.compactMap(WebhookSecret.init)

@@ -14,6 +14,7 @@ struct EndpointWorkers: Service {
     let settings: WebhookDispatcherSettings
     let wakeups: Wakeups
     let metrics: DispatcherMetrics
+    let intake: IntakeProgress
     let logger: Logger
 
     func run() async throws {
@@ -39,7 +40,7 @@ struct EndpointWorkers: Service {
                                 worker: EndpointWorker(
                                     target: TargetBox(target), backlog: self.backlog, sender: self.sender,
                                     settings: self.settings, signal: self.wakeups.signal(target.id),
-                                    metrics: self.metrics, logger: self.logger))
+                                    metrics: self.metrics, intake: self.intake, logger: self.logger))
                             running[target.id] = entry
                             group.addTask { await entry.run() }
                         }

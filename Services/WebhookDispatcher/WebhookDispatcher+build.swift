@@ -22,16 +22,16 @@ func buildApplication(
     let http = WebhookSender.makeClient()
     let sender = WebhookSender(client: http, addresses: settings.addresses, timeout: settings.requestTimeout)
     let readiness = Readiness()
+    let topics = [
+        settings.topics.entitlementChanges, settings.topics.entitlementFamily, settings.topics.entitlementRevocations,
+    ]
+    let kafkaConsumer = try KafkaConsumer(
+        configuration: KafkaConsumerConfiguration(
+            client: settings.kafka, groupID: settings.groupID, topics: topics, sessionTimeout: settings.sessionTimeout),
+        logger: logger)
+    let intake = IntakeProgress()
     var consumer = ConsumerLoop(
-        consumer: try KafkaConsumer(
-            configuration: KafkaConsumerConfiguration(
-                client: settings.kafka, groupID: settings.groupID,
-                topics: [
-                    settings.topics.entitlementChanges, settings.topics.entitlementFamily,
-                    settings.topics.entitlementRevocations,
-                ],
-                sessionTimeout: settings.sessionTimeout),
-            logger: logger),
+        consumer: kafkaConsumer,
         handler: EventQueueHandler(backlog: backlog, wakeups: wakeups, queued: metrics.queued, logger: logger),
         readiness: readiness, logger: logger)
     consumer.lagMetric = ConsumerLagMetric(registry: registry, group: settings.groupID)
@@ -39,9 +39,12 @@ func buildApplication(
         host: settings.http.host, port: settings.http.port, readiness: readiness, registry: registry,
         services: [
             database, HTTPClientService(client: http), consumer,
+            IntakeWatch(
+                consumer: kafkaConsumer, topics: topics, interval: settings.pollInterval, progress: intake,
+                logger: logger),
             EndpointWorkers(
                 backlog: backlog, sender: sender, settings: settings, wakeups: wakeups, metrics: metrics,
-                logger: logger),
+                intake: intake, logger: logger),
             BacklogHousekeeping(backlog: backlog, settings: settings, metrics: metrics, logger: logger),
             DependencyProbe(
                 checks: [

@@ -20,7 +20,8 @@ struct WebhookDispatcherSettings: Sendable {
     var requestTimeout: Duration = .seconds(10)
     /// When a failed delivery is tried again, and for how long before its endpoint is disabled.
     var schedule = DeliverySchedule()
-    /// How often each endpoint's backlog is looked at when nothing woke it (retries coming due, other replicas' rows).
+    /// How often each endpoint's backlog is looked at when nothing woke it (retries coming due, other replicas' rows),
+    /// and how often the brokers are asked whether the intake has queued every event (``IntakeWatch``).
     var pollInterval: Duration = .seconds(1)
     /// How often the endpoints (added, disabled, secrets rotated) are read again.
     var endpointRefresh: Duration = .seconds(5)

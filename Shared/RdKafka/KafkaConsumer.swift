@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Every blocking call runs on the consumer's own serial queue, never on the cooperative pool.
 public final class KafkaConsumer: Sendable {
-    private let client: RdKafkaClient
+    let client: RdKafkaClient
     private let logger: Logger
     private let queue: DispatchQueue
     /// The consumer group, for the process's ``KafkaTraffic``.
@@ -19,7 +19,7 @@ public final class KafkaConsumer: Sendable {
     private let stored = Mutex<[PartitionKey: Int64]>([:])
 
     /// A topic and partition.
-    private struct PartitionKey: Hashable {
+    struct PartitionKey: Hashable, Sendable {
         var topic: String
         var partition: Int32
     }
@@ -140,6 +140,9 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
+    /// The offset this member stored last per partition.
+    func storedOffsets() -> [PartitionKey: Int64] { self.stored.withLock { $0 } }
+
     // MARK: Lag
 
     /// The lag of every partition assigned to this member, from librdkafka's cached high watermarks (no broker
@@ -153,7 +156,7 @@ public final class KafkaConsumer: Sendable {
         }
         defer { rd_kafka_topic_partition_list_destroy(list) }
         _ = rd_kafka_position(handle, list)
-        let stored = self.stored.withLock { $0 }
+        let stored = self.storedOffsets()
         var lags: [PartitionLag] = []
         for index in 0..<Int(list.pointee.cnt) {
             let element = list.pointee.elems[index]

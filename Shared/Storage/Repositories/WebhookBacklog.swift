@@ -126,13 +126,16 @@ public struct WebhookBacklog: Sendable {
     /// due first.
     ///
     /// A subject's events come from three topics (and two partitions when a purchase changes customer), so an event
-    /// may be read before the one numbered just before it. With `orderWait`, a delivery whose predecessor (`sequence`
-    /// − 1) is not queued for the endpoint yet waits for it, at most `orderWait` seconds from its own queueing (the
-    /// predecessor may predate the endpoint); nil for an endpoint that filters types, which sees gaps by design.
-    public func claim(endpointId: String, limit: Int, lease: TimeInterval, orderWait: TimeInterval? = nil)
+    /// may be read before the one numbered just before it. With `predecessor`, a delivery whose predecessor
+    /// (`sequence` − 1) is not queued for the endpoint yet waits for it: until `seconds` after its own queueing, and
+    /// until the intake was seen caught up at a moment at least that late (then the predecessor, had it been published
+    /// by then, would be queued: it predates the endpoint, or was pruned). Not caught up since start: it waits. Nil
+    /// for an endpoint that filters types, which sees gaps by design.
+    public func claim(endpointId: String, limit: Int, lease: TimeInterval, predecessor: PredecessorWait? = nil)
         async throws -> [ClaimedDelivery]
     {
-        let waits = orderWait != nil, wait = orderWait ?? 0
+        let waits = predecessor != nil, wait = predecessor?.seconds ?? 0
+        let caughtUp = predecessor?.intakeCaughtUpAgo != nil, caughtUpAgo = predecessor?.intakeCaughtUpAgo ?? 0
         var claimed: [ClaimedDelivery] = []
         let rows = try await self.client.query(
             """
@@ -145,7 +148,8 @@ public struct WebhookBacklog: Sendable {
                       WHERE o.endpoint_id = d.endpoint_id AND o.subject = d.subject AND o.state = 'pending'
                         AND (coalesce(o.sequence, 0), o.id) < (coalesce(d.sequence, 0), d.id))
                   AND (NOT \(waits) OR d.sequence IS NULL OR d.sequence <= 1
-                       OR d.created_at < now() - make_interval(secs => \(wait))
+                       OR (\(caughtUp) AND d.created_at + make_interval(secs => \(wait))
+                                          <= now() - make_interval(secs => \(caughtUpAgo)))
                        OR EXISTS (
                            SELECT 1 FROM webhook_deliveries p
                            WHERE p.endpoint_id = d.endpoint_id AND p.subject = d.subject

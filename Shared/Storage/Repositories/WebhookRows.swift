@@ -159,3 +159,20 @@ public struct DeliveryAttemptRecord: Sendable, Equatable {
         self.retryAt = retryAt
     }
 }
+
+/// How a delivery whose subject's previous event (`sequence` − 1) is not queued waits for it: until `seconds` after
+/// its own queueing, and also until the dispatcher's intake had handled every `entitlements.*` record published by
+/// then, so a predecessor read late (another topic or partition, a restart, a rebalance) is queued first.
+public struct PredecessorWait: Sendable, Equatable {
+    /// How long after its queueing a delivery's predecessor may still be published (`WEBHOOK_ORDER_WAIT_MS`).
+    public var seconds: TimeInterval
+    /// How long ago the consumer group was last seen to have handled every record the topics held (nil: not seen
+    /// since this replica started, so a delivery missing its predecessor waits).
+    public var intakeCaughtUpAgo: TimeInterval?
+
+    /// Creates the wait.
+    public init(seconds: TimeInterval, intakeCaughtUpAgo: TimeInterval?) {
+        self.seconds = seconds
+        self.intakeCaughtUpAgo = intakeCaughtUpAgo
+    }
+}

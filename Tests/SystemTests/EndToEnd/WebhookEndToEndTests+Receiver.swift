@@ -39,7 +39,12 @@ final class Receiver: @unchecked Sendable {
     /// The receiver's process while it runs.
     var running: Process? { self.process }
 
-    init(directory: URL) throws {
+    /// The shares of deliveries answered 500 and too late (0 and 0: every verified delivery is answered 200).
+    let failShare: Double, slowShare: Double
+
+    init(directory: URL, failShare: Double = 0.3, slowShare: Double = 0.05) throws {
+        self.failShare = failShare
+        self.slowShare = slowShare
         self.port = try LocalComponents.freePortBelowEphemeralRange()
         self.secrets = directory.appendingPathComponent("webhook-secrets.json")
         self.log = directory.appendingPathComponent("webhook-receiver.jsonl")
@@ -54,7 +59,8 @@ final class Receiver: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: LocalComponents.toolsPython)
         process.arguments = [
             LocalComponents.repositoryRoot.appendingPathComponent("Tests/Contract/webhook_receiver.py").path,
-            String(self.port), self.secrets.path, self.log.path, "--fail-share", "0.3", "--slow-share", "0.05",
+            String(self.port), self.secrets.path, self.log.path, "--fail-share", String(self.failShare), "--slow-share",
+            String(self.slowShare),
             "--slow-seconds", "2",
         ]
         // Its own output (a slow answer's broken pipe, once the dispatcher stopped waiting) goes beside its log.
