@@ -25,7 +25,7 @@ public struct EntitlementPlanner: Sendable {
     public func decide(wave: [PreparedInput], loads: [InputLoad]) throws -> WavePlan {
         precondition(wave.count == loads.count, "one load per input")
         var plan = WavePlan(results: [ApplyResult](repeating: .duplicate, count: wave.count))
-        let encoder = AppStoreJSON.makeCanonicalEncoder()
+        let encoder = FastJSONEncoder.canonical
         var entitlementKeys = Set<String>()
         for (index, input) in wave.enumerated() {
             guard var current = loads[index].state else { continue }
@@ -153,7 +153,7 @@ public struct EntitlementPlanner: Sendable {
     /// status request.
     func steps(
         of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
-        encoder: JSONEncoder
+        encoder: FastJSONEncoder
     ) throws -> [WavePlan.Step] {
         let entry = input.entry
         var steps: [WavePlan.Step] = []
@@ -175,7 +175,7 @@ public struct EntitlementPlanner: Sendable {
     /// An input's facts row, its events mapped to their topics.
     func factsRow(
         _ input: PreparedInput, update: EntitlementUpdate, customer: String, entitlement: EntitlementState?,
-        encoder: JSONEncoder
+        encoder: FastJSONEncoder
     ) throws -> WavePlan.FactsRow {
         WavePlan.FactsRow(
             entry: input.entry, update: update, notification: input.notification, customer: customer,
@@ -194,7 +194,7 @@ public struct EntitlementPlanner: Sendable {
     }
 
     /// An event's outbox row (`encoder`: the canonical one).
-    func outboxEvent(_ event: EntitlementEvent, traceParent: String?, encoder: JSONEncoder) throws -> OutboxEvent {
+    func outboxEvent(_ event: EntitlementEvent, traceParent: String?, encoder: FastJSONEncoder) throws -> OutboxEvent {
         OutboxEvent(
             id: event.eventId, topic: self.topic(of: event.stream), key: event.key,
             payload: String(decoding: try encoder.encode(event), as: UTF8.self), environment: event.facts.environment,
@@ -202,7 +202,7 @@ public struct EntitlementPlanner: Sendable {
     }
 
     /// A status request's outbox row, keyed by the subscription within its environment and app.
-    func outboxEvent(_ request: StatusRequest, traceParent: String?, encoder: JSONEncoder) throws -> OutboxEvent {
+    func outboxEvent(_ request: StatusRequest, traceParent: String?, encoder: FastJSONEncoder) throws -> OutboxEvent {
         OutboxEvent(
             id: request.requestId, topic: self.topics.statusRequests, key: request.key,
             payload: String(decoding: try encoder.encode(request), as: UTF8.self), environment: request.environment,

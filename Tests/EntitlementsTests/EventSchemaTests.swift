@@ -29,6 +29,13 @@ import Testing
     /// change inside one entitlement.
     static func allEvents() throws -> [[String: Any]] {
         let encoder = AppStoreJSON.makeCanonicalEncoder()
+        return try Self.allEmittedEvents().map {
+            try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any]
+        }
+    }
+
+    /// Every event of the rules table (see ``allEvents()``), as values.
+    static func allEmittedEvents() throws -> [EntitlementEvent] {
         let inOrder = EntitlementRulesTests.rows.flatMap { row in
             EntitlementRules.apply(row.notification, subject: "sub-1", current: SubjectState(entitlement: row.current))
                 .events
@@ -78,9 +85,7 @@ import Testing
         let itemsRefunded = EntitlementRules.apply(
             refund, subject: "sub-1", current: SubjectState(entitlement: NotificationTypeTable.activeState)
         ).events
-        return try (inOrder + late + changed + moved + migrated + itemsRefunded).map {
-            try JSONSerialization.jsonObject(with: encoder.encode($0)) as! [String: Any]
-        }
+        return inOrder + late + changed + moved + migrated + itemsRefunded
     }
 
     /// The event types a schema of the folder (or of v1/) lists for a stream.

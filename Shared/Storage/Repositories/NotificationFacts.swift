@@ -30,7 +30,7 @@ enum NotificationFacts {
                         trace_parent: event.traceParent, subject: event.subject))
             }
         }
-        let encoder = JSONEncoder()
+        let encoder = FastJSONEncoder()
         let facts = String(decoding: try encoder.encode(records), as: UTF8.self)
         let outbox = String(decoding: try encoder.encode(events), as: UTF8.self)
         try await connection.execute(WriteStatement(facts: facts, outbox: outbox), logger: logger)

@@ -1,3 +1,4 @@
+import AppStoreModels
 import EntitlementDecisions
 import Entitlements
 import Foundation
@@ -33,7 +34,7 @@ enum SubjectRows {
         _ entries: [NotificationLogEntry], on connection: PostgresConnection,
         logger: Logger
     ) async throws -> [SubjectState?] {
-        let input = String(decoding: try JSONEncoder().encode(entries), as: UTF8.self)
+        let input = String(decoding: try FastJSONEncoder().encode(entries), as: UTF8.self)
         let rows = try await connection.execute(LogAndStatesStatement(entries: input), logger: logger)
         // A wave holds each log id once (``Waves``), so a row's id names its entry.
         let indexOfID = Dictionary(entries.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
