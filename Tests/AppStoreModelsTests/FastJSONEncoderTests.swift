@@ -130,7 +130,7 @@ import Testing
             let own = try fast.writtenBytes(value) != nil
             if own { byItself += 1 }
             #expect(written == nil || own == written, "written by the encoder itself", sourceLocation: sourceLocation)
-            let expected = try fast.foundationEncoderForTests.encode(value)
+            let expected = try fast.foundationEncoder.encode(value)
             let bytes = try fast.encode(value)
             #expect(
                 bytes == Array(expected),
@@ -243,17 +243,5 @@ import Testing
             #expect(throws: EncodingError.self) { try FastJSONEncoder.canonical.encode(["x": value]) }
             #expect(throws: EncodingError.self) { try JSONEncoder().encode(["x": value]) }
         }
-    }
-}
-
-extension FastJSONEncoder {
-    /// The `JSONEncoder` it matches (its fallback), for comparisons.
-    var foundationEncoderForTests: JSONEncoder {
-        let encoder = JSONEncoder()
-        var formatting: JSONEncoder.OutputFormatting = []
-        if self.sortsKeys { formatting.insert(.sortedKeys) }
-        if !self.escapesSlashes { formatting.insert(.withoutEscapingSlashes) }
-        encoder.outputFormatting = formatting
-        return encoder
     }
 }
