@@ -27,7 +27,8 @@ struct WebhookDispatcherSettings: Sendable {
     var endpointRefresh: Duration = .seconds(5)
     /// How long a delivery stays leased to this replica before another may take it (it was killed).
     var lease: Duration = .seconds(60)
-    /// How long a delivery waits for its subject's previous event (read from another topic or partition) to be queued.
+    /// How long a delivery waits at least for its subject's previous event (read from another topic or partition) to
+    /// be queued; it also waits until the intake is seen caught up after that (``IntakeWatch``).
     var orderWait: Duration = .seconds(5)
     /// How many replicas share each endpoint's rate and concurrency: each replica takes its share (rounded up, at least
     /// one), so the endpoint never sees more than it was registered with while at most this many replicas run.
