@@ -100,14 +100,14 @@ struct JSONSlotEncoder: Encoder, SingleValueEncodingContainer {
 
     /// Writes a primitive into the slot if it is still empty (a second write makes the run unsupported).
     @inline(__always)
-    private func fill(_ write: () -> Void) {
+    private func fill(_ write: () throws -> Void) rethrows {
         guard self.writer.pendingSlot == self.depth else {
             self.writer.unsupported = true
             return
         }
         self.writer.pendingSlot = -1
         self.writer.close(above: self.depth - 1)
-        write()
+        try write()
     }
 
     /// The container at this slot: opened if the slot is empty, the same one if this value asks again.
@@ -141,8 +141,8 @@ struct JSONSlotEncoder: Encoder, SingleValueEncodingContainer {
     mutating func encodeNil() throws { self.fill { self.writer.writeLiteral("null") } }
     mutating func encode(_ value: Bool) throws { self.fill { self.writer.writeLiteral(value ? "true" : "false") } }
     mutating func encode(_ value: String) throws { self.fill { self.writer.writeString(value) } }
-    mutating func encode(_ value: Double) throws { try self.fillFloatingPoint(value) }
-    mutating func encode(_ value: Float) throws { try self.fillFloatingPoint(value) }
+    mutating func encode(_ value: Double) throws { try self.fill { try self.writer.writeFloatingPoint(value) } }
+    mutating func encode(_ value: Float) throws { try self.fill { try self.writer.writeFloatingPoint(value) } }
     mutating func encode(_ value: Int) throws { self.fill { self.writer.writeInteger(value) } }
     mutating func encode(_ value: Int8) throws { self.fill { self.writer.writeInteger(value) } }
     mutating func encode(_ value: Int16) throws { self.fill { self.writer.writeInteger(value) } }
@@ -154,13 +154,4 @@ struct JSONSlotEncoder: Encoder, SingleValueEncodingContainer {
     mutating func encode(_ value: UInt32) throws { self.fill { self.writer.writeInteger(value) } }
     mutating func encode(_ value: UInt64) throws { self.fill { self.writer.writeInteger(value) } }
     mutating func encode<Value: Encodable>(_ value: Value) throws { try self.encodeValue(value) }
-
-    /// A floating-point single value (not finite: an error, as in `JSONEncoder`).
-    private func fillFloatingPoint<Value: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Value) throws {
-        var failure: (any Error)?
-        self.fill {
-            do { try self.writer.writeFloatingPoint(value) } catch { failure = error }
-        }
-        if let failure { throw failure }
-    }
 }
