@@ -29,6 +29,7 @@ let external: [String: (product: String, package: String)] = [
     "Hummingbird": ("Hummingbird", "hummingbird"),
     "HummingbirdCore": ("HummingbirdCore", "hummingbird"),
     "HummingbirdTesting": ("HummingbirdTesting", "hummingbird"),
+    "InMemoryTracing": ("InMemoryTracing", "swift-distributed-tracing"),
     "Logging": ("Logging", "swift-log"),
     "Metrics": ("Metrics", "swift-metrics"),
     "OTel": ("OTel", "swift-otel"),
@@ -277,10 +278,9 @@ let modules: [Module] = [
     Module(
         name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
         imports: [
-            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "Logging", "NIOCore", "NIOEmbedded", "NIOHTTPTypes",
-            "Prometheus",
-            "RateAndRetry",
-            "RdKafka", "ServiceRuntime", "TestSupport",
+            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "InMemoryTracing", "Logging", "NIOCore", "NIOEmbedded",
+            "NIOHTTPTypes", "OTel", "Prometheus", "RateAndRetry", "RdKafka", "ServiceContextModule", "ServiceRuntime",
+            "TestSupport", "Tracing",
         ]),
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",

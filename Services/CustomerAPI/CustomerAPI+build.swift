@@ -169,7 +169,7 @@ private func makeRouter(
 ) -> (Router<CustomerAPIContext>, RouteMethods) {
     let router = Router(context: CustomerAPIContext.self)
     let routeMethods = RouteMethods()
-    if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
+    if TracingSetup.isOn { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "customer_api"))
     // The libraries' view of the same requests (hb_requests_total, hb_request_duration_seconds) through swift-metrics,
     // which each executable's main bootstraps to this registry.

@@ -23,7 +23,7 @@ func buildApplication(
     let metrics = IngestMetrics(registry: registry)
     let router = Router(context: DoorContext.self)
     // A span per request (W3C trace context from the request's headers when present; Apple sends none).
-    if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
+    if TracingSetup.isOn { router.add(middleware: RequestTracingMiddleware()) }
     router.add(
         middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
             metrics.count(outcome: "overloaded")

@@ -30,7 +30,7 @@ func buildApplication(
         registry: registry, namespace: "retention_messaging", name: "events", label: "outcome",
         help: "retention.offered events by delivery outcome")
     let router = Router(context: DoorContext.self)
-    if TracingSetup.isOn { router.add(middleware: TracingMiddleware()) }
+    if TracingSetup.isOn { router.add(middleware: RequestTracingMiddleware()) }
     router.add(middleware: RequestDurationMiddleware(registry: registry, namespace: "retention_messaging"))
     router.add(
         middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
