@@ -69,9 +69,8 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
 
     /// `body`, ending `span` once it is written (or its writing failed).
     private static func ending(_ span: any Span, after body: ResponseBody) -> ResponseBody {
-        let ending = SpanEnding(span: span)
-        return ResponseBody(contentLength: body.contentLength) { writer in
-            defer { ending.span.end() }
+        ResponseBody(contentLength: body.contentLength) { writer in
+            defer { span.end() }
             try await body.write(writer)
         }
     }
@@ -91,9 +90,4 @@ struct HTTPFieldsExtractor: Extractor {
     func extract(key: String, from carrier: HTTPFields) -> String? {
         HTTPField.Name(key).flatMap { carrier[$0] }
     }
-}
-
-/// A span handed to the response body's post-write closure (a recording span is a reference safe to end from there).
-private struct SpanEnding: @unchecked Sendable {
-    let span: any Span
 }
