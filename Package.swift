@@ -236,8 +236,8 @@ let modules: [Module] = [
     Module(
         name: "RetentionBenchmark", kind: .executable("retention-benchmark"), path: "Benchmarks/RetentionBenchmark",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Crypto", "Logging", "NIOCore",
-            "Storage", "TestSupport",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "Crypto", "Logging", "NIOCore", "NIOHTTP1", "Storage",
+            "TestSupport",
         ]),
 
     Module(
@@ -249,7 +249,7 @@ let modules: [Module] = [
         name: "TestSupport", kind: .testSupport, path: "Tests/TestSupport",
         imports: [
             "AppStoreModels", "AppStoreSigning", "AsyncHTTPClient", "Entitlements", "HTTPTypes", "Histogram",
-            "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "NotificationPipeline", "PipelineRecords",
+            "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "NIOPosix", "NotificationPipeline", "PipelineRecords",
             "PostgresNIO", "RdKafka", "Storage", "X509",
         ]),
     Module(

@@ -45,12 +45,11 @@ enum LookupBenchmarkMain {
         }
         // customer-api reads its keys every CUSTOMER_API_KEY_REFRESH_MS: the new key works within it.
         try await waitUntilCustomerAPIKnows(key: token, baseURL: arguments[2], http: http)
-        let baseline = try await Self.offer(
-            http: http, base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds
-        ).checkedAsBaseline("bare Hummingbird GET", offered: Int(rate * seconds))
-        let api = try await Self.offer(
-            http: http, base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
         try await http.shutdown()
+        let baseline = try await Self.offer(
+            base: arguments[3], paths: paths, token: token, rate: rate, seconds: seconds
+        ).checkedAsBaseline("bare Hummingbird GET", offered: Int(rate * seconds))
+        let api = try await Self.offer(base: arguments[2], paths: paths, token: token, rate: rate, seconds: seconds)
         print(
             "Look-up benchmark: \(Int(rate)) GETs/s offered for \(Int(seconds)) s, \(customers) customers (2 cores, PostgreSQL co-located)"
         )
@@ -64,37 +63,19 @@ enum LookupBenchmarkMain {
                 api.milliseconds(99) / max(baseline.milliseconds(99), 0.001)))
     }
 
-    /// Offers `rate` requests a second for `seconds`, open loop; a warm-up second first is not counted.
-    static func offer(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, seconds: Double)
-        async throws -> OpenLoopLatencies
+    /// Offers `rate` requests a second for `seconds`, open loop (``OpenLoopHTTPLoad``); a warm-up second first is not
+    /// counted. An answer counts when it is 200.
+    static func offer(base: String, paths: [String], token: String, rate: Double, seconds: Double) async throws
+        -> OpenLoopLatencies
     {
-        _ = try await Self.run(http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate))
-        return try await Self.run(
-            http: http, base: base, paths: paths, token: token, rate: rate, count: Int(rate * seconds))
-    }
-
-    static func run(http: HTTPClient, base: String, paths: [String], token: String, rate: Double, count: Int)
-        async throws -> OpenLoopLatencies
-    {
-        var result = OpenLoopLatencies()
-        let started = ContinuousClock.now
-        await withTaskGroup(of: (Bool, UInt64).self) { group in
-            for index in 0..<count {
-                let due = started + .nanoseconds(Int64(Double(index) / rate * 1e9))
-                if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
-                var request = HTTPClientRequest(url: base + paths[index % paths.count])
-                request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                group.addTask {
-                    let ok =
-                        ((try? await http.execute(request, timeout: .seconds(10)))?.status.code).map { $0 == 200 }
-                        ?? false
-                    let latency = ContinuousClock.now - due
-                    return (ok, UInt64(max(0, latency.timeInterval * 1_000_000)))
-                }
-            }
-            for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
-        }
-        result.elapsed = (ContinuousClock.now - started).timeInterval
-        return result
+        let (host, port, _) = try OpenLoopHTTPLoad.target(of: base)
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: "Authorization", value: "Bearer \(token)")
+        let requests = paths.map { OpenLoopRequest(method: .GET, path: $0, headers: headers) }
+        let answered: @Sendable (HTTPResponseStatus, Int) -> Bool = { status, _ in status == .ok }
+        return try await OpenLoopHTTPLoad.run(
+            host: host, port: port, requests: requests, rate: rate, warmUp: Int(rate), count: Int(rate * seconds),
+            accept: answered)
     }
 }

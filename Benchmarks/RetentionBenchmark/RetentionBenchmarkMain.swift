@@ -1,11 +1,11 @@
 import AppStoreAPI
 import AppStoreModels
 import AppStoreSigning
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
 import NIOCore
+import NIOHTTP1
 import Storage
 import TestSupport
 
@@ -59,16 +59,11 @@ enum RetentionBenchmarkMain {
             request.environment = .sandbox
             return #"{"signedPayload":""# + (try signer.sign(request)) + #""}"#
         }
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 64
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         // CPU-only figures first, while nothing else runs.
         Self.signingFigures()
-        let baseline = try await Self.offer(http: http, url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
+        let baseline = try await Self.offer(url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
             .checkedAsBaseline("bare Hummingbird POST", offered: Int(rate * seconds))
-        let retention = try await Self.offer(
-            http: http, url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
-        try await http.shutdown()
+        let retention = try await Self.offer(url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
         print(
             "Retention benchmark: \(Int(rate)) signed real-time requests/s offered for \(Int(seconds)) s, \(customers) "
                 + "subscriptions, every answer a promotional offer signed on the spot (2 cores, PostgreSQL and broker co-located)"
@@ -155,43 +150,19 @@ enum RetentionBenchmarkMain {
 
     // MARK: The load
 
-    /// Offers `rate` requests a second for `seconds`, open loop, after an uncounted warm-up second.
-    static func offer(http: HTTPClient, url: String, bodies: [String], rate: Double, seconds: Double) async throws
-        -> OpenLoopLatencies
-    {
-        _ = await Self.run(http: http, url: url, bodies: bodies, rate: rate, count: Int(rate))
-        return await Self.run(
-            http: http, url: url, bodies: bodies, rate: rate, count: Int(rate * seconds), first: Int(rate))
-    }
-
-    /// Offers `count` requests at `rate`, the bodies from `first` on.
-    static func run(http: HTTPClient, url: String, bodies: [String], rate: Double, count: Int, first: Int = 0) async
-        -> OpenLoopLatencies
-    {
-        var result = OpenLoopLatencies()
-        let started = ContinuousClock.now
-        await withTaskGroup(of: (Bool, UInt64).self) { group in
-            for index in 0..<count {
-                let due = started + .nanoseconds(Int64(Double(index) / rate * 1e9))
-                if due > ContinuousClock.now { try? await Task.sleep(until: due, clock: .continuous) }
-                var request = HTTPClientRequest(url: url)
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(string: bodies[(first + index) % bodies.count]))
-                group.addTask {
-                    var ok = false
-                    if let response = try? await http.execute(request, timeout: .seconds(10)) {
-                        let body = try? await response.body.collect(upTo: 1 << 16)
-                        ok = response.status == .ok && (body?.readableBytes ?? 0) > 2
-                    }
-                    let latency = ContinuousClock.now - due
-                    return (ok, UInt64(max(0, latency.timeInterval * 1_000_000)))
-                }
-            }
-            for await (ok, micros) in group { result.record(ok: ok, micros: micros) }
+    /// Offers `rate` requests a second for `seconds`, open loop (``OpenLoopHTTPLoad``), after an uncounted warm-up
+    /// second; an answer counts when it is 200 with a body.
+    static func offer(url: String, bodies: [String], rate: Double, seconds: Double) async throws -> OpenLoopLatencies {
+        let (host, port, path) = try OpenLoopHTTPLoad.target(of: url)
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: "\(host):\(port)")
+        headers.add(name: "Content-Type", value: "application/json")
+        let requests = bodies.map {
+            OpenLoopRequest(method: .POST, path: path, headers: headers, body: ByteBuffer(string: $0))
         }
-        let elapsed = ContinuousClock.now - started
-        result.elapsed = elapsed.timeInterval
-        return result
+        let answered: @Sendable (HTTPResponseStatus, Int) -> Bool = { status, bytes in status == .ok && bytes > 2 }
+        return try await OpenLoopHTTPLoad.run(
+            host: host, port: port, requests: requests, rate: rate, warmUp: Int(rate), count: Int(rate * seconds),
+            accept: answered)
     }
 }

@@ -3,7 +3,7 @@ public import Histogram
 
 /// What one target answered under an open-loop load (the benchmarks' request i is due at start + i / rate and its
 /// latency counts from then): answers, errors, the elapsed time and the latencies in microseconds.
-public struct OpenLoopLatencies {
+public struct OpenLoopLatencies: Sendable {
     public var answered = 0
     public var errors = 0
     public var elapsed = 0.0
