@@ -7,6 +7,7 @@ public struct LabelledCounter: Sendable {
     private let name: String
     private let label: String
     private let help: String
+    private let counters = MetricCache<Counter>()
 
     /// Declares `<namespace>_<name>_total{<label>=…}` in a registry.
     public init(registry: PrometheusCollectorRegistry, namespace: String, name: String, label: String, help: String) {
@@ -19,8 +20,11 @@ public struct LabelledCounter: Sendable {
 
     /// Adds `amount` (default one) to the counter of a label value.
     public func increment(_ value: String, by amount: Int = 1) {
-        let descriptor = MetricNameDescriptor(
-            namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
-        self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)]).increment(by: Int64(amount))
+        let counter = self.counters.metric(value) {
+            let descriptor = MetricNameDescriptor(
+                namespace: self.namespace, metricName: self.name, unitName: "total", helpText: self.help)
+            return self.registry.makeCounter(descriptor: descriptor, labels: [(self.label, value)])
+        }
+        counter.increment(by: Int64(amount))
     }
 }

@@ -7,6 +7,7 @@ public import Prometheus
 public struct RequestDurationMiddleware<Context: RequestContext>: RouterMiddleware {
     private let registry: PrometheusCollectorRegistry
     private let namespace: String
+    private let histograms = MetricCache<DurationHistogram>()
     /// Look-ups answer in milliseconds; purchases wait up to seconds for the updater.
     static var buckets: [Duration] {
         [
@@ -39,12 +40,15 @@ public struct RequestDurationMiddleware<Context: RequestContext>: RouterMiddlewa
 
     /// Adds one observation.
     private func record(_ request: Request, _ context: Context, since start: ContinuousClock.Instant) {
-        let histogram = self.registry.makeDurationHistogram(
-            descriptor: MetricNameDescriptor(
-                namespace: self.namespace, metricName: "request_duration", unitName: "seconds",
-                helpText: "Time to answer a request, by route pattern and method"),
-            labels: [("route", context.endpointPath ?? "unmatched"), ("method", request.method.rawValue)],
-            buckets: Self.buckets)
+        let route = context.endpointPath ?? "unmatched"
+        let method = request.method.rawValue
+        let histogram = self.histograms.metric(method + " " + route) {
+            self.registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(
+                    namespace: self.namespace, metricName: "request_duration", unitName: "seconds",
+                    helpText: "Time to answer a request, by route pattern and method"),
+                labels: [("route", route), ("method", method)], buckets: Self.buckets)
+        }
         histogram.record(ContinuousClock.now - start)
     }
 }
