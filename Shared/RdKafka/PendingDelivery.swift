@@ -13,6 +13,13 @@ public struct PendingDelivery: Sendable {
     public var report: DeliveryReport {
         get async throws { try await self.promise.value() }
     }
+
+    /// Calls `body` with the outcome once the broker acknowledged the message or delivery failed, on the delivery
+    /// poller's thread (keep it short), instead of a task awaiting ``report``: for a caller that only counts
+    /// outcomes, one task per message was most of what a fire-and-forget produce cost. Use this or ``report``, once.
+    public func whenReported(_ body: @escaping @Sendable (Result<DeliveryReport, KafkaError>) -> Void) {
+        self.promise.notify(body)
+    }
 }
 
 /// The one-shot result of a delivery, resolved by the delivery-report poller and awaited at most once.
@@ -20,6 +27,7 @@ final class DeliveryPromise: Sendable {
     private enum State {
         case pending
         case waiting(CheckedContinuation<DeliveryReport, any Error>)
+        case notifying(@Sendable (Result<DeliveryReport, KafkaError>) -> Void)
         case resolved(Result<DeliveryReport, KafkaError>)
         case abandoned
     }
@@ -28,15 +36,35 @@ final class DeliveryPromise: Sendable {
 
     /// Records the outcome and wakes the waiter, if any. Later calls are ignored.
     func resolve(_ result: Result<DeliveryReport, KafkaError>) {
-        self.state.withLock { state in
+        let notify = self.state.withLock { state -> (@Sendable (Result<DeliveryReport, KafkaError>) -> Void)? in
             switch state {
             case .pending: state = .resolved(result)
             case .waiting(let continuation):
                 state = .resolved(result)
                 continuation.resume(with: result.mapError { $0 as any Error })
+            case .notifying(let body):
+                state = .resolved(result)
+                return body
             case .resolved, .abandoned: break
             }
+            return nil
         }
+        notify?(result)
+    }
+
+    /// Calls `body` with the outcome when it is known (at once if it is already).
+    func notify(_ body: @escaping @Sendable (Result<DeliveryReport, KafkaError>) -> Void) {
+        let known = self.state.withLock { state -> Result<DeliveryReport, KafkaError>? in
+            switch state {
+            case .pending:
+                state = .notifying(body)
+                return nil
+            case .resolved(let result): return result
+            case .waiting, .notifying, .abandoned:
+                return .failure(KafkaError(.delivery, "a delivery can be awaited only once"))
+            }
+        }
+        if let known { body(known) }
     }
 
     /// Waits for the outcome; cancelling the waiting task stops the wait with `CancellationError`.
@@ -49,7 +77,7 @@ final class DeliveryPromise: Sendable {
                     case .pending: state = .waiting(continuation)
                     case .resolved(let result): continuation.resume(with: result.mapError { $0 as any Error })
                     case .abandoned: continuation.resume(throwing: CancellationError())
-                    case .waiting:
+                    case .waiting, .notifying:
                         continuation.resume(throwing: KafkaError(.delivery, "a delivery can be awaited only once"))
                     }
                 }
@@ -61,7 +89,7 @@ final class DeliveryPromise: Sendable {
                 case .waiting(let continuation):
                     state = .abandoned
                     continuation.resume(throwing: CancellationError())
-                case .resolved, .abandoned: break
+                case .notifying, .resolved, .abandoned: break
                 }
             }
         }

@@ -129,6 +129,36 @@ import Testing
         }
     }
 
+    /// A fire-and-forget produce learns its outcome without a task awaiting it: the broker's acknowledgement while it
+    /// is up, a delivery failure once it is gone and the delivery timeout passed.
+    @Test func whenReportedCallsBackWithEachOutcome() async throws {
+        try await withStoppableLocalBroker { bootstrap, stopBroker in
+            let topic = "reported"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
+            var configuration = KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap]))
+            configuration.deliveryTimeout = .seconds(2)
+            configuration.shutdownFlushTimeout = .milliseconds(100)
+            var quiet = logger
+            quiet.logLevel = .critical
+            let producer = try KafkaProducer(configuration: configuration, logger: quiet)
+            let delivered = try await Self.outcome(
+                of: producer.enqueue(ProducerRecord(topic: topic, key: nil, value: [1])))
+            #expect((try? delivered.get())?.topic == topic, "acknowledged: \(delivered)")
+            await stopBroker()
+            let lost = try await Self.outcome(of: producer.enqueue(ProducerRecord(topic: topic, key: nil, value: [2])))
+            #expect(throws: KafkaError.self, "no broker: the delivery failed") { try lost.get() }
+            await producer.shutdown()
+        }
+    }
+
+    /// Waits for ``PendingDelivery/whenReported(_:)``'s call.
+    static func outcome(of pending: PendingDelivery) async -> Result<DeliveryReport, KafkaError> {
+        await withCheckedContinuation { continuation in
+            pending.whenReported { continuation.resume(returning: $0) }
+        }
+    }
+
     /// A member's lag is measured from the offset it stored (its durable work), not from what it fetched.
     @Test func lagCountsFromTheStoredOffsetToThePartitionsEnd() async throws {
         try await withLocalBroker { bootstrap in
