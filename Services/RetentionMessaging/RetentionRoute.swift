@@ -40,12 +40,9 @@ struct RetentionRoute: Sendable {
     let events: LabelledCounter
     let logger: Logger
 
-    /// One encoder for every answer and event (keys sorted: the same answer is the same bytes), not one per request.
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return encoder
-    }()
+    /// The encoder of every answer and event: keys sorted, so the same answer is the same bytes (`JSONEncoder`'s with
+    /// `.sortedKeys`, written directly: Foundation's took ~3 % of the service's CPU).
+    private static let encoder = FastJSONEncoder(sortsKeys: true)
 
     /// The path Apple's real-time URL names (`iapctl retention url set https://…/retention-message`).
     static let path = "retention-message"
@@ -71,7 +68,7 @@ struct RetentionRoute: Sendable {
         } catch {
             return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
         }
-        guard let body = try? JSONDecoder().decode(RealtimeRequestBody.self, from: Data(bytes.readableBytesView)),
+        guard let body = try? FastJSONDecoder().decode(RealtimeRequestBody.self, from: Array(bytes.readableBytesView)),
             let signed = body.signedPayload
         else {
             return self.refuse(.badRequest, "bad-body", #"expected {"signedPayload": "<JWS>"}"#)
@@ -148,7 +145,7 @@ struct RetentionRoute: Sendable {
         }
         self.outcomes.increment(degraded ? "degraded" : answer.kind)
         await self.publish(RetentionOfferedEvent(request: realtime, app: app, answer: answer, answeredAt: now))
-        let answered = (try? Self.encoder.encode(answer.body)) ?? Data("{}".utf8)
+        let answered = (try? Self.encoder.encode(answer.body)).map { Data($0) } ?? Data("{}".utf8)
         self.replays.record(key, answer: answered)
         if let shared { self.answerRecorder?.add(shared, answer: answered) }
         return Self.answer(answered)
@@ -185,22 +182,16 @@ struct RetentionRoute: Sendable {
     }
 
     /// Hands the event to the producer without waiting for the broker: Apple's ~700 ms budget is the customer's
-    /// cancel screen; librdkafka retries delivery (idempotent, acks=all) and the outcome is counted.
+    /// cancel screen; librdkafka retries delivery (idempotent, acks=all) and the outcome is counted when it is known.
     private func publish(_ event: RetentionOfferedEvent) async {
-        let value = (try? Self.encoder.encode(event)).map(Array.init) ?? []
+        let value = (try? Self.encoder.encode(event)) ?? []
         let record = ProducerRecord(
             topic: self.topic, key: Array(event.originalTransactionId.utf8), value: value,
             headers: [KafkaHeader(name: "event-id", value: Array(event.eventId.utf8))])
         do {
-            let pending = try await self.producer.enqueue(record)
             let events = self.events
-            Task {
-                do {
-                    _ = try await pending.report
-                    events.increment("published")
-                } catch {
-                    events.increment("failed")
-                }
+            try await self.producer.enqueue(record).whenReported { outcome in
+                events.increment((try? outcome.get()) == nil ? "failed" : "published")
             }
         } catch {
             self.events.increment("failed")
