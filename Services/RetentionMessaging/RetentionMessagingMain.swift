@@ -8,10 +8,7 @@ import ServiceRuntime
 enum RetentionMessagingMain {
     static func main() async {
         await ServiceMain.start("retention-messaging") { environment, logger in
-            // Tasks on NIO's event loops, as in ingest (`SWIFT_TASKS_ON_EVENT_LOOPS`): the request, its PostgreSQL
-            // query and its answer do their I/O where the handler runs, ~8 % less CPU per real-time request.
-            try EventLoopConcurrency.install(environment)
-            return try buildApplication(
+            try buildApplication(
                 settings: try RetentionSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
         }
     }
