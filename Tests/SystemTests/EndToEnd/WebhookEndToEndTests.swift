@@ -126,7 +126,8 @@ import Testing
         #expect(arrived, "every event delivered at least once: \(missing) of \(expected.count) missing")
         #expect(accepted.count > acceptedAtKill, "deliveries went on after the dispatcher was started again")
         #expect(accepted.contains { $0.eventType == "test.received" }, "the event made while the receiver was down")
-        #expect(requests.allSatisfy { $0.verified }, "every request verified with standardwebhooks")
+        let unverified = requests.filter { !$0.verified }.map { "\($0.path) \($0.id): \($0.signatures) signatures" }
+        #expect(unverified.isEmpty, "every request verified with standardwebhooks; not: \(unverified)")
         #expect(requests.contains { $0.answer == "500" } && requests.contains { $0.answer == "slow" })
 
         // Each subject's events, in the order first accepted: sequence 1, 2, 3… with no gap and none out of order.
