@@ -70,7 +70,6 @@ enum LookupBenchmarkMain {
     {
         let (host, port, _) = try OpenLoopHTTPLoad.target(of: base)
         var headers = HTTPHeaders()
-        headers.add(name: "Host", value: "\(host):\(port)")
         headers.add(name: "Authorization", value: "Bearer \(token)")
         let requests = paths.map { OpenLoopRequest(method: .GET, path: $0, headers: headers) }
         let answered: @Sendable (HTTPResponseStatus, Int) -> Bool = { status, _ in status == .ok }

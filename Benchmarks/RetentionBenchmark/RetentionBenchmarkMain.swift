@@ -155,7 +155,6 @@ enum RetentionBenchmarkMain {
     static func offer(url: String, bodies: [String], rate: Double, seconds: Double) async throws -> OpenLoopLatencies {
         let (host, port, path) = try OpenLoopHTTPLoad.target(of: url)
         var headers = HTTPHeaders()
-        headers.add(name: "Host", value: "\(host):\(port)")
         headers.add(name: "Content-Type", value: "application/json")
         let requests = bodies.map {
             OpenLoopRequest(method: .POST, path: path, headers: headers, body: ByteBuffer(string: $0))

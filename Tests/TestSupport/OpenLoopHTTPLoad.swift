@@ -8,12 +8,20 @@ public struct OpenLoopRequest: Sendable {
     public var head: HTTPRequestHead
     public var body: ByteBuffer?
 
-    /// A request to `path` with `headers` (Host and Content-Length are added).
+    /// A request to `path` with `headers` (Content-Length is added; ``OpenLoopHTTPLoad`` adds Host).
     public init(method: HTTPMethod, path: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
         var headers = headers
         if let body { headers.replaceOrAdd(name: "Content-Length", value: String(body.readableBytes)) }
         self.head = HTTPRequestHead(version: .http1_1, method: method, uri: path, headers: headers)
         self.body = body
+    }
+
+    /// The request with a Host header naming `authority`, unless it has one.
+    func addressed(to authority: String) -> Self {
+        guard !self.head.headers.contains(name: "Host") else { return self }
+        var request = self
+        request.head.headers.add(name: "Host", value: authority)
+        return request
     }
 }
 
@@ -46,8 +54,8 @@ public enum OpenLoopHTTPLoad {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let driver = LoadDriver(
-            loop: loop, host: host, port: port, requests: requests, rate: rate,
-            maximumConnections: maximumConnections, timeout: timeout, accept: accept)
+            loop: loop, host: host, port: port, requests: requests.map { $0.addressed(to: "\(host):\(port)") },
+            rate: rate, maximumConnections: maximumConnections, timeout: timeout, accept: accept)
         // The driver settles every request itself (an error is a figure, not a failure), so these cannot throw.
         if warmUp > 0 { _ = try await loop.flatSubmit { driver.load(count: warmUp, first: 0) }.get() }
         let result = try await loop.flatSubmit { driver.load(count: count, first: warmUp) }.get()
