@@ -61,12 +61,16 @@ struct EndpointWorker: Sendable {
                                     intakeCaughtUpAgo: self.intake.caughtUpAgo()?.inSeconds))
                     }
                     state.databaseFailures = 0
-                    let secrets = target.secrets.compactMap(WebhookSecret.init)
+                    var secrets = target.secrets.compactMap(WebhookSecret.init)
                     for delivery in claimed {
                         let wait = state.bucket.take(now: Self.seconds(), maximumWait: .infinity) ?? 0
-                        if wait > 0 { try await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
+                        if wait > 0 {
+                            try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+                            // Signed with the secrets as they are when it leaves (a rotation may have come meanwhile).
+                            secrets = self.target.value.secrets.compactMap(WebhookSecret.init)
+                        }
                         state.inFlight.insert(delivery.id)
-                        let sender = self.sender, url = target.url, signal = self.signal
+                        let sender = self.sender, url = target.url, signal = self.signal, secrets = secrets
                         group.addTask {
                             let attemptedAt = Date()
                             let answer = await sender.send(delivery, to: url, secrets: secrets)

@@ -6,9 +6,12 @@ Usage: webhook_receiver.py PORT SECRETS.json LOG.jsonl [--fail-share 0.3] [--slo
 
 SECRETS.json maps a path (`/ok`) to the secrets (`whsec_…`) a delivery to it may be signed with; it is read again on
 every request, so the test writes it after registering. Each POST is verified with every secret of its path (a
-delivery must verify with at least one); then, on `/ok`, a share is answered 500, a share after `--slow-seconds` (longer
+delivery must verify with at least one, or it is answered 400); its optional key "retired" maps a path to the secrets it
+no longer accepts (dropped after a rotation), so that a refused delivery signed with one of them is logged as such
+rather than as forged. Then, on `/ok`, a share is answered 500, a share after `--slow-seconds` (longer
 than the dispatcher waits), and the rest 200; `/gone` always answers 410. Every request is one JSON line in LOG:
-{"path", "id", "verified", "signatures" (how many the delivery carried), "answer" (the status, or "slow"), "body"}.
+{"path", "id", "verified", "retired" (refused, but signed with a retired secret), "signatures" (how many the delivery
+carried), "answer" (the status, or "slow"), "body"}.
 """
 import json
 import random
@@ -29,12 +32,17 @@ lock = threading.Lock()
 log = open(log_path, "a", buffering=1)
 
 
-def verified(path, body, headers):
-    """Whether the delivery verifies with one of the path's secrets."""
+def secrets_of(path):
+    """The secrets the path accepts, and those it retired."""
     try:
-        secrets = json.load(open(secrets_path)).get(path, [])
+        secrets = json.load(open(secrets_path))
     except (OSError, ValueError):
-        secrets = []
+        secrets = {}
+    return secrets.get(path, []), secrets.get("retired", {}).get(path, [])
+
+
+def verifies(secrets, body, headers):
+    """Whether the delivery verifies with one of `secrets`."""
     for secret in secrets:
         try:
             Webhook(secret).verify(body, headers, json_parse=False)
@@ -54,7 +62,9 @@ class Receiver(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("content-length", 0))).decode()
         headers = {name.lower(): value for name, value in self.headers.items()}
-        ok = verified(self.path, body, headers)
+        accepted, retired = secrets_of(self.path)
+        ok = verifies(accepted, body, headers)
+        signed_with_retired = not ok and verifies(retired, body, headers)
         with lock:
             draw = chance.random()
         if not ok:
@@ -69,7 +79,7 @@ class Receiver(BaseHTTPRequestHandler):
             answer = 200
         with lock:
             log.write(json.dumps({"path": self.path, "id": headers.get("webhook-id"), "verified": ok,
-                                  "signatures": len(headers.get("webhook-signature", "").split()),
+                                  "retired": signed_with_retired, "signatures": len(headers.get("webhook-signature", "").split()),
                                   "answer": answer, "body": body}) + "\n")
         if answer == "slow":
             time.sleep(slow_seconds)

@@ -22,6 +22,9 @@ final class Receiver: @unchecked Sendable {
         var path: String
         var id: String
         var verified: Bool
+        /// Refused because it verified only with a secret the path had retired (sent before the dispatcher read the
+        /// rotation).
+        var signedWithRetiredSecret: Bool
         /// The status answered, or `slow` (answered after the dispatcher stopped waiting).
         var answer: String
         var body: String
@@ -89,9 +92,11 @@ final class Receiver: @unchecked Sendable {
         self.process = nil
     }
 
-    /// Writes the secrets each path verifies with.
-    func setSecrets(_ secrets: [String: [String]]) throws {
-        try JSONSerialization.data(withJSONObject: secrets).write(to: self.secrets, options: .atomic)
+    /// Writes the secrets each path verifies with, and those it has dropped (`retired`).
+    func setSecrets(_ secrets: [String: [String]], retired: [String: [String]] = [:]) throws {
+        var file: [String: Any] = secrets
+        file["retired"] = retired
+        try JSONSerialization.data(withJSONObject: file).write(to: self.secrets, options: .atomic)
     }
 
     /// Every request logged so far, in arrival order.
@@ -105,6 +110,7 @@ final class Receiver: @unchecked Sendable {
             let answer = (row["answer"] as? String) ?? (row["answer"] as? Int).map(String.init) ?? "?"
             return Request(
                 path: path, id: row["id"] as? String ?? "", verified: row["verified"] as? Bool ?? false,
+                signedWithRetiredSecret: row["retired"] as? Bool ?? false,
                 answer: answer, body: body, eventType: event?["eventType"] as? String,
                 subject: event?["subject"] as? String, sequence: event?["sequence"] as? Int,
                 signatures: row["signatures"] as? Int ?? 0)
