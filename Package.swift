@@ -201,8 +201,8 @@ let modules: [Module] = [
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "ArgumentParser", "AsyncHTTPClient", "Crypto",
             "HTTPTypes", "Histogram",
-            "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "ServiceLifecycle", "UnixSignals",
-            "X509",
+            "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NIOHTTP1", "NIOPosix", "ServiceLifecycle",
+            "UnixSignals", "X509",
         ]),
     Module(
         name: "AppStoreSim", kind: .executable("appstore-sim"), path: "Services/AppStoreSim",
@@ -334,8 +334,8 @@ let modules: [Module] = [
         name: "SystemAppStoreSimTests", kind: .tests, path: "Tests/SystemTests/AppStoreSim",
         imports: [
             "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "AppStoreSimKit", "AsyncHTTPClient", "Crypto",
-            "JWSVerification", "NIOCore", "NotificationPipeline", "PipelineRecords", "RdKafka", "ServiceRuntime",
-            "SystemTestSupport", "TestSupport",
+            "JWSVerification", "NIOCore", "NIOHTTP1", "NIOPosix", "NotificationPipeline", "PipelineRecords", "RdKafka",
+            "ServiceRuntime", "SystemTestSupport", "TestSupport",
         ]),
     Module(
         name: "SystemCustomerAPITests", kind: .tests, path: "Tests/SystemTests/CustomerAPI",

@@ -126,6 +126,11 @@ struct Run: AsyncParsableCommand {
     @Option(help: "Ingest's notification URL (nothing is delivered without it).") var ingestURL: String?
     @Option(help: "Posts per second offered (default: as fast as the concurrency allows).") var rate: Double?
     @Option(help: "Posts in flight at once.") var concurrency = 16
+    @Flag(
+        help:
+            "Post notifications to plain http:// URLs with a minimal HTTP/1.1 client on one event loop instead of AsyncHTTPClient: the same requests for less CPU (the benchmarks, where the sim shares the cores it measures)."
+    )
+    var plainHttpClient = false
     @Option(help: "Share of notifications delivered twice.") var duplicates = 0.1
     @Flag(help: "Deliver in signing order instead of shuffled.") var inOrder = false
     @Option(help: "Compressed Apple retry delays in ms between re-send passes, comma-separated (e.g. 1000,2000).")
@@ -189,6 +194,7 @@ struct Run: AsyncParsableCommand {
         configuration.signsNotifications = self.ingestURL != nil
         configuration.rate = self.rate
         configuration.concurrency = self.concurrency
+        configuration.plainHTTPClient = self.plainHttpClient
         configuration.duplicates = self.duplicates
         configuration.shuffled = !self.inOrder
         configuration.retryDelays = self.retryDelaysMs.split(separator: ",").compactMap { Int64($0) }.map {

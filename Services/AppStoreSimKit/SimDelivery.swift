@@ -46,6 +46,8 @@ import NIOHTTP1
     var timeout: Duration = .seconds(10)
     /// Where the progress line goes (nil: nowhere).
     var progress: (@Sendable (String) -> Void)?
+    /// Posts to plain `http://` URLs go through this lighter client when it is set.
+    var poster: PlainHTTPPoster?
 
     /// Posts every item once, `concurrency` at a time, paced at `rate`.
     @_spi(Testing) public func deliver(_ items: [Item]) async -> Report {
@@ -80,21 +82,35 @@ import NIOHTTP1
 
     /// One post; returns whether ingest accepted it and how long the answer took.
     func post(_ item: Item, to url: String) async -> (Bool, UInt64) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: #"{"signedPayload":""# + item.signedPayload + #""}"#))
+        var body = ByteBuffer()
+        body.reserveCapacity(item.signedPayload.utf8.count + 20)
+        body.writeString(#"{"signedPayload":""#)
+        body.writeString(item.signedPayload)
+        body.writeString(#""}"#)
         let started = ContinuousClock.now
         let result: String
-        do {
-            let response = try await self.http.execute(
-                request, timeout: .milliseconds(Int64(self.timeout.timeInterval * 1000)))
-            _ = try await response.body.collect(upTo: 1 << 20)
-            result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            result = "TIMED_OUT"
-        } catch {
-            result = "SOCKET_ISSUE"
+        if let poster = self.poster, url.hasPrefix("http://") {
+            switch await poster.post(body, to: url, timeout: .nanoseconds(Int64(self.timeout.timeInterval * 1e9))) {
+            case .answered(let status):
+                result = (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+            case .timedOut: result = "TIMED_OUT"
+            case .socketIssue: result = "SOCKET_ISSUE"
+            }
+        } else {
+            var request = HTTPClientRequest(url: url)
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(body)
+            do {
+                let response = try await self.http.execute(
+                    request, timeout: .milliseconds(Int64(self.timeout.timeInterval * 1000)))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                result = (200...206).contains(response.status.code) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+            } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+                result = "TIMED_OUT"
+            } catch {
+                result = "SOCKET_ISSUE"
+            }
         }
         let micros = UInt64(max(0, (ContinuousClock.now - started).timeInterval * 1_000_000))
         await self.store.recordAttempt(uuid: item.uuid, result: result)

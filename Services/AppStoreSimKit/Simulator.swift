@@ -36,6 +36,9 @@ import Logging
     @_spi(Testing) public var signsNotifications = true
     @_spi(Testing) public var rate: Double?
     @_spi(Testing) public var concurrency = 16
+    /// Whether notifications to plain `http://` URLs are posted by ``PlainHTTPPoster`` rather than AsyncHTTPClient
+    /// (the same requests from a lighter client: the benchmarks', where the sim shares the cores it measures).
+    @_spi(Testing) public var plainHTTPClient = false
     /// Apple's retry schedule, compressed: delays between the passes that re-send undelivered notifications.
     @_spi(Testing) public var retryDelays: [Duration] = []
     /// The share of customers without an appAccountToken whose app posts the purchase to customer-api.
@@ -78,6 +81,8 @@ import Logging
     @_spi(Testing) public let ocsp: SimOCSP
     /// Every notification signed, in signing order.
     @_spi(Testing) public let signed: [SimDelivery.Item]
+    /// The light delivery client, when the configuration asks for it.
+    let poster: PlainHTTPPoster?
 
     /// Generates the scenario (events signed before now) and signs every notification with `pki`.
     @_spi(Testing) public init(configuration: SimConfiguration, pki: TestPKI, now: Date = Date()) throws {
@@ -88,6 +93,7 @@ import Logging
         self.signer = SimSigner(
             signer: AppStoreSigner(pki: pki), bundleId: configuration.bundleId, appAppleId: configuration.appAppleId)
         self.ocsp = SimOCSP(pki: pki)
+        self.poster = configuration.plainHTTPClient ? PlainHTTPPoster() : nil
         let signer = self.signer
         self.signed =
             configuration.signsNotifications
@@ -168,7 +174,8 @@ import Logging
         }
         let delivery = SimDelivery(
             http: http, store: self.store, ingestURLs: ingestURLs, rate: rate ?? self.configuration.rate,
-            concurrency: concurrency ?? self.configuration.concurrency, timeout: timeout, progress: progress)
+            concurrency: concurrency ?? self.configuration.concurrency, timeout: timeout, progress: progress,
+            poster: self.poster)
         return await delivery.deliver(items)
     }
 
@@ -223,8 +230,11 @@ import Logging
                     transactionIds: Set(
                         [notification.transaction?.transactionId, notification.transaction?.originalTransactionId]
                             .compactMap { $0 }))
-                _ = await SimDelivery(http: http, store: simulator.store, ingestURLs: [url], rate: nil, concurrency: 1)
-                    .post(item, to: url)
+                _ = await SimDelivery(
+                    http: http, store: simulator.store, ingestURLs: [url], rate: nil, concurrency: 1,
+                    poster: simulator.poster
+                )
+                .post(item, to: url)
             })
         api.addRoutes(to: router)
         SimMessaging(
