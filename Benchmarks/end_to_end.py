@@ -10,6 +10,7 @@ event), and each process's memory.
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "deploy", "local"))
@@ -57,6 +58,27 @@ def memory(pid):
     return round(values.get("VmRSS", 0)), round(values.get("VmHWM", 0))
 
 
+def explain_difference(database_url, expected, missing, extra):
+    """Prints what differs from the sim's expectation and, for each differing customer's purchases, every notification
+    the updater logged (so a lost or misapplied one can be told from the run's log)."""
+    customers = {entry[1] for entry in missing | extra}
+    for entry in sorted(missing):
+        print(f"expected, not stored: {entry}", file=sys.stderr)
+    for entry in sorted(extra):
+        print(f"stored, not expected: {entry}", file=sys.stderr)
+    subjects = sorted({e["originalTransactionId"] for e in expected if e["customer"] in customers and
+                       e.get("originalTransactionId")})
+    query = ("SELECT environment, notification_type, coalesce(subtype, ''), signed_date, outcome, coalesce(detail, '') "
+             "FROM notification_log WHERE subject = :'subject' ORDER BY signed_date")
+    for subject in subjects:
+        # psql binds the variable itself (quoted as a literal), so the subject is never spliced into the SQL text.
+        out = subprocess.run(["psql", database_url, "-At", "-F", " | ", "-v", f"subject={subject}"], input=query,
+                             check=True, capture_output=True, text=True).stdout
+        print(f"notification_log of {subject}:", file=sys.stderr)
+        for line in out.splitlines():
+            print("  " + line, file=sys.stderr)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--database-url", required=True)
@@ -68,6 +90,8 @@ def main():
     args = parser.parse_args()
     expected = json.load(open(args.expected))
     missing, extra = wait_until_converged(args.database_url, expected, args.wait)
+    if missing or extra:
+        explain_difference(args.database_url, expected, missing, extra)
     count, seconds, p50, p99 = sql(args.database_url, COMMITTED.format(since=args.since_ms))[0]
     publication = PUBLICATION if has_outbox_cursor(args.database_url) else PUBLICATION_BEFORE_CURSOR
     events, e50, e99 = sql(args.database_url, PUBLISHED.format(since=args.since_ms, publication=publication))[0]
