@@ -10,10 +10,16 @@ import ServiceRuntime
 struct EdgeVerification: Sendable {
     let verifiers: [Environment: SignedDataVerifier]
     let newChains: NewChainBudget
+    /// The time the budget is counted at (a test freezes it, so its burst does not refill while the test runs).
+    let clock: @Sendable () -> ContinuousClock.Instant
 
-    init(verifiers: [Environment: SignedDataVerifier], newChainsPerSecond: Int) {
+    init(
+        verifiers: [Environment: SignedDataVerifier], newChainsPerSecond: Int,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
         self.verifiers = verifiers
         self.newChains = NewChainBudget(perSecond: newChainsPerSecond)
+        self.clock = clock
     }
 
     /// Verifies `admitted`'s signed payload; a forgery is a 403 rejection naming the failed check, a check that could
@@ -28,7 +34,9 @@ struct EdgeVerification: Sendable {
             throw AdmissionRejection(
                 status: 400, code: "unknown-environment", message: "no verifier for \(admitted.environment.rawValue)")
         }
-        if let wait = self.newChains.admit(known: verifier.knowsChain(of: admitted.notification), source: source()) {
+        if let wait = self.newChains.admit(
+            known: verifier.knowsChain(of: admitted.notification), source: source(), now: self.clock())
+        {
             throw AdmissionRejection(
                 status: 503, code: "verification-busy",
                 message: "too many certificate chains not seen before; retry in \(Int(wait.rounded(.up))) s")
