@@ -72,7 +72,7 @@ private struct PendingPost: Sendable {
 
 // MARK: - The connections
 
-/// The idle keep-alive connections per host and port. Lives on its event loop only (``NIOLoopBound``).
+/// The idle keep-alive connections per host and port. Lives on its event loop only (in a ``NIOLoopBoundBox``).
 private final class ConnectionPool {
     let loop: any EventLoop
     private var idle: [String: [PostHandler]] = [:]
