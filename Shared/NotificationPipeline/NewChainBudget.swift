@@ -22,8 +22,10 @@ public struct NewChainBudget: Sendable {
 
     /// Nil when `known` (the verifier has the chain cached, or knows its intermediate) or when `source`'s budget
     /// has room for one more new chain now; else the seconds until it has (answer 503 with them).
-    /// (`source` is worked out only when the chain is new: the known chains of the hot path never pay for it.)
-    public func admit(known: Bool, source: @autoclosure () -> String, now: ContinuousClock.Instant = .now) -> Double? {
-        known ? nil : self.limiter.take(keyId: source(), ratePerSecond: self.perSecond, now: now)
+    /// (`source` and `now` are worked out only when the chain is new: the known chains of the hot path never pay.)
+    public func admit(
+        known: Bool, source: @autoclosure () -> String, now: @autoclosure () -> ContinuousClock.Instant = .now
+    ) -> Double? {
+        known ? nil : self.limiter.take(keyId: source(), ratePerSecond: self.perSecond, now: now())
     }
 }
