@@ -188,6 +188,33 @@ import Testing
         }
     }
 
+    /// The local scripts' topic reader (`deploy/local/topic_reader.py`, behind `show-topics.py` and the demo's
+    /// summary) reads a partition to its end when its last batch holds many records: Tansu answers a ListOffsets
+    /// query with that batch's first offset + 1, which read 668 of 1,000 such records before.
+    @Test func theLocalTopicReaderReadsTheWholeLastBatch() async throws {
+        try await withLocalBroker { bootstrap in
+            let topic = "one-batch"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
+            let producer = try KafkaProducer(
+                configuration: KafkaProducerConfiguration(client: KafkaClientSettings(bootstrapServers: [bootstrap])),
+                logger: logger)
+            // Enqueued together, they leave in one batch (or a few): the partition's last batch holds many.
+            var pending: [PendingDelivery] = []
+            for index in 0..<50 {
+                pending.append(
+                    try await producer.enqueue(
+                        ProducerRecord(topic: topic, key: Array("k".utf8), value: Array("record \(index)".utf8))))
+            }
+            for delivery in pending { _ = try await delivery.report }
+            await producer.shutdown()
+            let (status, output) = try await LocalComponents.python(
+                "deploy/local/show-topics.py", [bootstrap, topic])
+            #expect(status == 0)
+            #expect(output.contains("\(topic): 50 message(s)"), "show-topics printed: \(output.prefix(300))")
+        }
+    }
+
     @Test func theRuntimeIsNewEnoughForTansu() throws {
         // The loaded librdkafka, not the headers the wrapper was built against: Tansu needs 2.2 or newer.
         let parts = KafkaRuntime.librdkafkaVersion.split(separator: ".").compactMap { Int($0) }
