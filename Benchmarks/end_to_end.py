@@ -8,6 +8,7 @@ downstream event published (the publisher's acknowledged batch: the first public
 event), and each process's memory.
 """
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -15,6 +16,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "deploy", "local"))
 from summary import has_outbox_cursor, sql, wait_until_converged  # noqa: E402
+from topic_reader import read_topic  # noqa: E402
+
+# The topics a notification passes through, keyed by its subject: where a notification the log lacks got to.
+SUBJECT_TOPICS = ["appstore.notifications.raw", "appstore.notifications.verified", "appstore.notifications.rejected"]
 
 # Committed at: the commit time of the row's transaction (track_commit_timestamp, which the benchmark turns on;
 # applied_at is the transaction's start, earlier than its commit when several notifications share it). A row
@@ -58,9 +63,23 @@ def memory(pid):
     return round(values.get("VmRSS", 0)), round(values.get("VmHWM", 0))
 
 
-def explain_difference(database_url, expected, missing, extra):
+def describe(topic, value):
+    """`TYPE uuid` of a notification record of one of SUBJECT_TOPICS (the raw topic holds Apple's body)."""
+    try:
+        record = json.loads(value)
+        if "signedPayload" in record:
+            part = record["signedPayload"].split(".")[1]
+            record = {"notification": {"payload": json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))}}
+        payload = record.get("notification", {}).get("payload") or record.get("original", {})
+        return f"{payload.get('notificationType', record.get('reason', '?'))} {payload.get('notificationUUID', '')}"
+    except (ValueError, KeyError, IndexError, AttributeError):
+        return f"{len(value or b'')} bytes"
+
+
+def explain_difference(database_url, expected, missing, extra, bootstrap=None):
     """Prints what differs from the sim's expectation and, for each differing customer's purchases, every notification
-    the updater logged (so a lost or misapplied one can be told from the run's log)."""
+    the updater logged and (with `bootstrap`) every record of it in the raw, verified and rejected topics, so a lost,
+    stuck or misapplied notification can be told apart from the run's log."""
     customers = {entry[1] for entry in missing | extra}
     for entry in sorted(missing):
         print(f"expected, not stored: {entry}", file=sys.stderr)
@@ -77,6 +96,14 @@ def explain_difference(database_url, expected, missing, extra):
         print(f"notification_log of {subject}:", file=sys.stderr)
         for line in out.splitlines():
             print("  " + line, file=sys.stderr)
+    if bootstrap is None:
+        return
+    keys = {subject.encode() for subject in subjects}
+    for topic in SUBJECT_TOPICS:
+        for message in read_topic(bootstrap, topic):
+            if message.key() in keys:
+                print(f"{topic} [p{message.partition()}@{message.offset()} key={message.key().decode()}] "
+                      f"{describe(topic, message.value())}", file=sys.stderr)
 
 
 def main():
@@ -84,6 +111,8 @@ def main():
     parser.add_argument("--database-url", required=True)
     parser.add_argument("--expected", required=True)
     parser.add_argument("--pids", nargs="*", default=[])
+    parser.add_argument("--bootstrap", help="the broker: when the state differs, where each differing subject's "
+                        "notifications are in its topics")
     parser.add_argument("--wait", type=float, default=600)
     parser.add_argument("--since-ms", type=int, default=0,
                         help="count only notifications accepted from then on (epoch ms): not the warm-up notification")
@@ -91,7 +120,7 @@ def main():
     expected = json.load(open(args.expected))
     missing, extra = wait_until_converged(args.database_url, expected, args.wait)
     if missing or extra:
-        explain_difference(args.database_url, expected, missing, extra)
+        explain_difference(args.database_url, expected, missing, extra, args.bootstrap)
     count, seconds, p50, p99 = sql(args.database_url, COMMITTED.format(since=args.since_ms))[0]
     publication = PUBLICATION if has_outbox_cursor(args.database_url) else PUBLICATION_BEFORE_CURSOR
     events, e50, e99 = sql(args.database_url, PUBLISHED.format(since=args.since_ms, publication=publication))[0]

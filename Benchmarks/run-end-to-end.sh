@@ -77,7 +77,7 @@ run_phase() {
     for service in "${pipeline_services[@]}"; do memory+=("$service=${service_pid[$service]}"); done
     memory+=("appstore-sim=$sim_pid" "tansu=$(cat "$dir/kafka/tansu.pid")")
     "$APPSTORE_TOOLS_PYTHON" Benchmarks/end_to_end.py --database-url "$DATABASE_URL" --expected "$dir/expected.json" \
-        --since-ms "$since" --pids "${memory[@]}" | tail -n 1 > "$work/$name.json"
+        --bootstrap "$bootstrap" --since-ms "$since" --pids "${memory[@]}" | tail -n 1 > "$work/$name.json"
     sim_report "$dir/sim.log" > "$work/$name.sim"
     stop_phase "$dir"
 }
