@@ -25,13 +25,16 @@ def read_topic(bootstrap, topic, timeout=30.0):
         position = {p: -1 for p in partitions}
 
         def read_to_the_end():
-            # A partition is read when a fetch told its end and the reader is there; one no fetch answered yet
-            # (the cached watermark is negative) counts as read once nothing came for a second.
+            # Read when a fetch told each partition's end and the reader is there; while a partition's end is not
+            # known yet (no fetch answered: the cached watermark is negative), once nothing came for a second.
+            unknown = False
             for p in partitions:
                 _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), cached=True)
-                if high >= 0 and position[p] + 1 < high:
+                if high < 0:
+                    unknown = True
+                elif position[p] + 1 < high:
                     return False
-            return time.time() - quiet_since >= 1.0
+            return not unknown or time.time() - quiet_since >= 1.0
 
         while not read_to_the_end() and time.time() < deadline:
             message = consumer.poll(0.2)
