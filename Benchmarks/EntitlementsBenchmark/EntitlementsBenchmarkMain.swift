@@ -111,7 +111,7 @@ enum EntitlementsBenchmarkMain {
             let grouped = try await batched(lanes.map(Self.backToBack))
             let applied = try await batched(lanes)
             // The baseline again, after the others: the database has grown and checkpointed meanwhile, so a baseline
-            // measured only first, on an empty server, flattered itself against everything measured after it.
+            // measured only first, on an emptier server, need not be what the server gave the measurements after it.
             let bare = (bareBefore, try await bareTransactions())
             var events = 0
             for try await count in try await client.query("SELECT count(*) FROM outbox", logger: logger).decode(
@@ -158,8 +158,8 @@ enum EntitlementsBenchmarkMain {
                     {}
                 }
             }
-            // Two rounds in turn: the broker holds more after each, so one baseline measured first, on an empty
-            // broker, would flatter itself against the relay measured after it.
+            // Two rounds in turn: the broker holds more after each, so one baseline measured first, on an emptier
+            // broker, need not be what the broker gave the relay measured after it.
             var direct: [Double] = [], published: [Double] = []
             for _ in 1...2 {
                 direct.append(try await produceDirectly())
