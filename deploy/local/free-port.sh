@@ -6,12 +6,16 @@
 # A port is not handed out again for two minutes, by any call on this machine (a file in the temporary directory,
 # under a lock, remembers them): a script picks several ports before the services they are for bind them, and two
 # random picks of one run were once the same port (customer-api then found it taken by another service).
+#   FREE_PORT_REGISTRY          the registry file (default: appstore-free-ports in the temporary directory)
+#   FREE_PORT_RESERVED_SECONDS  how long a port handed out stays reserved (default 120)
+# Its test gives it a registry of its own and an hour, so that no pick of the test expires however slow the machine.
 exec python3 - <<'PY'
 import fcntl, os, random, socket, sys, tempfile, time
-RESERVED_SECONDS = 120
+RESERVED_SECONDS = float(os.environ.get("FREE_PORT_RESERVED_SECONDS") or 120)
+REGISTRY = os.environ.get("FREE_PORT_REGISTRY") or os.path.join(tempfile.gettempdir(), "appstore-free-ports")
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
 top = min(19999, low - 1)
-with open(os.path.join(tempfile.gettempdir(), "appstore-free-ports"), "a+") as registry:
+with open(REGISTRY, "a+") as registry:
     fcntl.flock(registry, fcntl.LOCK_EX)
     registry.seek(0)
     now = time.time()
