@@ -179,7 +179,8 @@ import Logging
         return await delivery.deliver(items)
     }
 
-    /// Apple's retries, compressed: after each delay, re-posts every notification not yet delivered.
+    /// Apple's retries, compressed: after each delay, re-posts every notification not yet delivered (and returns at
+    /// once when every notification was delivered).
     @_spi(Testing) public func retryUndelivered(
         http: HTTPClient, to ingestURL: String, progress: (@Sendable (String) -> Void)? = nil
     ) async {
@@ -193,10 +194,11 @@ import Logging
         async
     {
         for delay in self.configuration.retryDelays {
-            try? await Task.sleep(for: delay)
             let pending = await self.store.history(
                 NotificationHistoryRequest(startDate: 0, endDate: .max, onlyFailures: true), environment: nil)
+            // Nothing failed, nothing to wait for: Apple's schedule starts only for a notification that failed.
             guard !pending.isEmpty else { return }
+            try? await Task.sleep(for: delay)
             progress?("  retrying \(pending.count) undelivered notifications")
             _ = await self.deliver(
                 pending.map { SimDelivery.Item(uuid: $0.uuid, signedPayload: $0.signedPayload) }, http: http,
