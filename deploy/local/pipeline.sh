@@ -98,10 +98,11 @@ pipeline_start() {
     done
 }
 
-# sim_follow LOG PID: prints the sim's log as it grows until its delivery ends (the "undelivered" line).
+# sim_follow LOG PID: prints the sim's log as it grows until its delivery ends (its last line, "appstore-sim: N
+# notifications undelivered"; a retry pass's "retrying N undelivered notifications" is not the end).
 sim_follow() {
     local log=$1 shown=0 total
-    until grep -q "undelivered" "$log" 2>/dev/null; do
+    until grep -qE "^appstore-sim: [0-9]+ notifications undelivered" "$log" 2>/dev/null; do
         sleep 0.5
         total=$(wc -l < "$log")
         if [[ $total -gt $shown ]]; then sed -n "$((shown + 1)),${total}p" "$log" | sed 's/^/  /'; shown=$total; fi
