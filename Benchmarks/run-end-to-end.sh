@@ -78,8 +78,8 @@ run_phase() {
     pids+=($sim_pid)
     sim_follow "$dir/sim.log" "$sim_pid" >&2
     local undelivered
-    undelivered=$(sed -nE 's/^appstore-sim: ([0-9]+) notifications undelivered.*/\1/p' "$dir/sim.log" | tail -n 1)
-    if [[ "${undelivered:-0}" != 0 ]]; then
+    undelivered=$(sim_undelivered "$dir/sim.log")
+    if [[ "$undelivered" != 0 ]]; then
         echo "appstore-sim could not deliver $undelivered notifications after Apple's retries ($apple_retries ms):" \
             "ingest refused them or did not answer in time every time, so the phase cannot converge;" \
             "the sim's lines above count each pass's failed posts" >&2

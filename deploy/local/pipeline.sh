@@ -6,6 +6,7 @@
 #                                    /ready, /metrics) and service_pid[NAME]; appends to pids
 #   stack_stop DIR                   stops the broker and PostgreSQL of DIR
 #   sim_follow LOG PID               shows appstore-sim's progress until its delivery ends
+#   sim_undelivered LOG              after sim_follow: how many notifications the sim left undelivered
 #   pids_stop                        stops (SIGTERM) and reaps every process in `pids`, then empties it
 # The caller keeps `pids` (an array) of what it started.
 pipeline_services=(ingest chain-verifier entitlement-updater refund-resolver event-publisher customer-api retention-messaging
@@ -98,15 +99,22 @@ pipeline_start() {
     done
 }
 
-# sim_follow LOG PID: prints the sim's log as it grows until its delivery ends (its last line, "appstore-sim: N
-# notifications undelivered"; a retry pass's "retrying N undelivered notifications" is not the end).
+# The sim's last line when its delivery ends; a retry pass's "retrying N undelivered notifications" is not the end.
+sim_delivery_ended='^appstore-sim: ([0-9]+) notifications undelivered'
+
+# sim_follow LOG PID: prints the sim's log as it grows until its delivery ends.
 sim_follow() {
     local log=$1 shown=0 total
-    until grep -qE "^appstore-sim: [0-9]+ notifications undelivered" "$log" 2>/dev/null; do
+    until grep -qE "$sim_delivery_ended" "$log" 2>/dev/null; do
         sleep 0.5
         total=$(wc -l < "$log")
         if [[ $total -gt $shown ]]; then sed -n "$((shown + 1)),${total}p" "$log" | sed 's/^/  /'; shown=$total; fi
         kill -0 "$2" 2>/dev/null || { echo "appstore-sim stopped" >&2; return 1; }
     done
     sed -n "$((shown + 1)),\$p" "$log" | sed 's/^/  /'
+}
+
+# sim_undelivered LOG: the count of the sim's last line (after sim_follow has returned).
+sim_undelivered() {
+    sed -nE "s/$sim_delivery_ended.*/\\1/p" "$1" | tail -n 1
 }
