@@ -3,6 +3,22 @@ import Foundation
 
 /// Operations per second, measured over a fixed wall-clock time.
 enum Rate {
+    /// How many operations ran in one measured stretch, and for how long.
+    struct Tally {
+        var count = 0
+        var nanoseconds: UInt64 = 0
+
+        /// Operations per second over everything tallied.
+        var perSecond: Double { Double(self.count) / (Double(self.nanoseconds) / 1e9) }
+
+        static func += (total: inout Tally, slice: Tally) {
+            total.count += slice.count
+            total.nanoseconds += slice.nanoseconds
+        }
+    }
+
+    // MARK: One operation
+
     /// Runs `operation` on the current thread for `seconds` and returns its rate.
     static func measure(seconds: Double, _ operation: () -> Void) -> Double {
         for _ in 0..<200 { operation() }  // warm-up
@@ -23,6 +39,45 @@ enum Rate {
         async throws -> Double
     {
         for _ in 0..<50 { try await operation() }  // warm-up
+        return try await self.slice(seconds: seconds, tasks: tasks, operation).perSecond
+    }
+
+    // MARK: Two operations, alternating
+
+    /// Measures `baseline` and `subject` in alternating slices (`rounds` of each, `seconds` in all for each), each
+    /// slice in `tasks` concurrent loops. A shared machine's speed drifts between runs minutes apart (P-256 read
+    /// 11,382–13,947/s on one core on 2026-11-28); measured one after the other, that drift became the ratio's spread
+    /// (0.70–0.85 of the crypto limit). Alternating, the drift falls on both alike. The order flips every round (ABBA).
+    static func alternating(
+        seconds: Double, rounds: Int, tasks: Int,
+        baseline: @escaping @Sendable () async throws -> Void,
+        subject: @escaping @Sendable () async throws -> Void
+    ) async throws -> (baseline: Double, subject: Double) {
+        for _ in 0..<50 {  // warm-up
+            try await baseline()
+            try await subject()
+        }
+        let sliceSeconds = seconds / Double(rounds)
+        var baselineTally = Tally()
+        var subjectTally = Tally()
+        for round in 0..<rounds {
+            if round.isMultiple(of: 2) {
+                baselineTally += try await self.slice(seconds: sliceSeconds, tasks: tasks, baseline)
+                subjectTally += try await self.slice(seconds: sliceSeconds, tasks: tasks, subject)
+            } else {
+                subjectTally += try await self.slice(seconds: sliceSeconds, tasks: tasks, subject)
+                baselineTally += try await self.slice(seconds: sliceSeconds, tasks: tasks, baseline)
+            }
+        }
+        return (baselineTally.perSecond, subjectTally.perSecond)
+    }
+
+    // MARK: Slices
+
+    /// Runs `operation` in `tasks` concurrent loops until `seconds` have passed: how many ran, and for how long.
+    private static func slice(seconds: Double, tasks: Int, _ operation: @escaping @Sendable () async throws -> Void)
+        async throws -> Tally
+    {
         let start = DispatchTime.now().uptimeNanoseconds
         let deadline = start + UInt64(seconds * 1e9)
         let total = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -38,6 +93,6 @@ enum Rate {
             }
             return try await group.reduce(0, +)
         }
-        return Double(total) / (Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        return Tally(count: total, nanoseconds: DispatchTime.now().uptimeNanoseconds - start)
     }
 }
