@@ -115,9 +115,10 @@ for round in $(seq 1 "$rounds"); do
     if python3 -c "import sys; sys.exit(0 if $run_rate > $ingest else 1)"; then ingest=$run_rate; ingest_cpu=$run_cpu; fi
 done
 
-verify_line=$("$bin/verification-benchmark" --seconds 3 | grep "cores" | tail -n 1)
-raw_rate=$(echo "$verify_line" | awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/ && $(i+1) == "compared") print $i }')
-[[ -n "$raw_rate" ]] || raw_rate=$(echo "$verify_line" | grep -oE '[0-9]{3,}' | head -n 1)
+# The all-core row: "full verification, chain cache warm, N cores   RATE   …" (its crypto-limit row precedes it).
+verify_line=$("$bin/verification-benchmark" --seconds 3 | grep -E '^full verification, chain cache warm, [0-9]+ cores ')
+raw_rate=$(echo "$verify_line" | awk '{ for (i = 1; i < NF; i++) if ($i == "cores") { print $(i + 1); exit } }')
+[[ "$raw_rate" =~ ^[0-9]+$ ]] || { echo "no all-core verification rate in: $verify_line" >&2; exit 1; }
 
 verifier_port=$(deploy/local/free-port.sh)
 # chain-verifier signs every verified record as itself: a fresh key of its own for this run (without one it refuses
