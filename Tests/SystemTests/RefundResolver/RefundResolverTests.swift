@@ -223,15 +223,18 @@ import Testing
                         notificationUUID: "n-\(id ?? purchase!.originalTransactionId)",
                         deadline: deadline, apiVersion: "v2", v2: body, v1: nil)
                 }
+                func request(_ answer: ConsumptionAnswer) throws -> ProducerRecord {
+                    ProducerRecord(
+                        topic: topics.statusRequests, key: Array(answer.key.utf8),
+                        value: Array(try JSONEncoder().encode(answer)))
+                }
                 let inTime = answer(purchases[0], deadline: now + 12 * 3_600_000)
                 let expired = answer(purchases[1], deadline: now - 1)
                 let unknown = answer(nil, id: "1999", deadline: now + 12 * 3_600_000)
-                try await kafka.produce(
-                    [inTime, expired, unknown].map {
-                        ProducerRecord(
-                            topic: topics.statusRequests, key: Array($0.key.utf8),
-                            value: Array(try! JSONEncoder().encode($0)))
-                    })
+                // The in-time answer goes alone first, so the sim's two 500s can only fall on it: with the three
+                // produced at once, the unknown transaction's call took both once (CI of 2026-11-28, 23:16) and the
+                // in-time one went through at its first attempt.
+                try await kafka.produce([try request(inTime)])
                 await sim.setFaults(SimStore.Faults(serverErrors: 2))
                 let outcomes = try await Self.withResolver(
                     sim, bootstrap: bootstrap,
@@ -240,34 +243,28 @@ import Testing
                     ]
                 ) {
                     var outcomes: [String: ConsumptionOutcome] = [:]
-                    for _ in 0..<3 where outcomes.count < 3 {
-                        for record in try await kafka.readAll(
-                            topics.verified, atLeast: 3, quiet: .seconds(1), timeout: .seconds(20))
-                        {
-                            #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
-                            let outcome = try JSONDecoder().decode(
-                                ConsumptionOutcome.self, from: Data(record.value ?? []))
-                            #expect(record.key == Array(outcome.originalTransactionId.utf8))
-                            outcomes[outcome.transactionId] = outcome
+                    /// Reads the verified topic until it holds `count` outcomes (each read waits up to 20 s).
+                    func collect(_ count: Int) async throws {
+                        for _ in 0..<5 where outcomes.count < count {
+                            for record in try await kafka.readAll(
+                                topics.verified, atLeast: count, quiet: .seconds(1), timeout: .seconds(20))
+                            {
+                                #expect(record.header(PipelineHeaders.schema)?.text == ConsumptionOutcome.schema)
+                                let outcome = try JSONDecoder().decode(
+                                    ConsumptionOutcome.self, from: Data(record.value ?? []))
+                                #expect(record.key == Array(outcome.originalTransactionId.utf8))
+                                outcomes[outcome.transactionId] = outcome
+                            }
                         }
                     }
+                    try await collect(1)
+                    try await kafka.produce([try request(expired), try request(unknown)])
+                    try await collect(3)
                     // The retries cannot beat a deadline two seconds away while the sim keeps failing.
                     await sim.setFaults(SimStore.Faults(serverErrors: 1_000))
                     let tight = answer(purchases[2], deadline: Int64(Date().timeIntervalSince1970 * 1000) + 2_000)
-                    try await kafka.produce([
-                        ProducerRecord(
-                            topic: topics.statusRequests, key: Array(tight.key.utf8),
-                            value: Array(try JSONEncoder().encode(tight)))
-                    ])
-                    for _ in 0..<5 where outcomes.count < 4 {
-                        for record in try await kafka.readAll(
-                            topics.verified, atLeast: 4, quiet: .seconds(1), timeout: .seconds(20))
-                        {
-                            let outcome = try JSONDecoder().decode(
-                                ConsumptionOutcome.self, from: Data(record.value ?? []))
-                            outcomes[outcome.transactionId] = outcome
-                        }
-                    }
+                    try await kafka.produce([try request(tight)])
+                    try await collect(4)
                     return outcomes
                 }
 
