@@ -28,14 +28,14 @@ enum VerificationBenchmarkMain {
         let verifyRate = Rate.measure(seconds: options.seconds) { inputs.verifyDigestOnce() }
         // The crypto limit and full verification alternate in slices, on one core and on all, so that the machine's
         // drift during the run falls on both (see `Rate.alternating`).
+        let threeChecks: @Sendable () async throws -> Void = { inputs.verifyThreeSigningInputs() }
+        let fullVerification: @Sendable () async throws -> Void = {
+            _ = try await verifier.verifyNotification(signedPayload)
+        }
         let (jwsChecksRate, oneCore) = try await Rate.alternating(
-            seconds: options.seconds, rounds: 10, tasks: 1,
-            baseline: { inputs.verifyThreeSigningInputs() },
-            subject: { _ = try await verifier.verifyNotification(signedPayload) })
+            seconds: options.seconds, rounds: 10, tasks: 1, baseline: threeChecks, subject: fullVerification)
         let (jwsChecksAllCores, allCores) = try await Rate.alternating(
-            seconds: options.seconds, rounds: 10, tasks: cores,
-            baseline: { inputs.verifyThreeSigningInputs() },
-            subject: { _ = try await verifier.verifyNotification(signedPayload) })
+            seconds: options.seconds, rounds: 10, tasks: cores, baseline: threeChecks, subject: fullVerification)
         let cold = try await Rate.measureAsync(seconds: options.seconds, tasks: 1) {
             _ = try await Self.makeVerifier(root: options.root).verifyNotification(signedPayload)
         }
