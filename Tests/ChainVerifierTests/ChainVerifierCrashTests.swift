@@ -58,7 +58,7 @@ import Testing
             let first = try ServiceProcess.start("chain-verifier", environment: environment, log: log)
             let early = try await kafka.readAll(topics.verified, atLeast: 300, quiet: .zero, timeout: .seconds(90))
             kill(first.processIdentifier, SIGKILL)
-            first.waitUntilExit()
+            _ = try await ServiceProcess.exitStatus(of: first)
             #expect(first.terminationReason == .uncaughtSignal)
             #expect(early.count >= 300 && early.count < total, "killed mid-stream (\(early.count) verified so far)")
 
@@ -68,9 +68,7 @@ import Testing
                 topics.verified, atLeast: total - forgedUUIDs.count, quiet: .seconds(3), timeout: .seconds(240))
             let rejected = try await kafka.readAll(
                 topics.rejected, atLeast: forgedUUIDs.count, quiet: .seconds(1), timeout: .seconds(60))
-            second.terminate()
-            second.waitUntilExit()
-            #expect(second.terminationStatus == 0, "graceful shutdown on SIGTERM")
+            #expect(await ServiceProcess.stop(second) == 0, "graceful shutdown on SIGTERM")
 
             var verifiedValues: [String: [UInt8]] = [:]
             for record in verified {

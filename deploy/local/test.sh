@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks the formatting (.swift-format, 120 columns) and the layers
-# (each target imports exactly what Package.swift declares), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
+# (each target imports exactly what Package.swift declares) and that no test blocks a cooperative thread while it
+# waits (Tests/Layering/check_blocking_waits.py), validates the deployment files (docker-compose.yml and the Kubernetes manifests, offline), then
 # builds the package and the image, runs every test of the package, and every benchmark script briefly
 # (Benchmarks/run-all.sh --smoke).
 #   deploy/local/test.sh          everything (what .ci/run runs)
@@ -13,6 +14,7 @@ if [[ "${1:-}" == "--unit" ]]; then
     source deploy/local/env.sh
     swift format lint --recursive --strict --parallel Package.swift Shared Services Tests Benchmarks
     python3 Tests/Layering/check_layers.py
+python3 Tests/Layering/check_blocking_waits.py
     swift build --build-tests
     IAP_UNIT_TESTS_ONLY=1 swift test --skip-build
     exit
@@ -21,6 +23,7 @@ deploy/local/prerequisites.sh
 source deploy/local/env.sh
 swift format lint --recursive --strict --parallel Package.swift Shared Services Tests Benchmarks
 python3 Tests/Layering/check_layers.py
+python3 Tests/Layering/check_blocking_waits.py
 deploy/validation/validate.sh
 swift build --build-tests
 # The image the pods test runs (deploy/local/image.sh) is built here, before the tests: building it (strip, podman

@@ -109,37 +109,38 @@ import Testing
                 try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "unavailable"}"#)
                 let verifier = try ServiceProcess.start(
                     "chain-verifier", environment: environment, log: directory.appendingPathComponent("cv.log"))
-                defer {
-                    verifier.terminate()
-                    verifier.waitUntilExit()
-                }
-                try await kafka.produce(raw(signed.prefix(20)))
-                // The verifier keeps asking (each try is a 503) and keeps the batch.
-                for _ in 0..<600 where sim.simulator.ocsp.asked.withLock({ $0 }) < 6 {
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                #expect(sim.simulator.ocsp.asked.withLock { $0 } >= 6, "the verifier asked again and again")
-                #expect(
-                    try await kafka.readAll(topics.verified, atLeast: 0, quiet: .zero, timeout: .seconds(5)).isEmpty)
-                #expect(
-                    try await kafka.readAll(topics.rejected, atLeast: 0, quiet: .zero, timeout: .seconds(5)).isEmpty,
-                    "a responder's trouble dead-letters nothing")
+                try await ServiceProcess.whileRunning(verifier) {
+                    try await kafka.produce(raw(signed.prefix(20)))
+                    // The verifier keeps asking (each try is a 503) and keeps the batch.
+                    for _ in 0..<600 where sim.simulator.ocsp.asked.withLock({ $0 }) < 6 {
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    #expect(sim.simulator.ocsp.asked.withLock { $0 } >= 6, "the verifier asked again and again")
+                    #expect(
+                        try await kafka.readAll(topics.verified, atLeast: 0, quiet: .zero, timeout: .seconds(5)).isEmpty
+                    )
+                    #expect(
+                        try await kafka.readAll(topics.rejected, atLeast: 0, quiet: .zero, timeout: .seconds(5))
+                            .isEmpty,
+                        "a responder's trouble dead-letters nothing")
 
-                try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "answering"}"#)
-                let verified = try await kafka.readAll(
-                    topics.verified, atLeast: 20, quiet: .seconds(1), timeout: .seconds(120))
-                #expect(Set(verified.map { String(decoding: $0.key ?? [], as: UTF8.self) }).count >= 1)
-                #expect(verified.count >= 20, "every notification verified once the responder answers")
+                    try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "answering"}"#)
+                    let verified = try await kafka.readAll(
+                        topics.verified, atLeast: 20, quiet: .seconds(1), timeout: .seconds(120))
+                    #expect(Set(verified.map { String(decoding: $0.key ?? [], as: UTF8.self) }).count >= 1)
+                    #expect(verified.count >= 20, "every notification verified once the responder answers")
 
-                try await OnlineChecksAgainstSimTests.setResponder(sim, #"{"mode": "answering", "revoked": ["leaf"]}"#)
-                try await Task.sleep(for: .milliseconds(1_500))  // past the cleared chain's one-second trust
-                try await kafka.produce(raw(signed[20..<25]))
-                let rejected = try await kafka.readAll(
-                    topics.rejected, atLeast: 5, quiet: .seconds(1), timeout: .seconds(120))
-                let reasons = try rejected.map {
-                    try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])).reason
+                    try await OnlineChecksAgainstSimTests.setResponder(
+                        sim, #"{"mode": "answering", "revoked": ["leaf"]}"#)
+                    try await Task.sleep(for: .milliseconds(1_500))  // past the cleared chain's one-second trust
+                    try await kafka.produce(raw(signed[20..<25]))
+                    let rejected = try await kafka.readAll(
+                        topics.rejected, atLeast: 5, quiet: .seconds(1), timeout: .seconds(120))
+                    let reasons = try rejected.map {
+                        try JSONDecoder().decode(RejectedNotificationRecord.self, from: Data($0.value ?? [])).reason
+                    }
+                    #expect(reasons == Array(repeating: "chain", count: 5), "\(reasons)")
                 }
-                #expect(reasons == Array(repeating: "chain", count: 5), "\(reasons)")
             }
         }
     }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A task executor with one thread of its own, which nothing else runs on.
+///
+/// Apple's performance test times each answer of the team's real-time URL. In tests the sim runs inside the test
+/// process, whose cooperative pool has as many threads as the machine has cores (two here) and serves every test
+/// running at the same time: when other tests held both threads (a blocking wait, a long stretch of signing), the
+/// sim's clock went on while the answers that had arrived waited for a thread, and two answers given in milliseconds
+/// were timed at 10 s. The test's tasks prefer this executor (`withTaskExecutorPreference`), so an answer is timed
+/// when it arrives, as Apple's own clients time it, whatever the rest of the process is doing.
+@_spi(Testing) public final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
+    /// Guards `jobs` and wakes the thread when one is added.
+    private let condition = NSCondition()
+    /// Jobs waiting to run, in the order they were enqueued.
+    private var jobs: [UnownedJob] = []
+
+    /// Starts the thread, named `name` (it waits for jobs for as long as the process lives).
+    @_spi(Testing) public init(name: String) {
+        // Named from inside: on Linux a thread named before it starts keeps the name of the thread that started it.
+        let thread = Thread { [self] in
+            Thread.current.name = name
+            self.runJobs()
+        }
+        thread.start()
+    }
+
+    // MARK: TaskExecutor
+
+    /// Queues a job for the thread.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.condition.lock()
+        self.jobs.append(job)
+        self.condition.signal()
+        self.condition.unlock()
+    }
+
+    // MARK: The thread
+
+    /// Runs the queued jobs one after the other, waiting when there are none.
+    private func runJobs() {
+        while true {
+            self.condition.lock()
+            while self.jobs.isEmpty { self.condition.wait() }
+            let batch = self.jobs
+            self.jobs.removeAll(keepingCapacity: true)
+            self.condition.unlock()
+            for job in batch { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+}
