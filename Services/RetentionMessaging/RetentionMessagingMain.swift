@@ -8,7 +8,10 @@ import ServiceRuntime
 enum RetentionMessagingMain {
     static func main() async {
         await ServiceMain.start("retention-messaging") { environment, logger in
-            try buildApplication(
+            // Tasks on NIO's event loops, as in ingest (`SWIFT_TASKS_ON_EVENT_LOOPS`): the request, its PostgreSQL
+            // query and its answer do their I/O where the handler runs, with no hop to Swift's pool and back.
+            try EventLoopConcurrency.install(environment)
+            return try buildApplication(
                 settings: try RetentionSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
         }
     }
