@@ -32,24 +32,22 @@ public enum ServiceProcess {
         return process.terminationStatus
     }
 
-    /// Stops `process` with SIGTERM and waits for it to exit (SIGKILL after `grace`), by polling: never
-    /// `waitUntilExit()`, which holds a thread of the cooperative pool for as long as the shutdown takes (with two
-    /// cores the pool has two threads, and the sim of a test running beside it timed its answers 10 s late).
-    /// Returns the exit status, or nil when it had to be killed.
+    /// Stops `process` with SIGTERM and waits for it to exit, by polling: never `waitUntilExit()`, which holds a
+    /// thread of the cooperative pool for as long as the shutdown takes (with two cores the pool has two threads, and
+    /// the sim of a test running beside it timed its answers 10 s late). SIGKILL when it is still running after
+    /// `looks` looks 50 ms apart (a count, not a deadline: a starved test process looks less often, never fewer
+    /// times). Returns the exit status, or nil when it had to be killed.
     @discardableResult
-    public static func stop(_ process: Process, grace: Duration = .seconds(20)) async -> Int32? {
+    public static func stop(_ process: Process, looks: Int = 400) async -> Int32? {
         if process.isRunning { process.terminate() }
-        let deadline = ContinuousClock.now + grace
-        while process.isRunning && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
+        for _ in 0..<looks where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
         guard process.isRunning else { return process.terminationStatus }
         kill(process.processIdentifier, SIGKILL)
         while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
         return nil
     }
 
-    /// Runs `body` while `process` runs, then stops it (``stop(_:grace:)``) whether the body returned or threw.
+    /// Runs `body` while `process` runs, then stops it (``stop(_:looks:)``) whether the body returned or threw.
     public static func whileRunning<T>(_ process: Process, _ body: () async throws -> T) async throws -> T {
         let outcome: Result<T, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
