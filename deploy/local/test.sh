@@ -14,7 +14,7 @@ if [[ "${1:-}" == "--unit" ]]; then
     source deploy/local/env.sh
     swift format lint --recursive --strict --parallel Package.swift Shared Services Tests Benchmarks
     python3 Tests/Layering/check_layers.py
-python3 Tests/Layering/check_blocking_waits.py
+    python3 Tests/Layering/check_blocking_waits.py
     swift build --build-tests
     IAP_UNIT_TESTS_ONLY=1 swift test --skip-build
     exit
