@@ -380,7 +380,7 @@ let modules: [Module] = [
         imports: ["AppStoreModels", "Crypto", "RetentionMessaging", "ServiceRuntime", "Storage"]),
     Module(
         name: "IAPCtlTests", kind: .tests, path: "Tests/IAPCtlTests",
-        imports: ["IAPCtl", "NotificationPipeline", "PipelineRecords", "Storage", "TestSupport"]),
+        imports: ["AppStoreAPI", "IAPCtl", "NotificationPipeline", "PipelineRecords", "Storage", "TestSupport"]),
 ]
 
 // MARK: - The package, from the table

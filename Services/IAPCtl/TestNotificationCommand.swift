@@ -54,7 +54,11 @@ struct TestNotificationCommand: AsyncParsableCommand {
         StandardStreams.writeOutput("requested: \(scope): testNotificationToken \(token)")
         var uuid: String?
         while uuid == nil && ContinuousClock.now < deadline {
-            let status = try await client.testNotificationStatus(token)
+            guard let status = try await Self.status(of: token, client) else {
+                // Apple's 4040008: the token is expired or its status is not available yet (nothing sent so far).
+                try await Task.sleep(for: .seconds(1))
+                continue
+            }
             let results = status.sendAttempts.compactMap(\.sendAttemptResult)
             if results.contains("SUCCESS") {
                 uuid = status.notification.payload.notificationUUID ?? ""
@@ -72,6 +76,25 @@ struct TestNotificationCommand: AsyncParsableCommand {
             }
             StandardStreams.writeOutput("applied: \(scope): the updater logged it as \(outcome)")
         }
+    }
+
+    /// The token's status, or nil while Apple has none to give yet (``isNotAvailableYet(_:)``).
+    static func status(of token: String, _ client: AppStoreServerAPIClient) async throws -> VerifiedHistoryNotification?
+    {
+        do {
+            return try await client.testNotificationStatus(token)
+        } catch {
+            if Self.isNotAvailableYet(error) { return nil }
+            throw error
+        }
+    }
+
+    /// Whether Get Test Notification Status failed only because there is nothing to report yet: Apple answers
+    /// `TestNotificationNotFoundError` (404, 4040008) while the token's status "isn't available", as it is between the
+    /// request and the first send attempt. Asked again until the timeout; a token that has expired answers the same
+    /// and ends in the timeout's error.
+    static func isNotAvailableYet(_ error: AppStoreAPIError) -> Bool {
+        error.status == 404 && error.errorCode == APIErrorCode.testNotificationNotFound
     }
 
     /// Polls the notification log for the UUID; returns its outcome.
