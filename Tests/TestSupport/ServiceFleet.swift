@@ -155,14 +155,8 @@ public actor ServiceFleet {
         guard let process = self.processes[name] else { return }
         self.held.insert(name)
         defer { self.held.remove(name) }
-        try await Self.kill(process)
+        await ServiceProcess.kill(process)
         self.kills.append(name)
-    }
-
-    /// SIGKILLs a process and waits until it is gone.
-    private static func kill(_ process: Process) async throws {
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// Removes an instance for good (a scale-in, or a replica lost without replacement): SIGTERM, as an
@@ -174,27 +168,22 @@ public actor ServiceFleet {
         guard let process = self.processes.removeValue(forKey: name) else { return }
         self.names.removeAll { $0 == name }
         guard graceful else {
-            try await Self.kill(process)
+            await ServiceProcess.kill(process)
             self.kills.append(name)
             return
         }
-        process.terminate()
-        for _ in 0..<600 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        if process.isRunning {
-            try await Self.kill(process)
-        } else {
+        if await ServiceProcess.stop(process, looks: 600, interval: .milliseconds(100)) != nil {
             self.terminations.append(name)
         }
     }
 
-    /// Stops every service with SIGTERM (graceful), SIGKILL after 20 s.
+    /// Stops every service at once with SIGTERM (graceful), each SIGKILLed after 400 looks 50 ms apart.
     public func stopAll() async {
         self.stopping = true
-        for process in self.processes.values where process.isRunning { process.terminate() }
-        let deadline = ContinuousClock.now + .seconds(20)
-        for process in self.processes.values {
-            while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(50)) }
-            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        await withTaskGroup(of: Void.self) { group in
+            for process in self.processes.values {
+                group.addTask { await ServiceProcess.stop(process) }
+            }
         }
     }
 

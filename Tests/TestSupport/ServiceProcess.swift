@@ -35,16 +35,23 @@ public enum ServiceProcess {
     /// Stops `process` with SIGTERM and waits for it to exit, by polling: never `waitUntilExit()`, which holds a
     /// thread of the cooperative pool for as long as the shutdown takes (with two cores the pool has two threads, and
     /// the sim of a test running beside it timed its answers 10 s late). SIGKILL when it is still running after
-    /// `looks` looks 50 ms apart (a count, not a deadline: a starved test process looks less often, never fewer
+    /// `looks` looks `interval` apart (a count, not a deadline: a starved test process looks less often, never fewer
     /// times). Returns the exit status, or nil when it had to be killed.
     @discardableResult
-    public static func stop(_ process: Process, looks: Int = 400) async -> Int32? {
+    public static func stop(_ process: Process, looks: Int = 400, interval: Duration = .milliseconds(50)) async
+        -> Int32?
+    {
         if process.isRunning { process.terminate() }
-        for _ in 0..<looks where process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        for _ in 0..<looks where process.isRunning { try? await Task.sleep(for: interval) }
         guard process.isRunning else { return process.terminationStatus }
-        kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        await Self.kill(process)
         return nil
+    }
+
+    /// SIGKILLs `process` (no shutdown of any kind) and waits until it is gone.
+    public static func kill(_ process: Process) async {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        _ = try? await Self.exitStatus(of: process)
     }
 
     /// Runs `body` while `process` runs, then stops it (``stop(_:looks:)``) whether the body returned or threw.
