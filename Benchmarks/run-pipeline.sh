@@ -129,29 +129,43 @@ wait_ready "http://127.0.0.1:$verifier_port/health"
 # Steady-state rate: from 10% to 90% of the stored notifications (skips the group join and the tail). One Python
 # process reads the counter every 200 ms and interpolates the two crossings: a curl, awk and date every 50 ms took
 # ~5 % of the 2 cores from the process being measured (perf -a), which its baseline did not pay.
-verifier=$(python3 - "http://127.0.0.1:$verifier_port/metrics" "$accepted" <<'PY'
+# The same samples give the chain-verifier's own CPU per notification and the broker's (from /proc, between the
+# first sample past 10 % and the last before 90 %): the figure that separates a change in the verifier from the
+# machine's speed, and what the broker on the same cores takes from it.
+read -r verifier verifier_cpu broker_cpu < <(python3 - "http://127.0.0.1:$verifier_port/metrics" "$accepted" \
+    "${pids[-1]}" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" <<'PY'
 import sys, time, urllib.request
-url, accepted = sys.argv[1], int(sys.argv[2])
+url, accepted, verifier_pid, broker_pid, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 low, high = accepted // 10, accepted * 9 // 10
 def verified():
     for line in urllib.request.urlopen(url, timeout=5).read().decode().splitlines():
         if line.startswith("chain_verifier_verified_total "):
             return float(line.split()[1])
     return 0.0
+def cpu(pid):
+    """User and system CPU seconds of a process so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+def sample():
+    return (time.monotonic(), verified(), cpu(verifier_pid), cpu(broker_pid))
 def crossing(samples, level):
     """When the counter passed `level`, between the two samples around it."""
-    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+    for (t0, c0, *_), (t1, c1, *_) in zip(samples, samples[1:]):
         if c0 < level <= c1:
             return t0 + (t1 - t0) * (level - c0) / (c1 - c0)
     return samples[0][0]  # passed before the first sample
-samples = [(time.monotonic(), verified())]
+samples = [sample()]
 deadline = samples[0][0] + 300
 while samples[-1][1] < high and time.monotonic() < deadline:
     time.sleep(0.2)
-    samples.append((time.monotonic(), verified()))
+    samples.append(sample())
 if samples[-1][1] < high:
     sys.exit(f"the chain-verifier verified {samples[-1][1]:.0f} of {accepted} in 300 s")
-print(round((high - low) / (crossing(samples, high) - crossing(samples, low))))
+inside = [s for s in samples if low <= s[1] <= high] or samples[-2:]
+first, last = inside[0], inside[-1]
+done = max(last[1] - first[1], 1)
+print(round((high - low) / (crossing(samples, high) - crossing(samples, low))),
+      round((last[2] - first[2]) * 1e6 / done), round((last[3] - first[3]) * 1e6 / done))
 PY
 )
 
@@ -171,4 +185,6 @@ printf '%-62s %12s  %s\n' "  accepted into the raw topic (last round) / non-2xx 
 printf '%-62s %12s  %s\n' "raw verification (verification-benchmark, all cores)" "$raw_rate" "baseline"
 printf '%-62s %12s  %s\n' "chain-verifier: consume, verify, produce verified, store offsets" "$verifier" \
     "$(python3 -c "print(f'{$verifier / $raw_rate:.2f} of raw verification')")"
+printf '%-62s %12s  %s\n' "  chain-verifier's own CPU per notification (µs)" "$verifier_cpu" \
+    "the broker's meanwhile: $broker_cpu µs"
 benchmark_tracing_report "$work"
