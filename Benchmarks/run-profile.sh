@@ -26,7 +26,15 @@ ps -eo pid=,comm= > "$out/processes.txt"
 perf record -a -F 499 -o "$out/perf.data" -- sleep "$seconds" > /dev/null 2>&1
 ps -eo pid=,comm= >> "$out/processes.txt"
 perf script -i "$out/perf.data" -F pid 2>/dev/null > "$out/samples.txt"
-wait "$e2e"; e2e=""
+# The end-to-end run's own failure (a phase that did not converge) is reported with its output, not lost with $out.
+if ! wait "$e2e"; then
+    e2e=""
+    echo "the end-to-end run failed; its output:" >&2
+    cat "$out/e2e.txt" >&2
+    tail -n 60 "$out/e2e.log" >&2
+    exit 1
+fi
+e2e=""
 rate=$(grep -v '^{' "$out/e2e.txt" | awk '/end to end sustained/ { gsub(",", "", $(NF-7)); print $(NF-7) }')
 python3 - "$out/processes.txt" "$out/samples.txt" "$rate" "$(nproc)" "$seconds" <<'PY'
 import collections, sys
