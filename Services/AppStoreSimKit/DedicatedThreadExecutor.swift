@@ -14,11 +14,15 @@ import Foundation
     /// Jobs waiting to run, in the order they were enqueued.
     private var jobs: [UnownedJob] = []
 
-    /// Starts the thread, named `name` (it waits for jobs for as long as the process lives).
+    /// Starts the thread, named `name` (its first 15 bytes, Linux's limit; it waits for jobs for as long as the
+    /// process lives).
     @_spi(Testing) public init(name: String) {
-        // Named from inside: on Linux a thread named before it starts keeps the name of the thread that started it.
+        // Named from inside, in the kernel's own file: a Linux thread starts with its creator's name, and
+        // Foundation's `Thread.name` did not always reach the kernel's thread (a CI run read the creator's name,
+        // "oot.default-qos", on every job). `pthread_setname_np` is not in Swift's Glibc module.
+        let kernelName = String(decoding: name.utf8.prefix(15), as: UTF8.self)
         let thread = Thread { [self] in
-            Thread.current.name = name
+            try? kernelName.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             self.runJobs()
         }
         thread.start()

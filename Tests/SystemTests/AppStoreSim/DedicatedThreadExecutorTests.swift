@@ -33,6 +33,9 @@ import Testing
         #expect(Self.threadName() != "executor-test")
     }
 
-    /// The name of the thread this runs on (a synchronous function, so it may ask).
-    static func threadName() -> String { Thread.current.name ?? "" }
+    /// The kernel's name of the thread this runs on (a synchronous function, so it may ask).
+    static func threadName() -> String {
+        let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return name.trimmingCharacters(in: .newlines)
+    }
 }
