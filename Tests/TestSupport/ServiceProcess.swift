@@ -54,7 +54,7 @@ public enum ServiceProcess {
         _ = try? await Self.exitStatus(of: process)
     }
 
-    /// Runs `body` while `process` runs, then stops it (``stop(_:looks:)``) whether the body returned or threw.
+    /// Runs `body` while `process` runs, then stops it (``stop(_:looks:interval:)``) whether the body returned or threw.
     public static func whileRunning<T>(_ process: Process, _ body: () async throws -> T) async throws -> T {
         let outcome: Result<T, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
