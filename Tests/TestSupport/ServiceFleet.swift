@@ -151,7 +151,7 @@ public actor ServiceFleet {
     }
 
     /// SIGKILLs an instance (no shutdown of any kind) and waits until it is gone.
-    public func kill(_ name: String) async throws {
+    public func kill(_ name: String) async {
         guard let process = self.processes[name] else { return }
         self.held.insert(name)
         defer { self.held.remove(name) }
@@ -162,7 +162,7 @@ public actor ServiceFleet {
     /// Removes an instance for good (a scale-in, or a replica lost without replacement): SIGTERM, as an
     /// orchestrator stops a pod, then waits for it to exit by itself (SIGKILL only after 600 looks 100 ms apart,
     /// which fails the caller's check); or SIGKILL when `graceful` is false. Either way nothing starts it again.
-    public func remove(_ name: String, graceful: Bool) async throws {
+    public func remove(_ name: String, graceful: Bool) async {
         // Out of the fleet before any wait, so nothing (the supervisor) starts it again while it goes: a restart there
         // once outlived the run, the fleet no longer knowing it.
         guard let process = self.processes.removeValue(forKey: name) else { return }

@@ -50,7 +50,7 @@ extension EndToEndTests {
 
         // A consumer keeps the cursor after its first page; customer-api restarts; it reads on from there.
         let kept = try #require(pages.first?.next)
-        try await fleet.kill("customer-api")
+        await fleet.kill("customer-api")
         try await fleet.start("customer-api", http: sim.http)
         var resumed: [String] = []
         var after = kept

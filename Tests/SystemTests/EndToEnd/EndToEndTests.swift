@@ -125,7 +125,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(50))
             }
             let attempted = await sim.simulator.store.attemptedCount()
-            try await fleet.kill(name)
+            await fleet.kill(name)
             #expect(attempted < unique, "\(name) was killed while notifications were still flowing")
             try await fleet.start(name, http: sim.http)
         }

@@ -108,10 +108,10 @@ import Testing
             for service in Self.scaled {
                 switch step {
                 case 0: added.append(try await fleet.addReplica(of: service, http: sim.http))
-                case 1: try await fleet.remove("\(service)#2", graceful: true)
+                case 1: await fleet.remove("\(service)#2", graceful: true)
                 default:
                     for name in added where ServiceFleet.service(of: name) == service {
-                        try await fleet.remove(name, graceful: false)
+                        await fleet.remove(name, graceful: false)
                     }
                 }
             }

@@ -87,8 +87,7 @@ final class Receiver: @unchecked Sendable {
     /// inherits its blocked SIGTERM), then waits without holding a thread until it is gone.
     func stop() async {
         guard let process = self.process else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+        await ServiceProcess.kill(process)
         self.process = nil
     }
 

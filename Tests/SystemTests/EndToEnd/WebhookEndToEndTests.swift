@@ -86,7 +86,7 @@ import Testing
         await sim.simulator.store.setNotificationURL(ingest)
         let delivery = Task { await sim.simulator.deliver(sim.simulator.deliveryPlan(), http: sim.http, to: ingest) }
         #expect(try await receiver.waitUntil(accepted: 100), "deliveries flow")
-        try await fleet.kill("webhook-dispatcher")
+        await fleet.kill("webhook-dispatcher")
         let acceptedAtKill = try await receiver.accepted("/ok").count
         try await fleet.start("webhook-dispatcher", http: sim.http)
 
