@@ -82,7 +82,11 @@ final class JSONDocument {
     }
 
     /// The integer at `index`: a number without fraction or exponent, or one whose value is exactly an integer
-    /// (`1.0`, `1e3`), as `JSONDecoder` reads it. A number outside the type's range is `dataCorrupted`.
+    /// (`1.0`, `1e3`), as `JSONDecoder` reads it. A number outside the type's range is `dataCorrupted`. Always
+    /// inlined, with ``parseInteger(_:as:)``, into the containers' methods for each integer type: called as generic
+    /// code, every digit went through `FixedWidthInteger`'s witnesses and the runtime's tuple metadata (~2 % of full
+    /// verification, `perf`, 2026-11-29).
+    @inline(__always)
     func integer<Integer: FixedWidthInteger>(at index: Int, as type: Integer.Type) throws -> Integer {
         let node = self.nodes[index]
         guard node.kind == .number else { throw self.mismatch(type, at: index) }
@@ -237,6 +241,7 @@ final class JSONDocument {
     }
 
     /// The digits of a number without fraction or exponent, or nil when it does not fit.
+    @inline(__always)
     private func parseInteger<Integer: FixedWidthInteger>(_ node: JSONNode, as type: Integer.Type) -> Integer? {
         var index = Int(node.start)
         let end = Int(node.end)
