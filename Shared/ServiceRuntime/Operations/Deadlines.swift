@@ -10,10 +10,11 @@ import Synchronization
 ///
 /// The body runs in one task of its own, started at once on the caller's thread (`Task.immediate`) until it first
 /// waits, instead of being queued to an executor first: ingest reads every request's body this way, and its CPU a
-/// request read 0.96 of the queued version's (mean of 14 alternating pairs, 0.87–1.06; 2026-11-29). The timer is one of NIO's scheduled tasks on an
-/// event loop (an entry in that loop's timer heap, cancelled when the body finishes), not a sleeping task. A
-/// sleeping task per request was a task group with two children and a Dispatch timer each: on ingest's hot path
-/// that timer alone took ~3 % of its CPU and woke a Dispatch thread for every request, ten seconds later.
+/// request read 0.96 of the queued version's (mean of 14 alternating pairs, 0.87–1.06; 2026-11-29). The timer is
+/// one of NIO's scheduled tasks on an event loop (an entry in that loop's timer heap, cancelled when the body
+/// finishes), not a sleeping task. A sleeping task per request was a task group with two children and a Dispatch
+/// timer each: on ingest's hot path that timer alone took ~3 % of its CPU and woke a Dispatch thread for every
+/// request, ten seconds later.
 public func withDeadline<T: Sendable>(
     _ timeout: Duration, on eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any(),
     _ body: @escaping @Sendable () async throws -> T
