@@ -145,6 +145,16 @@ public final class KafkaConsumer: Sendable {
 
     // MARK: Lag
 
+    /// How many partitions this member holds now (0 until it has joined its group and been given some, and for a
+    /// member beyond the partition count).
+    public func assignedPartitionCount() -> Int {
+        var assignment: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(self.client.handle, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR, let list = assignment
+        else { return 0 }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        return Int(list.pointee.cnt)
+    }
+
     /// The lag of every partition assigned to this member, from librdkafka's cached high watermarks (no broker
     /// request: it is cheap enough to call after every batch). Partitions whose end or position is not known yet
     /// are left out.

@@ -138,6 +138,31 @@ public actor ServiceFleet {
         return said
     }
 
+    /// Waits until instance `name` says on `/metrics` (`kafka_consumer_assigned_partitions{group}`) that its member of
+    /// `group` holds at least `partitions` partitions: it has joined its group, so what is produced next is consumed
+    /// without waiting for a join. Ready (`/ready`) means its loop runs, not that it holds any partition (a replica
+    /// beyond the partition count never does). Up to `looks` looks 250 ms apart (a count, not a deadline); throws
+    /// with the end of its log when it never did.
+    public func waitUntilAssigned(
+        _ name: String, group: String, partitions: Int, http: HTTPClient, looks: Int = 480
+    ) async throws {
+        let prefix = #"kafka_consumer_assigned_partitions{group=""# + group + #""} "#
+        let request = HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics")
+        let assigned = try await Polling.until(looks: looks, every: .milliseconds(250)) { @Sendable in
+            guard let response = try? await http.execute(request, timeout: .seconds(10)),
+                let body = try? await response.body.collect(upTo: 1 << 24),
+                case let metrics = String(buffer: body),
+                let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
+                let count = Double(line.dropFirst(prefix.count))
+            else { return false }
+            return count >= Double(partitions)
+        }
+        guard assigned else {
+            throw ServiceFleetError(
+                "\(name) holds fewer than \(partitions) partitions of \(group): \(self.log(name).suffix(2000))")
+        }
+    }
+
     /// What a service serves on `/metrics`.
     public func metrics(_ name: String, http: HTTPClient) async throws -> String {
         let response = try await http.execute(

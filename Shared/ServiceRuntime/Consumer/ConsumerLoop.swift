@@ -53,7 +53,8 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
                     self.consumer.storeOffsets(after: records)
                 }
                 if let lagMetric = self.lagMetric, ContinuousClock.now - lastLagReport >= .seconds(1) {
-                    lagMetric.report(self.consumer.lag())
+                    lagMetric.report(
+                        self.consumer.lag(), assignedPartitions: self.consumer.assignedPartitionCount())
                     lastLagReport = .now
                 }
             }

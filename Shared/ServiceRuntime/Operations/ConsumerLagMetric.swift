@@ -5,7 +5,8 @@ import Synchronization
 /// `kafka_consumer_lag_messages{group,topic,partition}`: how far a consumer group member's durable work is behind
 /// each partition it owns, as its own client sees it (the alert ConsumerLagHigh and the dashboard sum it by group;
 /// KEDA measures the same lag from the broker's side). A partition the member no longer owns is set to 0, so the
-/// sum over replicas counts each partition once.
+/// sum over replicas counts each partition once. Beside it `kafka_consumer_assigned_partitions{group}`: how many
+/// partitions the member holds (0 until it has joined its group; 0 for a replica beyond the partition count).
 public final class ConsumerLagMetric: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let group: String
@@ -18,8 +19,9 @@ public final class ConsumerLagMetric: Sendable {
         self.group = group
     }
 
-    /// Sets the gauges to a member's current lags.
-    public func report(_ lags: [KafkaConsumer.PartitionLag]) {
+    /// Sets the gauges to a member's current lags and the number of partitions it holds.
+    public func report(_ lags: [KafkaConsumer.PartitionLag], assignedPartitions: Int) {
+        self.assignedGauge.set(to: Double(assignedPartitions))
         var current: [String: (topic: String, partition: String, messages: Int64)] = [:]
         for lag in lags {
             current["\(lag.topic)/\(lag.partition)"] = (lag.topic, String(lag.partition), lag.messages)
@@ -36,6 +38,15 @@ public final class ConsumerLagMetric: Sendable {
             let parts = key.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             self.gauge(topic: parts[0], partition: parts[1]).set(to: 0.0)
         }
+    }
+
+    /// The member's count of assigned partitions.
+    private var assignedGauge: Gauge {
+        self.registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "kafka_consumer", metricName: "assigned", unitName: "partitions",
+                helpText: "Partitions this member holds now"),
+            labels: [("group", self.group)])
     }
 
     /// The gauge of one partition.

@@ -54,7 +54,9 @@ import Testing
             request.headers.add(name: "Authorization", value: "Bearer \(key ?? self.key)")
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: body))
-            let response = try await self.sim.http.execute(request, timeout: .seconds(30))
+            // Longer than any apply wait a stack runs with: the service answers (200, or 202 when its wait passed)
+            // before the client gives up, never the two at once.
+            let response = try await self.sim.http.execute(request, timeout: .minutes(2))
             let bytes = try await response.body.collect(upTo: 1 << 22)
             let json = (try? JSONSerialization.jsonObject(with: Data(bytes.readableBytesView))) as? [String: Any] ?? [:]
             return (Int(response.status.code), json)
@@ -165,6 +167,12 @@ import Testing
                         only: runUpdater ? ["customer-api", "entitlement-updater"] : ["customer-api"])
                     try await fleet.whileRunning(http: sim.http) {
                         let port = await fleet.ports["customer-api"]!
+                        // The first post's wait must not include the updater's group join: on a loaded machine that
+                        // join once outlasted the wait.
+                        if runUpdater {
+                            try await fleet.waitUntilAssigned(
+                                "entitlement-updater", group: "entitlement-updater", partitions: 2, http: sim.http)
+                        }
                         try await body(Stack(sim: sim, port: port, key: key, otherKey: otherKey, databaseURL: url))
                     }
                 }
