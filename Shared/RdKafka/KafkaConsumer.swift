@@ -145,24 +145,34 @@ public final class KafkaConsumer: Sendable {
 
     // MARK: Lag
 
-    /// How many partitions this member holds now (0 until it has joined its group and been given some, and for a
-    /// member beyond the partition count).
-    public func assignedPartitionCount() -> Int {
-        var assignment: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
-        guard rd_kafka_assignment(self.client.handle, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR, let list = assignment
-        else { return 0 }
-        defer { rd_kafka_topic_partition_list_destroy(list) }
-        return Int(list.pointee.cnt)
+    /// The partitions this member holds now, and the lag of each whose lag is known.
+    public struct Assignment: Sendable, Hashable {
+        /// How many partitions it holds (0 until it has joined its group and been given some, and for a member
+        /// beyond the partition count).
+        public var partitions: Int
+        /// The lag of each, from librdkafka's cached high watermarks. Partitions whose end or position is not known
+        /// yet are left out.
+        public var lags: [PartitionLag]
+
+        /// Creates an assignment (tests and tools; members report their own with ``KafkaConsumer/assignment()``).
+        public init(partitions: Int, lags: [PartitionLag]) {
+            self.partitions = partitions
+            self.lags = lags
+        }
     }
 
-    /// The lag of every partition assigned to this member, from librdkafka's cached high watermarks (no broker
-    /// request: it is cheap enough to call after every batch). Partitions whose end or position is not known yet
-    /// are left out.
+    /// The lag of every partition assigned to this member (``assignment()``'s lags).
     public func lag() -> [PartitionLag] {
+        self.assignment().lags
+    }
+
+    /// The partitions assigned to this member and their lags, from one look at the assignment and librdkafka's
+    /// cached high watermarks (no broker request: it is cheap enough to call after every batch).
+    public func assignment() -> Assignment {
         let handle = self.client.handle
         var assignment: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
         guard rd_kafka_assignment(handle, &assignment) == RD_KAFKA_RESP_ERR_NO_ERROR, let list = assignment else {
-            return []
+            return Assignment(partitions: 0, lags: [])
         }
         defer { rd_kafka_topic_partition_list_destroy(list) }
         _ = rd_kafka_position(handle, list)
@@ -181,7 +191,7 @@ public final class KafkaConsumer: Sendable {
             guard done >= 0 else { continue }
             lags.append(PartitionLag(topic: topic, partition: element.partition, messages: max(0, high - done)))
         }
-        return lags
+        return Assignment(partitions: Int(list.pointee.cnt), lags: lags)
     }
 
     // MARK: Closing

@@ -175,6 +175,7 @@ import Testing
             #expect(consumer.lag() == [.init(topic: topic, partition: 0, messages: 6)])
             consumer.storeOffsets(after: received)
             #expect(consumer.lag() == [.init(topic: topic, partition: 0, messages: 0)])
+            #expect(consumer.assignment().partitions == 1, "it holds the topic's one partition")
             await consumer.close()
         }
     }

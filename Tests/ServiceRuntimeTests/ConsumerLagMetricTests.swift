@@ -20,10 +20,12 @@ import Testing
         let registry = PrometheusCollectorRegistry()
         let metric = ConsumerLagMetric(registry: registry, group: "entitlement-updater")
         metric.report(
-            [
-                .init(topic: "appstore.notifications.verified", partition: 0, messages: 7),
-                .init(topic: "appstore.notifications.verified", partition: 3, messages: 0),
-            ], assignedPartitions: 2)
+            .init(
+                partitions: 2,
+                lags: [
+                    .init(topic: "appstore.notifications.verified", partition: 0, messages: 7),
+                    .init(topic: "appstore.notifications.verified", partition: 3, messages: 0),
+                ]))
         #expect(
             Self.lines(registry) == [
                 #"kafka_consumer_assigned_partitions{group="entitlement-updater"} 2.0"#,
@@ -31,7 +33,7 @@ import Testing
                 #"kafka_consumer_lag_messages{group="entitlement-updater",topic="appstore.notifications.verified",partition="3"} 0.0"#,
             ])
         metric.report(
-            [.init(topic: "appstore.notifications.verified", partition: 3, messages: 12)], assignedPartitions: 1)
+            .init(partitions: 1, lags: [.init(topic: "appstore.notifications.verified", partition: 3, messages: 12)]))
         #expect(
             Self.lines(registry) == [
                 #"kafka_consumer_assigned_partitions{group="entitlement-updater"} 1.0"#,

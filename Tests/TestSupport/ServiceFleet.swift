@@ -147,11 +147,8 @@ public actor ServiceFleet {
         _ name: String, group: String, partitions: Int, http: HTTPClient, looks: Int = 480
     ) async throws {
         let prefix = #"kafka_consumer_assigned_partitions{group=""# + group + #""} "#
-        let request = HTTPClientRequest(url: "http://127.0.0.1:\(self.ports[name]!)/metrics")
         let assigned = try await Polling.until(looks: looks, every: .milliseconds(250)) { @Sendable in
-            guard let response = try? await http.execute(request, timeout: .seconds(10)),
-                let body = try? await response.body.collect(upTo: 1 << 24),
-                case let metrics = String(buffer: body),
+            guard let metrics = try? await self.metrics(name, http: http),
                 let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }),
                 let count = Double(line.dropFirst(prefix.count))
             else { return false }

@@ -53,8 +53,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
                     self.consumer.storeOffsets(after: records)
                 }
                 if let lagMetric = self.lagMetric, ContinuousClock.now - lastLagReport >= .seconds(1) {
-                    lagMetric.report(
-                        self.consumer.lag(), assignedPartitions: self.consumer.assignedPartitionCount())
+                    lagMetric.report(self.consumer.assignment())
                     lastLagReport = .now
                 }
             }

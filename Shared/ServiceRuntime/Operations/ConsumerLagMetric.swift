@@ -19,11 +19,11 @@ public final class ConsumerLagMetric: Sendable {
         self.group = group
     }
 
-    /// Sets the gauges to a member's current lags and the number of partitions it holds.
-    public func report(_ lags: [KafkaConsumer.PartitionLag], assignedPartitions: Int) {
-        self.assignedGauge.set(to: Double(assignedPartitions))
+    /// Sets the gauges to a member's current assignment: the number of partitions it holds and their lags.
+    public func report(_ assignment: KafkaConsumer.Assignment) {
+        self.assignedGauge.set(to: Double(assignment.partitions))
         var current: [String: (topic: String, partition: String, messages: Int64)] = [:]
-        for lag in lags {
+        for lag in assignment.lags {
             current["\(lag.topic)/\(lag.partition)"] = (lag.topic, String(lag.partition), lag.messages)
         }
         let gone = self.reported.withLock { reported -> [String] in
