@@ -5,8 +5,11 @@
 #      both at 128 in flight, alternating, best of PIPELINE_ROUNDS (2); also ingest's own CPU per request, ingest
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
-#   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate.
-# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
+#   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate, with the CPU
+#      per notification of each and the broker's beside them; then again with the broker on a CPU of its own and the
+#      verifier and its baseline on the others (PIPELINE_BROKER_APART=no leaves that out).
+# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] [PIPELINE_ROUNDS=N] [PIPELINE_BROKER_APART=no]
+#        Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -30,12 +33,13 @@ metric() { curl -fs "$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }
 # prints requests/s and leaves wrk's report in $work/wrk.txt.
 wrk_rate() { wrk -t1 -c"${2:-32}" -d"${seconds}s" -s "$work/post.lua" "$1/notifications" | tee "$work/wrk.txt" | awk '/Requests\/sec/ { print $2 }'; }
 
-# fresh_broker: stops the broker of the previous figure and starts an empty one with the pipeline's topics. Tansu keeps
+# fresh_broker [PIN...]: stops the broker of the previous figure and starts an empty one (under PIN, e.g. taskset -c 0)
+# with the pipeline's topics. Tansu keeps
 # what it stores in memory and slows as it fills (hundreds of thousands of 18.6 KB messages here), so every figure
 # starts from the same empty broker instead of behind the ones measured before it.
 fresh_broker() {
     deploy/local/broker.sh stop "$work/kafka"
-    bootstrap=$(deploy/local/broker.sh start "$work/kafka")
+    bootstrap=$("$@" deploy/local/broker.sh start "$work/kafka")
     export KAFKA_BOOTSTRAP_SERVERS="$bootstrap"
     "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --partitions 4 --replication-factor 1 >/dev/null
     "$bin/iapctl" topics --bootstrap-servers "$bootstrap" --replication-factor 1 --topic produce.baseline:4 >/dev/null
@@ -115,25 +119,36 @@ for round in $(seq 1 "$rounds"); do
     if python3 -c "import sys; sys.exit(0 if $run_rate > $ingest else 1)"; then ingest=$run_rate; ingest_cpu=$run_cpu; fi
 done
 
-# The all-core row: "full verification, chain cache warm, N cores   RATE   …" (its crypto-limit row precedes it).
-verify_line=$("$bin/verification-benchmark" --seconds 3 | grep -E '^full verification, chain cache warm, [0-9]+ cores ')
-raw_rate=$(echo "$verify_line" | awk '{ for (i = 1; i < NF; i++) if ($i == "cores") { print $(i + 1); exit } }')
-[[ "$raw_rate" =~ ^[0-9]+$ ]] || { echo "no all-core verification rate in: $verify_line" >&2; exit 1; }
+# raw_verification [PIN...]: verification-benchmark's all-core row ("full verification, chain cache warm, N cores
+# RATE …"), run under PIN (e.g. taskset -c 1 … --cores 1); sets raw_rate and raw_cores.
+raw_verification() {
+    local line
+    line=$("$@" | grep -E '^full verification, chain cache warm, [0-9]+ cores ')
+    raw_rate=$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($i == "cores") { print $(i + 1); exit } }')
+    raw_cores=$(echo "$line" | awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "cores") { print $i; exit } }')
+    [[ "$raw_rate" =~ ^[0-9]+$ && "$raw_cores" =~ ^[0-9]+$ ]] || { echo "no all-core verification rate in: $line" >&2; exit 1; }
+}
 
-verifier_port=$(deploy/local/free-port.sh)
-# chain-verifier signs every verified record as itself: a fresh key of its own for this run (without one it refuses
-# to start, and this script stopped here unnoticed since records are signed).
-RECORD_SIGNING_KEYS="bench:$(head -c 32 /dev/urandom | base64 -w0)" HTTP_PORT=$verifier_port KAFKA_SESSION_TIMEOUT_MS=6000 \
-    "$bin/chain-verifier" 2>"$work/verifier.log" & pids+=($!)
-wait_ready "http://127.0.0.1:$verifier_port/health"
-# Steady-state rate: from 10% to 90% of the stored notifications (skips the group join and the tail). One Python
-# process reads the counter every 200 ms and interpolates the two crossings: a curl, awk and date every 50 ms took
-# ~5 % of the 2 cores from the process being measured (perf -a), which its baseline did not pay.
-# The same samples give the chain-verifier's own CPU per notification and the broker's (from /proc, between the
-# first sample past 10 % and the last before 90 %): the figure that separates a change in the verifier from the
-# machine's speed, and what the broker on the same cores takes from it.
-read -r verifier verifier_cpu broker_cpu < <(python3 - "http://127.0.0.1:$verifier_port/metrics" "$accepted" \
-    "${pids[-1]}" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" <<'PY'
+# chain_verifier_run ACCEPTED [PIN...]: starts the chain-verifier (under PIN) on the current broker, whose raw topic
+# holds ACCEPTED notifications, and waits until it verified 90 % of them; sets verifier (notifications/s),
+# verifier_cpu (its own CPU per notification, µs) and broker_cpu (the broker's meanwhile, µs), then stops it.
+chain_verifier_run() {
+    local accepted=$1; shift
+    local port; port=$(deploy/local/free-port.sh)
+    # chain-verifier signs every verified record as itself: a fresh key of its own for this run (without one it
+    # refuses to start, and this script stopped here unnoticed since records are signed).
+    RECORD_SIGNING_KEYS="bench:$(head -c 32 /dev/urandom | base64 -w0)" HTTP_PORT=$port KAFKA_SESSION_TIMEOUT_MS=6000 \
+        "$@" "$bin/chain-verifier" 2>>"$work/verifier.log" & pids+=($!)
+    local pid=${pids[-1]}
+    wait_ready "http://127.0.0.1:$port/health"
+    # Steady-state rate: from 10% to 90% of the stored notifications (skips the group join and the tail). One Python
+    # process reads the counter every 200 ms and interpolates the two crossings: a curl, awk and date every 50 ms
+    # took ~5 % of the 2 cores from the process being measured (perf -a), which its baseline did not pay.
+    # The same samples give the chain-verifier's own CPU per notification and the broker's (from /proc, between the
+    # first sample past 10 % and the last before 90 %): the figure that separates a change in the verifier from the
+    # machine's speed, and what the broker on the same cores takes from it.
+    read -r verifier verifier_cpu broker_cpu < <(python3 - "http://127.0.0.1:$port/metrics" "$accepted" \
+        "$pid" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" <<'PY'
 import sys, time, urllib.request
 url, accepted, verifier_pid, broker_pid, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 low, high = accepted // 10, accepted * 9 // 10
@@ -168,6 +183,32 @@ print(round((high - low) / (crossing(samples, high) - crossing(samples, low))),
       round((last[2] - first[2]) * 1e6 / done), round((last[3] - first[3]) * 1e6 / done))
 PY
 )
+    kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+
+raw_verification "$bin/verification-benchmark" --seconds 3
+chain_verifier_run "$accepted"
+
+# The same stage with the broker on a CPU of its own, as in a cluster where the broker has machines of its own: a
+# fresh broker on the first CPU this script may use, a backlog produced straight into its raw topic (the same
+# notification with the environment header ingest sets), and the chain-verifier and its baseline on the other CPUs.
+# On shared cores the broker's CPU per notification comes out of the verifier's; here it does not.
+# PIPELINE_BROKER_APART=no leaves it out; a machine of one CPU has no such figure.
+read -r -a usable_cpus <<< "$(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)))")"
+apart=""
+if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); then
+    shared=("$raw_rate" "$raw_cores" "$verifier" "$verifier_cpu" "$broker_cpu")
+    verifier_cpus=$(IFS=,; echo "${usable_cpus[*]:1}")
+    pin=(taskset -c "$verifier_cpus")
+    fresh_broker taskset -c "${usable_cpus[0]}"
+    read -r _ backlog _ <<< "$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" \
+        appstore.notifications.raw environment=Sandbox)"
+    raw_verification "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
+        --cores $(( ${#usable_cpus[@]} - 1 ))
+    chain_verifier_run "$backlog" "${pin[@]}"
+    apart=("$raw_rate" "$raw_cores" "$verifier" "$verifier_cpu" "$broker_cpu" "$backlog")
+    read -r raw_rate raw_cores verifier verifier_cpu broker_cpu <<< "${shared[*]}"
+fi
 
 printf '\n%-62s %12s  %s\n' "measurement (2 cores, broker and load generator co-located)" "per second" "compared with"
 printf '%-62s %12.0f  %s\n' "bare Hummingbird 200 OK (same body, wrk -c32)" "$baseline" "baseline"
@@ -187,4 +228,22 @@ printf '%-62s %12s  %s\n' "chain-verifier: consume, verify, produce verified, st
     "$(python3 -c "print(f'{$verifier / $raw_rate:.2f} of raw verification')")"
 printf '%-62s %12s  %s\n' "  chain-verifier's own CPU per notification (µs)" "$verifier_cpu" \
     "the broker's meanwhile: $broker_cpu µs"
+# What the ratio is made of: raw verification's CPU per notification (R, its cores over its rate) against the
+# verifier's own (V) and the broker's beside it (B). On shared cores no verifier passes R / (R + B) of raw
+# verification, however little it adds to the verification itself; with the broker elsewhere, R / V.
+cpu_line() {
+    python3 -c "r = $1 * 1e6 / $2; print(f'{r:12.0f}  R / the verifier\'s own: {f\"{r / $3:.2f}\" if $3 else \"(too few samples)\"}; the broker on the same CPUs caps the ratio at R / (R + broker) = {r / (r + $4):.2f}')"
+}
+printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
+    "$(cpu_line "$raw_cores" "$raw_rate" "$verifier_cpu" "$broker_cpu")"
+if [[ -n ${apart[*]} ]]; then
+    read -r apart_raw apart_cores apart_verifier apart_cpu apart_broker apart_backlog <<< "${apart[*]}"
+    printf '%-62s %12s  %s\n' "raw verification on the other $apart_cores CPU(s) (broker on its own)" "$apart_raw" "baseline"
+    printf '%-62s %12s  %s\n' "chain-verifier, the broker on a CPU of its own" "$apart_verifier" \
+        "$(python3 -c "print(f'{$apart_verifier / $apart_raw:.2f} of raw verification on the same CPUs (backlog: $apart_backlog produced straight into the raw topic)')")"
+    printf '%-62s %12s  %s\n' "  chain-verifier's own CPU per notification (µs)" "$apart_cpu" \
+        "the broker's meanwhile, on its own CPU: $apart_broker µs"
+    printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
+        "$(python3 -c "r = $apart_cores * 1e6 / $apart_raw; print(f'{r:12.0f}  R / the verifier\'s own: {f\"{r / $apart_cpu:.2f}\" if $apart_cpu else \"(too few samples)\"}')")"
+fi
 benchmark_tracing_report "$work"

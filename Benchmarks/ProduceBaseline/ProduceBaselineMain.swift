@@ -5,22 +5,34 @@ import RdKafka
 /// The limit ingest is compared with (`Benchmarks/run-pipeline.sh`): the same request body (the real 18.6 KB
 /// Apple notification as ingest receives it) produced to the same broker's raw topic with ingest's producer
 /// configuration (idempotent, `acks=all`), as fast as librdkafka goes, without HTTP or verification, every
-/// message waited for. Prints one line: `<messages acknowledged per second> <messages> <seconds>`.
+/// message waited for. Prints one line: `<messages acknowledged per second> <messages> <seconds>`. Each `NAME=VALUE`
+/// after the topic is a header every message carries (the pipeline benchmark gives a backlog for the chain-verifier
+/// the `environment` header ingest sets).
 ///
-/// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]
+/// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC [NAME=VALUE ...]]
 @main
 enum ProduceBaselineMain {
     static func main() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         guard arguments.count >= 2 else {
-            FileHandle.standardError.write(
-                Data("usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC]\n".utf8))
+            let usage = "usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC [NAME=VALUE ...]]\n"
+            FileHandle.standardError.write(Data(usage.utf8))
             exit(2)
         }
         let body = Array(try Data(contentsOf: URL(fileURLWithPath: arguments[1])))
         let seconds = arguments.count > 2 ? Double(arguments[2]) ?? 10 : 10
         let window = arguments.count > 3 ? Int(arguments[3]) ?? 256 : 256
         let topic = arguments.count > 4 ? arguments[4] : "appstore.notifications.raw"
+        var headers: [KafkaHeader] = []
+        for argument in arguments.dropFirst(5) {
+            guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
+                FileHandle.standardError.write(Data("produce-baseline: a header is NAME=VALUE, not \(argument)\n".utf8))
+                exit(2)
+            }
+            headers.append(
+                KafkaHeader(name: String(argument[..<equals]), text: String(argument[argument.index(after: equals)...]))
+            )
+        }
         var logger = Logger(label: "produce-baseline")
         logger.logLevel = .error
         let producer = try KafkaProducer(
@@ -36,7 +48,8 @@ enum ProduceBaselineMain {
         let end = start + .milliseconds(Int64(seconds * 1000))
         var sent = 0
         while ContinuousClock.now < end {
-            let record = ProducerRecord(topic: topic, key: Array("baseline-\(sent % 4096)".utf8), value: body)
+            let record = ProducerRecord(
+                topic: topic, key: Array("baseline-\(sent % 4096)".utf8), value: body, headers: headers)
             let delivery = try await producer.enqueue(record)
             sent += 1
             if inFlight.count < window {

@@ -9,12 +9,15 @@ struct BenchmarkOptions {
         .appendingPathComponent("Tests/Fixtures/real-sandbox/signedPayload_DID_RENEW")
     /// A root certificate to trust instead of Apple Root CA G3.
     var root: URL?
+    /// How many cores the all-core figures use: the machine's by default. A run confined to fewer CPUs (`taskset`)
+    /// names their count, since Foundation counts the machine's, not the process's.
+    var cores = ProcessInfo.processInfo.activeProcessorCount
 
     /// The repository, found from this source file.
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Parses `--seconds S`, `--notification FILE` and `--root FILE`.
+    /// Parses `--seconds S`, `--notification FILE`, `--root FILE` and `--cores N`.
     init(arguments: [String]) throws {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
@@ -23,6 +26,9 @@ struct BenchmarkOptions {
             case "--seconds": self.seconds = Double(value) ?? self.seconds
             case "--notification": self.notification = URL(fileURLWithPath: value)
             case "--root": self.root = URL(fileURLWithPath: value)
+            case "--cores":
+                guard let cores = Int(value), cores > 0 else { throw BenchmarkUsageError(flag: flag) }
+                self.cores = cores
             default: throw BenchmarkUsageError(flag: flag)
             }
         }
@@ -33,6 +39,6 @@ struct BenchmarkOptions {
 struct BenchmarkUsageError: Error, CustomStringConvertible {
     let flag: String
     var description: String {
-        "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] (at \(flag))"
+        "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N] (at \(flag))"
     }
 }

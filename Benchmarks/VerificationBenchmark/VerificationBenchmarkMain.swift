@@ -9,7 +9,7 @@ import PipelineRecords
 /// Measures full verification of the real Apple-signed notification (outer JWS + transaction + renewal
 /// info) against the machine's own P-256 limit, measured in the same run.
 ///
-/// Usage: `verification-benchmark [--seconds S] [--notification FILE] [--root FILE]`. Build with
+/// Usage: `verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N]`. Build with
 /// `-c release`; `Benchmarks/run-verification.sh` does both.
 @main
 enum VerificationBenchmarkMain {
@@ -19,7 +19,7 @@ enum VerificationBenchmarkMain {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try Self.makeVerifier(root: options.root)
         let reference = try await verifier.verifyNotification(signedPayload)
-        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let cores = options.cores
         let inputs = SignatureInputs(notification: reference)
 
         print(
