@@ -34,9 +34,8 @@ metric() { curl -fs "$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }
 wrk_rate() { wrk -t1 -c"${2:-32}" -d"${seconds}s" -s "$work/post.lua" "$1/notifications" | tee "$work/wrk.txt" | awk '/Requests\/sec/ { print $2 }'; }
 
 # fresh_broker [PIN...]: stops the broker of the previous figure and starts an empty one (under PIN, e.g. taskset -c 0)
-# with the pipeline's topics. Tansu keeps
-# what it stores in memory and slows as it fills (hundreds of thousands of 18.6 KB messages here), so every figure
-# starts from the same empty broker instead of behind the ones measured before it.
+# with the pipeline's topics. Tansu keeps what it stores in memory and slows as it fills (hundreds of thousands of
+# 18.6 KB messages here), so every figure starts from the same empty broker instead of behind the ones measured before.
 fresh_broker() {
     deploy/local/broker.sh stop "$work/kafka"
     bootstrap=$("$@" deploy/local/broker.sh start "$work/kafka")
