@@ -194,7 +194,7 @@ chain_verifier_run "$accepted"
 # On shared cores the broker's CPU per notification comes out of the verifier's; here it does not.
 # PIPELINE_BROKER_APART=no leaves it out; a machine of one CPU has no such figure.
 read -r -a usable_cpus <<< "$(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)))")"
-apart=""
+apart_raw=""
 if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); then
     shared=("$raw_rate" "$raw_cores" "$verifier" "$verifier_cpu" "$broker_cpu")
     verifier_cpus=$(IFS=,; echo "${usable_cpus[*]:1}")
@@ -205,7 +205,7 @@ if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); 
     raw_verification "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
         --cores $(( ${#usable_cpus[@]} - 1 ))
     chain_verifier_run "$backlog" "${pin[@]}"
-    apart=("$raw_rate" "$raw_cores" "$verifier" "$verifier_cpu" "$broker_cpu" "$backlog")
+    apart_raw=$raw_rate apart_cores=$raw_cores apart_verifier=$verifier apart_cpu=$verifier_cpu apart_broker=$broker_cpu
     read -r raw_rate raw_cores verifier verifier_cpu broker_cpu <<< "${shared[*]}"
 fi
 
@@ -230,19 +230,19 @@ printf '%-62s %12s  %s\n' "  chain-verifier's own CPU per notification (µs)" "$
 # What the ratio is made of: raw verification's CPU per notification (R, its cores over its rate) against the
 # verifier's own (V) and the broker's beside it (B). On shared cores no verifier passes R / (R + B) of raw
 # verification, however little it adds to the verification itself; with the broker elsewhere, R / V.
+# cpu_line CORES RATE V [B]: R (CORES over RATE, in µs) and R / V; with B, the ceiling R / (R + B) it sets.
 cpu_line() {
-    python3 -c "r = $1 * 1e6 / $2; print(f'{r:12.0f}  R / the verifier\'s own: {f\"{r / $3:.2f}\" if $3 else \"(too few samples)\"}; the broker on the same CPUs caps the ratio at R / (R + broker) = {r / (r + $4):.2f}')"
+    python3 -c "r = $1 * 1e6 / $2; print(f'{r:12.0f}  R / the verifier\'s own: {f\"{r / $3:.2f}\" if $3 else \"(too few samples)\"}' + ('; the broker on the same CPUs caps the ratio at R / (R + broker) = {:.2f}'.format(r / (r + ${4:-0})) if '${4:-}' else ''))"
 }
 printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
     "$(cpu_line "$raw_cores" "$raw_rate" "$verifier_cpu" "$broker_cpu")"
-if [[ -n ${apart[*]} ]]; then
-    read -r apart_raw apart_cores apart_verifier apart_cpu apart_broker apart_backlog <<< "${apart[*]}"
+if [[ -n $apart_raw ]]; then
     printf '%-62s %12s  %s\n' "raw verification on the other $apart_cores CPU(s) (broker on its own)" "$apart_raw" "baseline"
     printf '%-62s %12s  %s\n' "chain-verifier, the broker on a CPU of its own" "$apart_verifier" \
-        "$(python3 -c "print(f'{$apart_verifier / $apart_raw:.2f} of raw verification on the same CPUs (backlog: $apart_backlog produced straight into the raw topic)')")"
+        "$(python3 -c "print(f'{$apart_verifier / $apart_raw:.2f} of raw verification on the same CPUs (backlog: $backlog produced straight into the raw topic)')")"
     printf '%-62s %12s  %s\n' "  chain-verifier's own CPU per notification (µs)" "$apart_cpu" \
         "the broker's meanwhile, on its own CPU: $apart_broker µs"
     printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
-        "$(python3 -c "r = $apart_cores * 1e6 / $apart_raw; print(f'{r:12.0f}  R / the verifier\'s own: {f\"{r / $apart_cpu:.2f}\" if $apart_cpu else \"(too few samples)\"}')")"
+        "$(cpu_line "$apart_cores" "$apart_raw" "$apart_cpu")"
 fi
 benchmark_tracing_report "$work"

@@ -15,7 +15,7 @@ public final class KafkaConsumer: Sendable {
     private let queue: DispatchQueue
     /// The consumer group, for the process's ``KafkaTraffic``.
     private let groupID: String
-    /// The offset stored last per partition: where this member's durable work ends (for ``lag()``).
+    /// The offset stored last per partition: where this member's durable work ends (for ``assignment()``'s lags).
     private let stored = Mutex<[PartitionKey: Int64]>([:])
 
     /// A topic and partition.
@@ -32,7 +32,7 @@ public final class KafkaConsumer: Sendable {
         /// the partition's end as its last fetch saw it.
         public var messages: Int64
 
-        /// Creates a lag (tests and tools; members report their own with ``KafkaConsumer/lag()``).
+        /// Creates a lag (tests and tools; members report their own with ``KafkaConsumer/assignment()``).
         public init(topic: String, partition: Int32, messages: Int64) {
             self.topic = topic
             self.partition = partition
@@ -159,11 +159,6 @@ public final class KafkaConsumer: Sendable {
             self.partitions = partitions
             self.lags = lags
         }
-    }
-
-    /// The lag of every partition assigned to this member (``assignment()``'s lags).
-    public func lag() -> [PartitionLag] {
-        self.assignment().lags
     }
 
     /// The partitions assigned to this member and their lags, from one look at the assignment and librdkafka's
