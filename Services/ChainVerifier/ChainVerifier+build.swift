@@ -12,7 +12,14 @@ import ServiceRuntime
 func buildApplication(
     settings: ChainVerifierSettings, registry: PrometheusCollectorRegistry, logger: Logger
 ) throws -> some ApplicationProtocol {
-    let producer = try KafkaProducer(configuration: KafkaProducerConfiguration(client: settings.kafka), logger: logger)
+    // librdkafka's idempotent producer sends no further request for a partition while more than five of its
+    // messages await the broker's answer, yet it treats a batch whose linger has passed as due: its broker thread
+    // then polls without a timeout until the answer comes (~12 % of this service's CPU with the pipeline's 2 ms and
+    // a ~5 ms answer). Lingering longer than the broker takes to answer keeps the next batch from falling due
+    // meanwhile, at up to 10 ms more latency a notification. `KAFKA_PROPERTIES` (`linger.ms=…`) overrides it.
+    var producerConfiguration = KafkaProducerConfiguration(client: settings.kafka)
+    producerConfiguration.linger = .milliseconds(10)
+    let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)
     let consumer = try KafkaConsumer(
         configuration: KafkaConsumerConfiguration(
             client: settings.kafka, groupID: settings.groupID, topics: [settings.topics.raw],
