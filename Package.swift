@@ -135,9 +135,8 @@ let modules: [Module] = [
     Module(
         name: "ChainVerifier", kind: .executable("chain-verifier"), path: "Services/ChainVerifier",
         imports: [
-            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NotificationPipeline", "PipelineRecords",
-            "Prometheus",
-            "RdKafka", "ServiceContextModule", "ServiceRuntime", "Tracing",
+            "AppStoreModels", "Hummingbird", "JWSVerification", "Logging", "NIOCore", "NotificationPipeline",
+            "PipelineRecords", "Prometheus", "RdKafka", "ServiceContextModule", "ServiceRuntime", "Tracing",
         ]),
     Module(
         name: "EntitlementUpdater", kind: .executable("entitlement-updater"), path: "Services/EntitlementUpdater",

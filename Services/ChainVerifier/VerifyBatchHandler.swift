@@ -1,5 +1,5 @@
-import Foundation
 import JWSVerification
+import NIOCore
 import Prometheus
 import RdKafka
 import ServiceContextModule
@@ -22,25 +22,24 @@ struct VerifyBatchHandler: BatchHandler {
     /// task that hands outputs to the producer runs a few milliseconds behind, not behind a queue of the whole
     /// batch's tasks: outputs reach the producer in a steady stream instead of bursts of a megabyte and more, which
     /// kept librdkafka's broker thread spinning (see ``buildApplication``). Two per core cost more CPU a notification
-    /// on two shared cores (a thread woken for nearly every one); 32 per core was slower than none.
+    /// on two shared cores (a thread woken for nearly every one); 32 per core was slower than none. Cores as NIO
+    /// counts them, within the container's CPU quota and cpuset: Foundation counts the node's, and a pod of two
+    /// CPUs on a node of 64 would verify a whole batch at once again.
     let concurrency: Int
 
     init(verification: NotificationVerification, producer: KafkaProducer, metrics: ChainVerifierMetrics) {
         self.verification = verification
         self.producer = producer
         self.metrics = metrics
-        self.concurrency = max(4, ProcessInfo.processInfo.activeProcessorCount * 8)
+        self.concurrency = max(4, System.coreCount * 8)
     }
 
     func handle(_ records: [ConsumerRecord]) async throws {
         let outcomes = try await withThrowingTaskGroup(of: (Int, VerificationOutcome).self) { group in
-            var started = 0
+            var next = records.enumerated().makeIterator()
             /// Starts verifying the next record, if any is left.
             func startNext() {
-                guard started < records.count else { return }
-                let index = started
-                let record = records[index]
-                started += 1
+                guard let (index, record) = next.next() else { return }
                 group.addTask {
                     // Each notification's span continues the trace ingest started; its output carries this span on.
                     await withSpan(
