@@ -131,6 +131,9 @@ raw_verification() {
 # chain_verifier_run ACCEPTED [PIN...]: starts the chain-verifier (under PIN) on the current broker, whose raw topic
 # holds ACCEPTED notifications, and waits until it verified 90 % of them; sets verifier (notifications/s),
 # verifier_cpu (its own CPU per notification, µs) and broker_cpu (the broker's meanwhile, µs), then stops it.
+# With probe_seconds set, the rate and CPU are taken from 10 % to 60 %, and then verification-benchmark's cost probe
+# runs for that long under the same PIN beside the verifier: probe_cpu is full verification's CPU per notification,
+# beside_cpu the verifier's own and beside_broker the broker's, over the same seconds ("-" without a probe).
 chain_verifier_run() {
     local accepted=$1; shift
     local port; port=$(deploy/local/free-port.sh)
@@ -146,11 +149,14 @@ chain_verifier_run() {
     # The same samples give the chain-verifier's own CPU per notification and the broker's (from /proc, between the
     # first sample past 10 % and the last before 90 %): the figure that separates a change in the verifier from the
     # machine's speed, and what the broker on the same cores takes from it.
-    read -r verifier verifier_cpu broker_cpu < <(python3 - "http://127.0.0.1:$port/metrics" "$accepted" \
-        "$pid" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" <<'PY'
-import sys, time, urllib.request
+    local probe=()
+    [[ -z ${probe_seconds:-} ]] || probe=("$@" "$bin/verification-benchmark" --cost-probe "$probe_seconds")
+    read -r verifier verifier_cpu broker_cpu probe_cpu beside_cpu beside_broker < <(python3 - "http://127.0.0.1:$port/metrics" \
+        "$accepted" "$pid" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" "${probe[@]}" <<'PY'
+import subprocess, sys, time, urllib.request
 url, accepted, verifier_pid, broker_pid, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
-low, high = accepted // 10, accepted * 9 // 10
+probe = sys.argv[6:]
+low, high = accepted // 10, accepted * (6 if probe else 9) // 10
 def verified():
     for line in urllib.request.urlopen(url, timeout=5).read().decode().splitlines():
         if line.startswith("chain_verifier_verified_total "):
@@ -178,15 +184,34 @@ if samples[-1][1] < high:
 inside = [s for s in samples if low <= s[1] <= high] or samples[-2:]
 first, last = inside[0], inside[-1]
 done = max(last[1] - first[1], 1)
-print(round((high - low) / (crossing(samples, high) - crossing(samples, low))),
-      round((last[2] - first[2]) * 1e6 / done), round((last[3] - first[3]) * 1e6 / done))
+figures = [round((high - low) / (crossing(samples, high) - crossing(samples, low))),
+           round((last[2] - first[2]) * 1e6 / done), round((last[3] - first[3]) * 1e6 / done)]
+if probe:
+    # Both at the same moments: the probe's CPU per verification, the verifier's own per notification meanwhile.
+    # The counter moves a whole batch at a time (up to 500), so each end is sampled just after it moved.
+    def sample_after_move():
+        moved_from, until = verified(), time.monotonic() + 5
+        while (now := sample())[1] == moved_from and time.monotonic() < until:
+            time.sleep(0.01)
+        return now
+    before = sample_after_move()
+    words = subprocess.run(probe, check=True, capture_output=True, text=True).stdout.split()
+    after = sample_after_move()
+    count, probe_cpu = int(words[1]), float(words[2])
+    verified_beside = after[1] - before[1]
+    figures.append(round(probe_cpu * 1e6 / count))
+    figures += [round((after[i] - before[i]) * 1e6 / verified_beside) if verified_beside else "-" for i in (2, 3)]
+else:
+    figures += ["-", "-", "-"]
+print(*figures)
 PY
 )
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
 raw_verification "$bin/verification-benchmark" --seconds 3
-chain_verifier_run "$accepted"
+probe_seconds=$(( (seconds + 1) / 2 )) chain_verifier_run "$accepted"
+shared_probe=$probe_cpu shared_beside=$beside_cpu shared_beside_broker=$beside_broker
 
 # The same stage with the broker on a CPU of its own, as in a cluster where the broker has machines of its own: a
 # fresh broker on the first CPU this script may use, a backlog produced straight into its raw topic (the same
@@ -204,8 +229,9 @@ if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); 
         appstore.notifications.raw environment=Sandbox)"
     raw_verification "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
         --cores $(( ${#usable_cpus[@]} - 1 ))
-    chain_verifier_run "$backlog" "${pin[@]}"
+    probe_seconds=$(( (seconds + 1) / 2 )) chain_verifier_run "$backlog" "${pin[@]}"
     apart_raw=$raw_rate apart_cores=$raw_cores apart_verifier=$verifier apart_cpu=$verifier_cpu apart_broker=$broker_cpu
+    apart_probe=$probe_cpu apart_beside=$beside_cpu
     read -r raw_rate raw_cores verifier verifier_cpu broker_cpu <<< "${shared[*]}"
 fi
 
@@ -236,6 +262,18 @@ cpu_line() {
 }
 printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
     "$(cpu_line "$raw_cores" "$raw_rate" "$verifier_cpu" "$broker_cpu")"
+# beside_line PROBE V [B]: the same costs at the same moments (verification-benchmark's cost probe beside the
+# verifier): the machine's speed drifts by a fifth from one few-second stretch to the next, so an R measured before
+# the verifier can be another machine's; beside it, the drift falls on both. R / V, or with the broker on the same
+# CPUs R / (V + B), the ratio both rates would have on these cores.
+beside_line() {
+    python3 -c "
+p, v, b = '$1', '$2', '${3:-}'
+if v == '-': print('too few notifications beside the probe')
+else: print(f'full verification beside it: {p} µs; R / ' + (f'(V + broker {b} µs) = {float(p) / (float(v) + float(b)):.2f}' if b else f'V = {float(p) / float(v):.2f}'))"
+}
+printf '%-62s %12s  %s\n' "  at the same moments: the verifier's own CPU per notification" "$shared_beside" \
+    "$(beside_line "$shared_probe" "$shared_beside" "$shared_beside_broker")"
 if [[ -n $apart_raw ]]; then
     printf '%-62s %12s  %s\n' "raw verification on the other $apart_cores CPU(s) (broker on its own)" "$apart_raw" "baseline"
     printf '%-62s %12s  %s\n' "chain-verifier, the broker on a CPU of its own" "$apart_verifier" \
@@ -244,5 +282,7 @@ if [[ -n $apart_raw ]]; then
         "the broker's meanwhile, on its own CPU: $apart_broker µs"
     printf '%-62s %s\n' "  raw verification's CPU per notification (µs), R" \
         "$(cpu_line "$apart_cores" "$apart_raw" "$apart_cpu")"
+    printf '%-62s %12s  %s\n' "  at the same moments: the verifier's own CPU per notification" "$apart_beside" \
+        "$(beside_line "$apart_probe" "$apart_beside")"
 fi
 benchmark_tracing_report "$work"

@@ -12,12 +12,15 @@ struct BenchmarkOptions {
     /// How many cores the all-core figures use: the machine's by default. A run confined to fewer CPUs (`taskset`)
     /// names their count, since Foundation counts the machine's, not the process's.
     var cores = ProcessInfo.processInfo.activeProcessorCount
+    /// `--cost-probe S`: only full verification (chain cache warm) in one loop for S seconds, printing its CPU cost
+    /// (``CostProbe``), to run beside a stage on the same CPUs so that both are measured at the same moments.
+    var costProbeSeconds: Double?
 
     /// The repository, found from this source file.
     static let repositoryRoot = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Parses `--seconds S`, `--notification FILE`, `--root FILE` and `--cores N`.
+    /// Parses `--seconds S`, `--notification FILE`, `--root FILE`, `--cores N` and `--cost-probe S`.
     init(arguments: [String]) throws {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
@@ -29,6 +32,9 @@ struct BenchmarkOptions {
             case "--cores":
                 guard let cores = Int(value), cores > 0 else { throw BenchmarkUsageError(flag: flag) }
                 self.cores = cores
+            case "--cost-probe":
+                guard let seconds = Double(value), seconds > 0 else { throw BenchmarkUsageError(flag: flag) }
+                self.costProbeSeconds = seconds
             default: throw BenchmarkUsageError(flag: flag)
             }
         }
@@ -39,6 +45,6 @@ struct BenchmarkOptions {
 struct BenchmarkUsageError: Error, CustomStringConvertible {
     let flag: String
     var description: String {
-        "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N] (at \(flag))"
+        "usage: verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N] [--cost-probe S] (at \(flag))"
     }
 }

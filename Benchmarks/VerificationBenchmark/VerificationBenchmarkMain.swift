@@ -9,7 +9,8 @@ import PipelineRecords
 /// Measures full verification of the real Apple-signed notification (outer JWS + transaction + renewal
 /// info) against the machine's own P-256 limit, measured in the same run.
 ///
-/// Usage: `verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N]`. Build with
+/// Usage: `verification-benchmark [--seconds S] [--notification FILE] [--root FILE] [--cores N] [--cost-probe S]`
+/// (with `--cost-probe`, only ``CostProbe``). Build with
 /// `-c release`; `Benchmarks/run-verification.sh` does both.
 @main
 enum VerificationBenchmarkMain {
@@ -19,6 +20,10 @@ enum VerificationBenchmarkMain {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try Self.makeVerifier(root: options.root)
         let reference = try await verifier.verifyNotification(signedPayload)
+        if let seconds = options.costProbeSeconds {
+            try await CostProbe.run(seconds: seconds) { _ = try await verifier.verifyNotification(signedPayload) }
+            return
+        }
         let cores = options.cores
         let inputs = SignatureInputs(notification: reference)
 
