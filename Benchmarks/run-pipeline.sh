@@ -7,7 +7,9 @@
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate, with the CPU
 #      per notification of each and the broker's beside them; then again with the broker on a CPU of its own and the
-#      verifier and its baseline on the others (PIPELINE_BROKER_APART=no leaves that out).
+#      verifier and its baseline on the others (PIPELINE_BROKER_APART=no leaves that out); each time, once 60 % of
+#      the backlog is verified, full verification's CPU per notification beside the verifier on the same CPUs
+#      (verification-benchmark --cost-probe), so that one ratio has its baseline at the same moments.
 # Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] [PIPELINE_ROUNDS=N] [PIPELINE_BROKER_APART=no]
 #        Benchmarks/run-pipeline.sh [SECONDS]   (default 10 s of load per HTTP figure)
 set -euo pipefail
