@@ -131,8 +131,9 @@ raw_verification() {
 }
 
 # chain_verifier_run ACCEPTED [PIN...]: starts the chain-verifier (under PIN) on the current broker, whose raw topic
-# holds ACCEPTED notifications, and waits until it verified 90 % of them; sets verifier (notifications/s),
-# verifier_cpu (its own CPU per notification, µs) and broker_cpu (the broker's meanwhile, µs), then stops it.
+# holds ACCEPTED notifications, and waits until it verified 90 % of them (60 % with probe_seconds, below); sets
+# verifier (notifications/s), verifier_cpu (its own CPU per notification, µs) and broker_cpu (the broker's meanwhile,
+# µs), then stops it.
 # With probe_seconds set, the rate and CPU are taken from 10 % to 60 %, and then verification-benchmark's cost probe
 # runs for that long under the same PIN beside the verifier: probe_cpu is full verification's CPU per notification,
 # beside_cpu the verifier's own and beside_broker the broker's, over the same seconds ("-" without a probe).
