@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTP1
 
@@ -18,6 +19,8 @@ struct SimMessaging: Sendable {
     let http: HTTPClient
     /// The performance test Apple runs (its configuration is Apple's to choose; smaller in tests).
     let testConfig: PerformanceTestConfig
+    /// Where a request of the performance test that got no answer is told, with the client's error.
+    let logger: Logger
 
     /// Adds the API routes of both environments and `/sim/retention/requests` (send one real-time request now).
     func addRoutes(to router: Router<BasicRequestContext>) {
@@ -144,6 +147,8 @@ struct SimMessaging: Sendable {
         var requestIdentifier: String?
         /// Whether the message the answer names is approved in this environment (Apple shows it only then).
         var messageApproved: Bool?
+        /// The client's error when there was no answer (the sim's own, not Apple's: it names what failed).
+        var error: String?
     }
 
     /// Signs a real-time request and posts it to the environment's real-time URL.
@@ -188,10 +193,10 @@ struct SimMessaging: Sendable {
                     .count <= 1
             else { return RealtimeOutcome(result: "INVALID_RESPONSE", status: 200, milliseconds: milliseconds) }
             return RealtimeOutcome(result: "SUCCESS", status: 200, milliseconds: milliseconds, answer: answer)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            return RealtimeOutcome(result: "TIMED_OUT", status: 0, milliseconds: elapsed())
         } catch {
-            return RealtimeOutcome(result: "NO_RESPONSE", status: 0, milliseconds: elapsed())
+            return RealtimeOutcome(
+                result: SendAttemptResult.of(error), status: 0, milliseconds: elapsed(),
+                error: String(describing: error))
         }
     }
 
@@ -247,7 +252,7 @@ struct SimMessaging: Sendable {
                 for index in 0..<total {
                     if running == concurrency, let outcome = await group.next() {
                         running -= 1
-                        Self.tally(outcome, threshold: threshold, &latencies, &failures, &succeeded)
+                        self.tally(outcome, threshold: threshold, &latencies, &failures, &succeeded)
                     }
                     try? await Task.sleep(until: start + spacing * index)
                     running += 1
@@ -262,7 +267,7 @@ struct SimMessaging: Sendable {
                     }
                 }
                 for await outcome in group {
-                    Self.tally(outcome, threshold: threshold, &latencies, &failures, &succeeded)
+                    self.tally(outcome, threshold: threshold, &latencies, &failures, &succeeded)
                 }
             }
         }
@@ -281,12 +286,18 @@ struct SimMessaging: Sendable {
             failures: failures.isEmpty ? nil : failures)
     }
 
-    /// Counts one outcome: a valid answer within the threshold succeeds; a late one is TIMED_OUT.
-    private static func tally(
+    /// Counts one outcome: a valid answer within the threshold succeeds; a late one is TIMED_OUT. A request without
+    /// an answer is logged with the client's error.
+    private func tally(
         _ outcome: RealtimeOutcome, threshold: Double, _ latencies: inout [Double], _ failures: inout [String: Int],
         _ succeeded: inout Int
     ) {
         latencies.append(outcome.milliseconds)
+        if let error = outcome.error {
+            self.logger.warning(
+                "a request of the performance test got no answer",
+                metadata: ["result": "\(outcome.result)", "error": "\(error)", "ms": "\(outcome.milliseconds)"])
+        }
         if outcome.result == "SUCCESS" && outcome.milliseconds <= threshold {
             succeeded += 1
         } else {

@@ -244,7 +244,7 @@ import Logging
             tokens: APITokenValidator(
                 keys: [self.configuration.apiKeyID: self.configuration.apiPublicKey],
                 issuerID: self.configuration.issuerID),
-            http: http, testConfig: self.configuration.performanceTest
+            http: http, testConfig: self.configuration.performanceTest, logger: logger
         ).addRoutes(to: router)
         SimStoreKit(
             store: self.store, signer: self.signer, offerKeys: self.configuration.offerPublicKeys,
