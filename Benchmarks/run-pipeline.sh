@@ -2,7 +2,8 @@
 # Stage benchmarks of the running pipeline, each next to its baseline measured in the same run (release):
 #   1. ingest requests/s (outer JWS verified, acks=all into a local Tansu broker) against the right limit: the same
 #      bodies produced to the same broker with acks=all as fast as librdkafka goes, without HTTP (produce-baseline),
-#      both at 128 in flight, alternating, best of PIPELINE_ROUNDS (2); also ingest's own CPU per request, ingest
+#      both at 128 in flight, alternating, best of PIPELINE_ROUNDS (2), the baseline timed from its first
+#      acknowledgement and refused as implausible below ingest's rate; also ingest's own CPU per request, ingest
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
 #   2. chain-verifier notifications/s over what ingest stored vs verification-benchmark's all-core rate, with the CPU
@@ -108,16 +109,36 @@ in_flight=32
 ingest_run c32
 ingest_32=$run_rate
 in_flight=128
-for round in $(seq 1 "$rounds"); do
-    fresh_broker
-    produce_line=$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" produce.baseline)
-    read -r _ acknowledged _ <<< "$produce_line"
+# produce_run: produce-baseline on the current broker (its topic produce.baseline), checked against what the broker
+# holds; sets produce_rate and raises produced to it if higher.
+produce_run() {
+    local line acknowledged
+    line=$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" produce.baseline)
+    read -r produce_rate acknowledged _ <<< "$line"
     "$APPSTORE_TOOLS_PYTHON" Benchmarks/plausible.py broker-holds "$bootstrap" "$acknowledged" produce-baseline \
         produce.baseline
+    produced=$(python3 -c "print(max($produced, $produce_rate))")
+}
+for round in $(seq 1 "$rounds"); do
+    fresh_broker
+    produce_run
     ingest_run "round-$round"
-    rounds_text+="${produce_line%% *}/${run_rate%%.*} "
-    produced=$(python3 -c "print(max($produced, ${produce_line%% *}))")
+    rounds_text+="${produce_rate%%.*}/${run_rate%%.*} "
     if python3 -c "import sys; sys.exit(0 if $run_rate > $ingest else 1)"; then ingest=$run_rate; ingest_cpu=$run_cpu; fi
+done
+# The produce-only rate bounds ingest's: the same bodies with the same producer settings, nothing else. Below ingest's
+# it did not measure the limit (a 1-s smoke run once read a seventh of its usual rate: a stall of the machine), so it
+# is measured again on the same broker, twice at most; still below, it is an error, not a ratio above 1.
+for again in 1 2 3; do
+    python3 -c "import sys; sys.exit(0 if $ingest > $produced else 1)" || break
+    if ((again == 3)); then
+        echo "implausible baseline: produce-only $produced/s, below ingest's $ingest/s (rounds produce/ingest:" \
+            "$rounds_text)" >&2
+        exit 1
+    fi
+    echo "the produce-only baseline read $produced/s, below ingest's $ingest/s: measuring it again" >&2
+    produce_run
+    rounds_text+="again ${produce_rate%%.*} "
 done
 
 # raw_verification [PIN...]: verification-benchmark's all-core row ("full verification, chain cache warm, N cores
