@@ -110,61 +110,77 @@ public final class KafkaProducer: Service, Sendable {
         }
     }
 
-    /// Calls `rd_kafka_produceva`, which copies key, value and headers itself (`RD_KAFKA_MSG_F_COPY`); the value
-    /// (the large part: a ~19 KB notification) is handed over in place, key and headers through short-lived
-    /// copies. Returns librdkafka's error, if any.
+    /// Calls `rd_kafka_produceva`, which copies key, value and headers itself (`RD_KAFKA_MSG_F_COPY`), so all three
+    /// are handed over in place (the chain-verifier's ~19 KB `apple-signed-payload` header was copied once more
+    /// here, with a `malloc` of its size); only the topic and header names are copied, as C strings. Returns
+    /// librdkafka's error, if any.
     private static func produce(_ record: ProducerRecord, id: UInt, on handle: OpaquePointer) -> OpaquePointer? {
-        var values: [rd_kafka_vu_t] = []
         let strings = ([record.topic] + record.headers.map(\.name)).map { strdup($0)! }
         defer { strings.forEach { free($0) } }
-        let buffers = ([record.key] + record.headers.map(\.value)).map { bytes -> UnsafeMutableRawBufferPointer? in
-            guard let bytes else { return nil }
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-            buffer.copyBytes(from: bytes)
-            return UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes.count])
-        }
-        defer { buffers.forEach { $0?.deallocate() } }
-
-        var topic = rd_kafka_vu_t()
-        topic.vtype = RD_KAFKA_VTYPE_TOPIC
-        topic.u.cstr = UnsafePointer(strings[0])
-        values.append(topic)
-        var key = rd_kafka_vu_t()
-        key.vtype = RD_KAFKA_VTYPE_KEY
-        key.u.mem.ptr = buffers[0]?.baseAddress
-        key.u.mem.size = buffers[0]?.count ?? 0
-        values.append(key)
-        for index in record.headers.indices {
-            var header = rd_kafka_vu_t()
-            header.vtype = RD_KAFKA_VTYPE_HEADER
-            header.u.header.name = UnsafePointer(strings[index + 1])
-            header.u.header.val = UnsafeRawPointer(buffers[index + 1]?.baseAddress)
-            header.u.header.size = buffers[index + 1].map { $0.count } ?? -1
-            values.append(header)
-        }
-        var flags = rd_kafka_vu_t()
-        flags.vtype = RD_KAFKA_VTYPE_MSGFLAGS
-        flags.u.i = RD_KAFKA_MSG_F_COPY
-        values.append(flags)
-        var opaque = rd_kafka_vu_t()
-        opaque.vtype = RD_KAFKA_VTYPE_OPAQUE
-        opaque.u.ptr = UnsafeMutableRawPointer(bitPattern: id)
-        values.append(opaque)
-        /// Adds the value (in place, valid during the call) and produces.
-        func produce(value: UnsafeRawBufferPointer?) -> OpaquePointer? {
-            var entry = rd_kafka_vu_t()
-            entry.vtype = RD_KAFKA_VTYPE_VALUE
-            entry.u.mem.ptr = value.flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
-            entry.u.mem.size = value?.count ?? 0
-            values.append(entry)
+        var pointers: [UnsafeRawBufferPointer?] = []
+        pointers.reserveCapacity(record.headers.count + 2)
+        return Self.withBytes(of: [record.key] + record.headers.map(\.value) + [record.value], into: &pointers) {
+            bytes in
+            var values: [rd_kafka_vu_t] = []
+            values.reserveCapacity(record.headers.count + 5)
+            var topic = rd_kafka_vu_t()
+            topic.vtype = RD_KAFKA_VTYPE_TOPIC
+            topic.u.cstr = UnsafePointer(strings[0])
+            values.append(topic)
+            var key = rd_kafka_vu_t()
+            key.vtype = RD_KAFKA_VTYPE_KEY
+            key.u.mem.ptr = bytes[0].flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+            key.u.mem.size = bytes[0]?.count ?? 0
+            values.append(key)
+            for index in record.headers.indices {
+                var header = rd_kafka_vu_t()
+                header.vtype = RD_KAFKA_VTYPE_HEADER
+                header.u.header.name = UnsafePointer(strings[index + 1])
+                header.u.header.val = bytes[index + 1]?.baseAddress
+                header.u.header.size = bytes[index + 1].map { $0.count } ?? -1
+                values.append(header)
+            }
+            var flags = rd_kafka_vu_t()
+            flags.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+            flags.u.i = RD_KAFKA_MSG_F_COPY
+            values.append(flags)
+            var opaque = rd_kafka_vu_t()
+            opaque.vtype = RD_KAFKA_VTYPE_OPAQUE
+            opaque.u.ptr = UnsafeMutableRawPointer(bitPattern: id)
+            values.append(opaque)
+            var value = rd_kafka_vu_t()  // nil: a tombstone
+            value.vtype = RD_KAFKA_VTYPE_VALUE
+            value.u.mem.ptr = bytes[bytes.count - 1].flatMap { UnsafeMutableRawPointer(mutating: $0.baseAddress) }
+            value.u.mem.size = bytes[bytes.count - 1]?.count ?? 0
+            values.append(value)
             return values.withUnsafeBufferPointer { rd_kafka_produceva(handle, $0.baseAddress, $0.count) }
         }
-        guard let value = record.value else { return produce(value: nil) }  // a tombstone
-        guard !value.isEmpty else {  // an empty value still needs an address, or librdkafka writes a tombstone
-            var byte: UInt8 = 0
-            return withUnsafeBytes(of: &byte) { produce(value: UnsafeRawBufferPointer(rebasing: $0[0..<0])) }
+    }
+
+    /// One byte's address, for empty bytes: librdkafka writes a header or value without an address as null (a
+    /// tombstone), not as empty.
+    private nonisolated(unsafe) static let emptyBytes = UnsafeRawBufferPointer(
+        UnsafeMutableRawBufferPointer.allocate(byteCount: 1, alignment: 1))
+
+    /// Calls `body` with the bytes of each of `arrays` in place, in order: nil for a nil array, an address (and no
+    /// bytes) for an empty one. The pointers are valid only during the call.
+    private static func withBytes<Result>(
+        of arrays: [[UInt8]?], into pointers: inout [UnsafeRawBufferPointer?],
+        _ body: ([UnsafeRawBufferPointer?]) -> Result
+    ) -> Result {
+        guard pointers.count < arrays.count else { return body(pointers) }
+        guard let bytes = arrays[pointers.count] else {
+            pointers.append(nil)
+            return Self.withBytes(of: arrays, into: &pointers, body)
         }
-        return value.withUnsafeBytes { produce(value: $0) }
+        guard !bytes.isEmpty else {
+            pointers.append(UnsafeRawBufferPointer(rebasing: Self.emptyBytes[0..<0]))
+            return Self.withBytes(of: arrays, into: &pointers, body)
+        }
+        return bytes.withUnsafeBytes { buffer in
+            pointers.append(buffer)
+            return Self.withBytes(of: arrays, into: &pointers, body)
+        }
     }
 
     // MARK: Lifecycle

@@ -6,6 +6,10 @@ import Testing
 
 /// Producer, consumer and admin against a real Kafka-protocol broker (Tansu) on loopback.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct KafkaBrokerTests {
+    /// A header the size of Apple's signed payload (the chain-verifier's `apple-signed-payload`), every byte different
+    /// from its neighbour.
+    static let largeHeader = (0..<19_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+
     let logger = Logger(label: "kafka-test")
 
     func consumerConfiguration(_ bootstrap: String, group: String, topic: String) -> KafkaConsumerConfiguration {
@@ -42,6 +46,7 @@ import Testing
                     topic: topic, key: Array("k1".utf8), value: Array("v1".utf8),
                     headers: [
                         KafkaHeader(name: "environment", text: "Sandbox"), KafkaHeader(name: "empty", value: nil),
+                        KafkaHeader(name: "blank", value: []), KafkaHeader(name: "large", value: Self.largeHeader),
                     ]),
                 ProducerRecord(topic: topic, key: Array("k1".utf8), value: nil),
                 ProducerRecord(topic: topic, key: nil, value: [0, 1, 2, 255]),
@@ -62,6 +67,8 @@ import Testing
             #expect(first.value == Array("v1".utf8))
             #expect(first.header("environment")?.text == "Sandbox")
             #expect(first.headers.contains(KafkaHeader(name: "empty", value: nil)))
+            #expect(first.headers.contains(KafkaHeader(name: "blank", value: [])), "an empty header is not a null one")
+            #expect(first.header("large")?.value == Self.largeHeader, "a header of a signed payload's size, intact")
             #expect(received.contains { $0.key == Array("k1".utf8) && $0.value == nil }, "tombstone")
             #expect(received.contains { $0.key == nil && $0.value == [0, 1, 2, 255] })
             #expect(
