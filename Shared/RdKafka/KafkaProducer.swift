@@ -111,9 +111,9 @@ public final class KafkaProducer: Service, Sendable {
     }
 
     /// Calls `rd_kafka_produceva`, which copies key, value and headers itself (`RD_KAFKA_MSG_F_COPY`), so all three
-    /// are handed over in place (the chain-verifier's ~19 KB `apple-signed-payload` header was copied once more
-    /// here, with a `malloc` of its size); only the topic and header names are copied, as C strings. Returns
-    /// librdkafka's error, if any.
+    /// are handed over in place and a large header (the chain-verifier's ~19 KB `apple-signed-payload`) is copied
+    /// once, not twice; only the topic and header names are copied here, as C strings. Returns librdkafka's error,
+    /// if any.
     private static func produce(_ record: ProducerRecord, id: UInt, on handle: OpaquePointer) -> OpaquePointer? {
         let strings = ([record.topic] + record.headers.map(\.name)).map { strdup($0)! }
         defer { strings.forEach { free($0) } }
