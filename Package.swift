@@ -284,9 +284,8 @@ let modules: [Module] = [
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",
         imports: [
-            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "JWSVerification", "Logging", "NotificationPipeline",
-            "PipelineRecords",
-            "RdKafka", "ServiceRuntime", "Storage", "TestSupport", "X509",
+            "AppStoreAPI", "AppStoreModels", "AppStoreSigning", "Crypto", "JWSVerification", "Logging",
+            "NotificationPipeline", "PipelineRecords", "RdKafka", "ServiceRuntime", "Storage", "TestSupport", "X509",
         ]),
     Module(
         name: "StorageTests", kind: .tests, path: "Tests/StorageTests",

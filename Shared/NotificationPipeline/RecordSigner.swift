@@ -37,7 +37,7 @@ public struct RecordSigner: Sendable {
         signed.headers += [
             KafkaHeader(name: PipelineHeaders.recordProducer, text: parts.producer),
             KafkaHeader(name: PipelineHeaders.recordSignedAt, text: parts.signedAt),
-            KafkaHeader(name: PipelineHeaders.recordSignature, text: key.id + ":" + RecordMAC.mac(key.secret, parts)),
+            KafkaHeader(name: PipelineHeaders.recordSignature, text: key.id + ":" + RecordMAC.mac(key.keyed, parts)),
         ]
         return signed
     }

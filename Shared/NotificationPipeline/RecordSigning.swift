@@ -19,7 +19,14 @@ public struct RecordSigningKeys: Sendable {
     /// One key.
     struct Key: Sendable {
         var id: String
-        var secret: SymmetricKey
+        /// HMAC-SHA256 keyed with the secret and nothing authenticated yet: each record's MAC starts from a copy,
+        /// so the key's padding and its two hash blocks are computed once, not for every record.
+        var keyed: HMAC<SHA256>
+
+        init(id: String, secret: [UInt8]) {
+            self.id = id
+            self.keyed = HMAC<SHA256>(key: SymmetricKey(data: secret))
+        }
     }
 
     let keys: [Key]
@@ -44,7 +51,7 @@ public struct RecordSigningKeys: Sendable {
             guard !keys.contains(where: { $0.id == id }) else {
                 throw SettingsError("\(variable): key \(id) is named twice")
             }
-            keys.append(Key(id: id, secret: SymmetricKey(data: secret)))
+            keys.append(Key(id: id, secret: secret))
         }
         self.keys = keys
     }
@@ -108,32 +115,46 @@ public struct RecordSigningKeys: Sendable {
 
 /// What a record signature covers, and how it is computed: shared by ``RecordSigner`` and ``RecordVerifier``.
 enum RecordMAC {
-    /// Base64 of HMAC-SHA256 over the record's parts.
-    static func mac(_ secret: SymmetricKey, _ parts: RecordSignatureParts) -> String {
-        Data(HMAC<SHA256>.authenticationCode(for: Self.message(parts), using: secret)).base64EncodedString()
+    /// The version tag every authenticated message starts with.
+    private static let tag = Array("appstore-record-mac-v2".utf8)
+
+    /// Base64 of HMAC-SHA256 over the record's parts, from the key's prepared state (``RecordSigningKeys/Key``).
+    static func mac(_ keyed: HMAC<SHA256>, _ parts: RecordSignatureParts) -> String {
+        Data(Self.authenticate(parts, from: keyed)).base64EncodedString()
     }
 
-    /// Whether `given` is the MAC of the parts under `secret` (compared in constant time).
-    static func isValid(_ given: Data, _ parts: RecordSignatureParts, secret: SymmetricKey) -> Bool {
-        HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: Self.message(parts), using: secret)
+    /// Whether `given` is the MAC of the parts under the key whose prepared state is `keyed` (compared in
+    /// constant time).
+    static func isValid(_ given: Data, _ parts: RecordSignatureParts, keyed: HMAC<SHA256>) -> Bool {
+        Self.authenticate(parts, from: keyed) == given
     }
 
-    /// What is authenticated: a version tag, then the producer, the signing time, the schema header, key and value,
-    /// each as an 8-byte big-endian length (or all ones when absent) and its bytes, so no two different records give
-    /// the same message.
-    static func message(_ parts: RecordSignatureParts) -> [UInt8] {
-        var message = Array("appstore-record-mac-v2".utf8)
-        message.reserveCapacity(64 + (parts.key?.count ?? 0) + (parts.value?.count ?? 0))
-        let fields: [[UInt8]?] = [
-            Array(parts.producer.utf8), Array(parts.signedAt.utf8), parts.schema.map { Array($0.utf8) }, parts.key,
-            parts.value,
-        ]
-        for part in fields {
-            let length = part.map { UInt64($0.count) } ?? UInt64.max
-            withUnsafeBytes(of: length.bigEndian) { message.append(contentsOf: $0) }
-            message.append(contentsOf: part ?? [])
+    /// HMAC-SHA256 over what is authenticated: a version tag, then the producer, the signing time, the schema
+    /// header, key and value, each as an 8-byte big-endian length (or all ones when absent) and its bytes, so no two
+    /// different records give the same message. The parts go to the hash one after the other, not copied into one
+    /// buffer first: the value is kilobytes, and every record is signed by its producer and checked by the updater.
+    private static func authenticate(_ parts: RecordSignatureParts, from keyed: HMAC<SHA256>)
+        -> HashedAuthenticationCode<SHA256>
+    {
+        var hmac = keyed
+        Self.tag.withUnsafeBytes { hmac.update(data: $0) }
+        Self.field(parts.producer.utf8, into: &hmac)
+        Self.field(parts.signedAt.utf8, into: &hmac)
+        Self.field(parts.schema?.utf8, into: &hmac)
+        Self.field(parts.key, into: &hmac)
+        Self.field(parts.value, into: &hmac)
+        return hmac.finalize()
+    }
+
+    /// One field: its length (all ones when absent), then its bytes.
+    private static func field<Bytes: Collection<UInt8>>(_ bytes: Bytes?, into hmac: inout HMAC<SHA256>) {
+        let length = bytes.map { UInt64($0.count) } ?? UInt64.max
+        withUnsafeBytes(of: length.bigEndian) { hmac.update(data: $0) }
+        guard let bytes else { return }
+        let fed: Void? = bytes.withContiguousStorageIfAvailable {
+            hmac.update(data: UnsafeRawBufferPointer($0))
         }
-        return message
+        if fed == nil { Array(bytes).withUnsafeBytes { hmac.update(data: $0) } }
     }
 }
 

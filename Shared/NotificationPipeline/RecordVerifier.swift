@@ -93,7 +93,7 @@ public struct RecordVerifier: Sendable {
         guard let key = keys.key(id) else { return .unknownKey(producer: producerName, id: String(id)) }
         let parts = RecordSignatureParts(
             producer: producerName, signedAt: signedAt, schema: schema, key: record.key, value: record.value)
-        return RecordMAC.isValid(given, parts, secret: key.secret)
+        return RecordMAC.isValid(given, parts, keyed: key.keyed)
             ? nil : .wrongSignature(producer: producerName, id: key.id)
     }
 }
