@@ -13,10 +13,11 @@ enum SignedStringRemoval {
     static func replacingWithNull(_ pairs: [(key: String, value: String)], in json: [UInt8]) -> [UInt8]? {
         guard !pairs.isEmpty else { return json }
         let keys = pairs.map { Array($0.key.utf8) }
-        let values = pairs.map { Array($0.value.utf8) }
+        // The values (kilobytes each) are compared where they are, not copied.
+        let values = pairs.map(\.value)
         var found = [Bool](repeating: false, count: pairs.count)
         var out: [UInt8] = []
-        out.reserveCapacity(max(0, json.count - values.reduce(0) { $0 + $1.count }))
+        out.reserveCapacity(max(0, json.count - values.reduce(0) { $0 + $1.utf8.count }))
         let complete: Bool = json.withUnsafeBufferPointer { bytes in
             var copied = 0
             var index = 0
@@ -73,11 +74,23 @@ enum SignedStringRemoval {
 
     /// Whether the bytes at `range` are exactly `expected`.
     private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: [UInt8]) -> Bool {
+        expected.withUnsafeBufferPointer { Self.equal(bytes, range, $0) }
+    }
+
+    /// Whether the bytes at `range` are exactly `expected`'s UTF-8 (in place for a native string).
+    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: String) -> Bool {
+        guard range.count == expected.utf8.count else { return false }
+        return expected.utf8.withContiguousStorageIfAvailable { Self.equal(bytes, range, $0) }
+            ?? Self.equal(bytes, range, Array(expected.utf8))
+    }
+
+    /// Whether the bytes at `range` are exactly `expected`.
+    private static func equal(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         guard range.count == expected.count else { return false }
-        guard !expected.isEmpty else { return true }
-        return expected.withUnsafeBufferPointer {
-            memcmp(bytes.baseAddress! + range.lowerBound, $0.baseAddress!, range.count) == 0
-        }
+        guard let base = expected.baseAddress, !expected.isEmpty else { return true }
+        return memcmp(bytes.baseAddress! + range.lowerBound, base, range.count) == 0
     }
 
     /// JSON's insignificant whitespace.
