@@ -62,6 +62,13 @@ import Testing
                 == "k7:" + bareExpected.base64EncodedString())
         let verifier = try Self.verifier("customer-api:k7:\(secret.base64EncodedString())")
         #expect(verifier.refusal(of: Self.consumed(signed)) == nil)
+        // A MAC cut short (its first half, say) is a wrong signature, not a match of its prefix.
+        var truncated = signed
+        truncated.headers.removeAll { $0.name == PipelineHeaders.recordSignature }
+        truncated.headers.append(
+            KafkaHeader(
+                name: PipelineHeaders.recordSignature, text: "k7:" + expected.prefix(16).base64EncodedString()))
+        #expect(verifier.refusal(of: Self.consumed(truncated)) == .wrongSignature(producer: "customer-api", id: "k7"))
     }
 
     @Test func aSignedRecordNamesItsProducerAndTimeAndAnyChangeBreaksIt() throws {
