@@ -132,8 +132,7 @@ enum RecordMAC {
     /// HMAC-SHA256 over what is authenticated: a version tag, then the producer, the signing time, the schema
     /// header, key and value, each as an 8-byte big-endian length (or all ones when absent) and its bytes, so no two
     /// different records give the same message. Everything before the value's bytes is small and goes to the hash
-    /// in one piece, the value (kilobytes) in place after it: the record is not copied into one buffer first, and
-    /// each of swift-crypto's `update` calls costs generic dispatch (two calls, not eleven).
+    /// in one piece, the value (kilobytes) in place after it, so the record is not copied into one buffer first.
     private static func authenticate(_ parts: RecordSignatureParts, from keyed: HMAC<SHA256>)
         -> HashedAuthenticationCode<SHA256>
     {

@@ -12,8 +12,8 @@ enum SignedStringRemoval {
     /// one of the pairs does not occur (the caller then encodes the decoded payload instead).
     static func replacingWithNull(_ pairs: [(key: String, value: String)], in json: [UInt8]) -> [UInt8]? {
         guard !pairs.isEmpty else { return json }
-        let keys = pairs.map { Array($0.key.utf8) }
-        // The values (kilobytes each) are compared where they are, not copied.
+        // Keys and values (kilobytes each) are compared where they are, not copied.
+        let keys = pairs.map(\.key)
         let values = pairs.map(\.value)
         var found = [Bool](repeating: false, count: pairs.count)
         var out: [UInt8] = []
@@ -72,16 +72,11 @@ enum SignedStringRemoval {
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
-    /// Whether the bytes at `range` are exactly `expected`.
-    private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: [UInt8]) -> Bool {
-        expected.withUnsafeBufferPointer { Self.equal(bytes, range, $0) }
-    }
-
     /// Whether the bytes at `range` are exactly `expected`'s UTF-8 (in place for a native string).
     private static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ expected: String) -> Bool {
         guard range.count == expected.utf8.count else { return false }
         return expected.utf8.withContiguousStorageIfAvailable { Self.equal(bytes, range, $0) }
-            ?? Self.equal(bytes, range, Array(expected.utf8))
+            ?? Array(expected.utf8).withUnsafeBufferPointer { Self.equal(bytes, range, $0) }
     }
 
     /// Whether the bytes at `range` are exactly `expected`.
