@@ -19,13 +19,12 @@ public struct RecordSigningKeys: Sendable {
     /// One key.
     struct Key: Sendable {
         var id: String
-        /// HMAC-SHA256 keyed with the secret and nothing authenticated yet: each record's MAC starts from a copy,
-        /// so the key's padding and its two hash blocks are computed once, not for every record.
-        var keyed: HMAC<SHA256>
+        /// HMAC-SHA256 keyed with the secret: its two padded key blocks are hashed once, not for every record.
+        var keyed: PreparedHMAC
 
         init(id: String, secret: [UInt8]) {
             self.id = id
-            self.keyed = HMAC<SHA256>(key: SymmetricKey(data: secret))
+            self.keyed = PreparedHMAC(key: secret)
         }
     }
 
@@ -119,13 +118,13 @@ enum RecordMAC {
     private static let tag = Array("appstore-record-mac-v2".utf8)
 
     /// Base64 of HMAC-SHA256 over the record's parts, from the key's prepared state (``RecordSigningKeys/Key``).
-    static func mac(_ keyed: HMAC<SHA256>, _ parts: RecordSignatureParts) -> String {
+    static func mac(_ keyed: PreparedHMAC, _ parts: RecordSignatureParts) -> String {
         Data(Self.authenticate(parts, from: keyed)).base64EncodedString()
     }
 
     /// Whether `given` is the MAC of the parts under the key whose prepared state is `keyed` (compared in
     /// constant time).
-    static func isValid(_ given: Data, _ parts: RecordSignatureParts, keyed: HMAC<SHA256>) -> Bool {
+    static func isValid(_ given: Data, _ parts: RecordSignatureParts, keyed: PreparedHMAC) -> Bool {
         Self.authenticate(parts, from: keyed) == given
     }
 
@@ -133,9 +132,7 @@ enum RecordMAC {
     /// header, key and value, each as an 8-byte big-endian length (or all ones when absent) and its bytes, so no two
     /// different records give the same message. Everything before the value's bytes is small and goes to the hash
     /// in one piece, the value (kilobytes) in place after it, so the record is not copied into one buffer first.
-    private static func authenticate(_ parts: RecordSignatureParts, from keyed: HMAC<SHA256>)
-        -> HashedAuthenticationCode<SHA256>
-    {
+    private static func authenticate(_ parts: RecordSignatureParts, from keyed: PreparedHMAC) -> SHA256.Digest {
         var prefix = Self.tag
         prefix.reserveCapacity(160 + (parts.key?.count ?? 0))
         Self.field(Array(parts.producer.utf8), into: &prefix)
@@ -143,10 +140,10 @@ enum RecordMAC {
         Self.field(parts.schema.map { Array($0.utf8) }, into: &prefix)
         Self.field(parts.key, into: &prefix)
         Self.length(of: parts.value, into: &prefix)
-        var hmac = keyed
-        hmac.update(data: prefix)
-        if let value = parts.value { value.withUnsafeBytes { hmac.update(data: $0) } }
-        return hmac.finalize()
+        return keyed.code { hash in
+            prefix.withUnsafeBytes { hash.update(bufferPointer: $0) }
+            parts.value?.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        }
     }
 
     /// One field: its length (all ones when absent), then its bytes.
@@ -159,6 +156,39 @@ enum RecordMAC {
     private static func length(of bytes: [UInt8]?, into message: inout [UInt8]) {
         let length = bytes.map { UInt64($0.count) } ?? UInt64.max
         withUnsafeBytes(of: length.bigEndian) { message.append(contentsOf: $0) }
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) with the key's inner and outer padded blocks hashed once: a MAC copies both states and
+/// hashes only the message and the inner digest. swift-crypto's `HMAC` does the same arithmetic, but its generic
+/// `update(data:)` spent more on itself than on the hashing it wraps for a record's two parts (docs/performance.md,
+/// "The record's MAC and JSON"); `SHA256.update(bufferPointer:)` is not generic.
+/// `RecordSigningTests` checks the result against swift-crypto's `HMAC`.
+struct PreparedHMAC: Sendable {
+    /// SHA-256 after the key XOR ipad block.
+    private let inner: SHA256
+    /// SHA-256 after the key XOR opad block.
+    private let outer: SHA256
+
+    /// Prepares the key: one longer than SHA-256's 64-byte block is hashed first, a shorter one padded with zeros.
+    init(key: [UInt8]) {
+        var block = key.count > 64 ? Array(SHA256.hash(data: key)) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        var inner = SHA256()
+        inner.update(data: block.map { $0 ^ 0x36 })
+        var outer = SHA256()
+        outer.update(data: block.map { $0 ^ 0x5C })
+        self.inner = inner
+        self.outer = outer
+    }
+
+    /// The MAC of the message `write` gives the inner hash.
+    func code(_ write: (inout SHA256) -> Void) -> SHA256.Digest {
+        var inner = self.inner
+        write(&inner)
+        var outer = self.outer
+        inner.finalize().withUnsafeBytes { outer.update(bufferPointer: $0) }
+        return outer.finalize()
     }
 }
 

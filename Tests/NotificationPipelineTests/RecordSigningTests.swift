@@ -71,6 +71,32 @@ import Testing
         #expect(verifier.refusal(of: Self.consumed(truncated)) == .wrongSignature(producer: "customer-api", id: "k7"))
     }
 
+    /// The MAC is swift-crypto's HMAC-SHA256 for secrets shorter than SHA-256's 64-byte block, as long, and longer
+    /// (hashed first, RFC 2104), over values shorter and longer than a block.
+    @Test(arguments: [32, 63, 64, 65, 100], [0, 1, 55, 64, 200])
+    func theMACIsHMACSHA256ForEverySecretLength(secretLength: Int, valueLength: Int) throws {
+        let secret = Data((0..<secretLength).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        let value = [UInt8](repeating: 0x61, count: valueLength)
+        let signer = try Self.signer(.customerAPI, "k:\(secret.base64EncodedString())")
+        let record = ProducerRecord(topic: "t", key: nil, value: value, headers: [])
+        let signed = signer.sign(record, at: Date(timeIntervalSince1970: 1))
+        /// A field as the message holds it: 8-byte big-endian length, then the bytes.
+        func field(_ bytes: [UInt8]) -> [UInt8] {
+            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { Array($0) } + bytes
+        }
+        let absent = withUnsafeBytes(of: UInt64.max.bigEndian) { Array($0) }
+        let message =
+            Array("appstore-record-mac-v2".utf8) + field(Array("customer-api".utf8)) + field(Array("1000".utf8))
+            + absent + absent + field(value)
+        let expected = Data(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
+        #expect(
+            signed.headers.first { $0.name == PipelineHeaders.recordSignature }?.text
+                == "k:" + expected.base64EncodedString())
+        // The key's prepared state is copied for each MAC, never changed by one: the same record signs the same.
+        let again = signer.sign(record, at: Date(timeIntervalSince1970: 1))
+        #expect(again.headers == signed.headers)
+    }
+
     @Test func aSignedRecordNamesItsProducerAndTimeAndAnyChangeBreaksIt() throws {
         let signer = try Self.signer(.customerAPI, "k1:\(Self.secret(1))")
         let verifier = try Self.verifier("customer-api:k1:\(Self.secret(1))")
