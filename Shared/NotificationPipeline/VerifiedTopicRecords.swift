@@ -8,7 +8,7 @@ public import RdKafka
 /// them apart by, each signed by its producer (``RecordSigner``): unsigned, or of a kind its producer may not
 /// write, the updater refuses them.
 public enum VerifiedTopicRecords {
-    /// A verified notification (chain-verifier): the record of ``VerifiedNotificationRecord/encoding(_:json:source:)``
+    /// A verified notification (chain-verifier): the record of ``VerifiedNotificationRecord/bytes(_:json:source:)``
     /// keyed by its subject, with the ingest headers it `carries` (received-at, request-id), its environment, app,
     /// verification time and schema, and Apple's `signedPayload` in `apple-signed-payload` for the updater's own
     /// check of Apple's signature (``AppleSignatureCheck``).
@@ -16,18 +16,21 @@ public enum VerifiedTopicRecords {
         _ verified: VerifiedNotification, json: VerifiedJSON, source: VerifiedNotificationRecord.Source,
         carrying: [KafkaHeader], topics: PipelineTopics, signing: RecordSigner, verifiedAt: Date = Date()
     ) throws -> ProducerRecord {
-        let (record, value) = try VerifiedNotificationRecord.encoding(verified, json: json, source: source)
+        let value = try VerifiedNotificationRecord.bytes(verified, json: json, source: source)
+        let environment = VerifiedNotificationRecord.environment(of: verified)
         let headers =
             carrying + [
-                KafkaHeader(name: PipelineHeaders.environment, text: record.environment),
-                KafkaHeader(name: PipelineHeaders.bundleId, text: record.notification.payload.bundleId ?? ""),
+                KafkaHeader(name: PipelineHeaders.environment, text: environment),
+                KafkaHeader(name: PipelineHeaders.bundleId, text: verified.payload.bundleId ?? ""),
                 KafkaHeader(
                     name: PipelineHeaders.verifiedAt, text: String(Int64(verifiedAt.timeIntervalSince1970 * 1000))),
                 KafkaHeader(name: PipelineHeaders.schema, text: VerifiedNotificationRecord.schema),
                 KafkaHeader(name: PipelineHeaders.appleSignedPayload, text: verified.signedPayload),
             ]
         return signing.sign(
-            ProducerRecord(topic: topics.verified, key: Array(record.subject.utf8), value: value, headers: headers))
+            ProducerRecord(
+                topic: topics.verified, key: Array(VerifiedNotificationRecord.subject(of: verified).utf8), value: value,
+                headers: headers))
     }
 
     /// A status snapshot (refund-resolver's answer, or `iapctl resync`).

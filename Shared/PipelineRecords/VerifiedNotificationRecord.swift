@@ -57,10 +57,20 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         notification.payload.data?.signedRenewalInfo = nil
         notification.payload.appData?.signedAppTransactionInfo = nil
         self.notification = notification
-        self.subject = NotificationSubject.of(notification.payload, transaction: notification.transaction)
-        self.environment = notification.payload.rawEnvironment ?? "unknown"
+        self.subject = Self.subject(of: notification)
+        self.environment = Self.environment(of: notification)
         self.validatedAt = notification.payload.signedDate
         self.source = source
+    }
+
+    /// The record's ``subject`` for a notification: its Kafka key.
+    public static func subject(of notification: VerifiedNotification) -> String {
+        NotificationSubject.of(notification.payload, transaction: notification.transaction)
+    }
+
+    /// The record's ``environment`` for a notification.
+    public static func environment(of notification: VerifiedNotification) -> String {
+        notification.payload.rawEnvironment ?? "unknown"
     }
 
     /// Canonical JSON bytes.
@@ -81,58 +91,68 @@ public struct VerifiedNotificationRecord: Codable, Hashable, Sendable {
         -> (record: VerifiedNotificationRecord, bytes: [UInt8])
     {
         let record = VerifiedNotificationRecord(notification: notification, source: source)
+        return (record, try Self.bytes(notification, json: json, source: source))
+    }
+
+    /// The bytes of ``encoding(_:json:source:)`` without building the record: the chain-verifier writes them for
+    /// every notification, and copying the decoded notification into a record (and destroying it again) was ~1 % of
+    /// its CPU.
+    public static func bytes(_ notification: VerifiedNotification, json: VerifiedJSON, source: Source? = nil) throws
+        -> [UInt8]
+    {
         let signedStrings = [
             ("signedTransactionInfo", notification.payload.data?.signedTransactionInfo),
             ("signedRenewalInfo", notification.payload.data?.signedRenewalInfo),
             ("signedAppTransactionInfo", notification.payload.appData?.signedAppTransactionInfo),
         ].compactMap { key, value in value.map { (key: key, value: $0) } }
-        var kept = json
-        kept.payload = json.payload.flatMap { SignedStringRemoval.replacingWithNull(signedStrings, in: $0) }
-        return (record, try record.encoded(keeping: kept))
-    }
-
-    /// The record's JSON with each part present in `kept` written as those bytes (`payload` already without its
-    /// signed strings). A part is written when its decoded value is present.
-    private func encoded(keeping kept: VerifiedJSON) throws -> [UInt8] {
-        let encoder = AppStoreJSON.makeCanonicalEncoder()
-        let payload = try kept.payload ?? Array(encoder.encode(self.notification.payload))
+        /// The canonical encoding of a part whose JSON is missing.
+        func canonical(_ value: some Encodable) throws -> [UInt8] {
+            Array(try AppStoreJSON.makeCanonicalEncoder().encode(value))
+        }
+        let payload =
+            try json.payload.flatMap { SignedStringRemoval.replacingWithNull(signedStrings, in: $0) }
+            ?? canonical(VerifiedNotificationRecord(notification: notification).notification.payload)
         var out: [UInt8] = []
         out.reserveCapacity(
-            payload.count + (kept.transaction?.count ?? 0) + (kept.renewalInfo?.count ?? 0)
-                + (kept.appTransaction?.count ?? 0) + 512)
-        // Keys in sorted order, as the canonical encoder writes them.
+            payload.count + (json.transaction?.count ?? 0) + (json.renewalInfo?.count ?? 0)
+                + (json.appTransaction?.count ?? 0) + 512)
+        // Keys in sorted order, as the canonical encoder writes them. A part is written when its decoded value is
+        // present; the record's `signedPayload` is always empty.
         out.append(contentsOf: #"{"environment":"#.utf8)
-        out.append(contentsOf: JSONText.quoted(self.environment).utf8)
+        JSONText.appendQuoted(Self.environment(of: notification), to: &out)
         out.append(contentsOf: #","notification":{"#.utf8)
-        var separator = ""
-        if let appTransaction = self.notification.appTransaction {
+        if let appTransaction = notification.appTransaction {
             out.append(contentsOf: #""appTransaction":"#.utf8)
-            out.append(contentsOf: try kept.appTransaction ?? Array(encoder.encode(appTransaction)))
-            separator = ","
+            out.append(contentsOf: try json.appTransaction ?? canonical(appTransaction))
+            out.append(UInt8(ascii: ","))
         }
-        out.append(contentsOf: (separator + #""payload":"#).utf8)
+        out.append(contentsOf: #""payload":"#.utf8)
         out.append(contentsOf: payload)
-        if let renewalInfo = self.notification.renewalInfo {
+        if let renewalInfo = notification.renewalInfo {
             out.append(contentsOf: #","renewalInfo":"#.utf8)
-            out.append(contentsOf: try kept.renewalInfo ?? Array(encoder.encode(renewalInfo)))
+            out.append(contentsOf: try json.renewalInfo ?? canonical(renewalInfo))
         }
-        out.append(contentsOf: #","signedPayload":"#.utf8)
-        out.append(contentsOf: JSONText.quoted(self.notification.signedPayload).utf8)
-        if let transaction = self.notification.transaction {
+        out.append(contentsOf: #","signedPayload":"""#.utf8)
+        if let transaction = notification.transaction {
             out.append(contentsOf: #","transaction":"#.utf8)
-            out.append(contentsOf: try kept.transaction ?? Array(encoder.encode(transaction)))
+            out.append(contentsOf: try json.transaction ?? canonical(transaction))
         }
         out.append(contentsOf: #"},"schema":"#.utf8)
-        out.append(contentsOf: JSONText.quoted(self.schema).utf8)
-        if let source = self.source {
-            out.append(
-                contentsOf: #","source":{"offset":\#(source.offset),"partition":\#(source.partition),"topic":"#.utf8)
-            out.append(contentsOf: (JSONText.quoted(source.topic) + "}").utf8)
+        JSONText.appendQuoted(Self.schema, to: &out)
+        if let source {
+            out.append(contentsOf: #","source":{"offset":"#.utf8)
+            out.append(contentsOf: String(source.offset).utf8)
+            out.append(contentsOf: #","partition":"#.utf8)
+            out.append(contentsOf: String(source.partition).utf8)
+            out.append(contentsOf: #","topic":"#.utf8)
+            JSONText.appendQuoted(source.topic, to: &out)
+            out.append(UInt8(ascii: "}"))
         }
         out.append(contentsOf: #","subject":"#.utf8)
-        out.append(contentsOf: JSONText.quoted(self.subject).utf8)
-        if let validatedAt = self.validatedAt {
-            out.append(contentsOf: #","validatedAt":\#(validatedAt.millisecondsSince1970)"#.utf8)
+        JSONText.appendQuoted(Self.subject(of: notification), to: &out)
+        if let validatedAt = notification.payload.signedDate {
+            out.append(contentsOf: #","validatedAt":"#.utf8)
+            out.append(contentsOf: String(validatedAt.millisecondsSince1970).utf8)
         }
         out.append(UInt8(ascii: "}"))
         return out

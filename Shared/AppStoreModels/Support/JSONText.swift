@@ -4,7 +4,7 @@ public enum JSONText {
     /// A string as a JSON string literal: `"` and `\` escaped, control characters as their short forms or
     /// `\uXXXX`, everything else as is.
     public static func quoted(_ text: String) -> String {
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+        if Self.needsNoEscapes(text) {
             return "\"" + text + "\""  // nothing to escape: ids, codes, most messages
         }
         var out = "\""
@@ -23,6 +23,23 @@ public enum JSONText {
             }
         }
         return out + "\""
+    }
+
+    /// Appends `text` as a JSON string literal (``quoted(_:)``'s bytes) to `out`, without a `String` in between when
+    /// nothing needs escaping.
+    public static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+        guard Self.needsNoEscapes(text) else {
+            out.append(contentsOf: Self.quoted(text).utf8)
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: text.utf8)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `text` is its own JSON string literal's contents: no quote, backslash or control character.
+    private static func needsNoEscapes(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
     }
 
     /// A flat object of strings, keys sorted.
