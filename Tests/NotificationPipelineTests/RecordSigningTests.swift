@@ -30,20 +30,24 @@ import Testing
         try RecordVerifier(EnvironmentSettings(["RECORD_VERIFYING_KEYS": entries]))
     }
 
+    /// A field as the authenticated message holds it: 8-byte big-endian length, then the bytes.
+    static func field(_ bytes: [UInt8]) -> [UInt8] {
+        withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { Array($0) } + bytes
+    }
+
+    /// An absent field (no key, no schema) in the authenticated message: a length of all ones.
+    static let absent = withUnsafeBytes(of: UInt64.max.bigEndian) { Array($0) }
+
     /// The MAC is HMAC-SHA256 over the documented message, whatever way the code feeds it to the hash: built here
     /// byte by byte, so a record signed by an older or newer release of any producer still checks out.
     @Test func theSignatureIsHMACOverTheDocumentedMessage() throws {
         let secret = Data(repeating: 7, count: 32)
         let signer = try Self.signer(.customerAPI, "k7:\(secret.base64EncodedString())")
         let signed = signer.sign(Self.purchase, at: Date(timeIntervalSince1970: 1_700_000_000.5))
-        /// A field as the message holds it: 8-byte big-endian length, then the bytes.
-        func field(_ bytes: [UInt8]) -> [UInt8] {
-            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { Array($0) } + bytes
-        }
         let message =
-            Array("appstore-record-mac-v2".utf8) + field(Array("customer-api".utf8))
-            + field(Array("1700000000500".utf8)) + field(Array("appstore.app.purchase/v1".utf8))
-            + field(Array("sub-1".utf8)) + field(Array(#"{"a":1}"#.utf8))
+            Array("appstore-record-mac-v2".utf8) + Self.field(Array("customer-api".utf8))
+            + Self.field(Array("1700000000500".utf8)) + Self.field(Array("appstore.app.purchase/v1".utf8))
+            + Self.field(Array("sub-1".utf8)) + Self.field(Array(#"{"a":1}"#.utf8))
         let expected = Data(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
         #expect(
             signed.headers.first { $0.name == PipelineHeaders.recordSignature }?.text
@@ -52,10 +56,10 @@ import Testing
         let bare = signer.sign(
             ProducerRecord(topic: "t", key: nil, value: Array("v".utf8), headers: []),
             at: Date(timeIntervalSince1970: 1))
-        let absent = withUnsafeBytes(of: UInt64.max.bigEndian) { Array($0) }
         let bareMessage =
-            Array("appstore-record-mac-v2".utf8) + field(Array("customer-api".utf8)) + field(Array("1000".utf8))
-            + absent + absent + field(Array("v".utf8))
+            Array("appstore-record-mac-v2".utf8) + Self.field(Array("customer-api".utf8))
+            + Self.field(Array("1000".utf8))
+            + Self.absent + Self.absent + Self.field(Array("v".utf8))
         let bareExpected = Data(HMAC<SHA256>.authenticationCode(for: bareMessage, using: SymmetricKey(data: secret)))
         #expect(
             bare.headers.first { $0.name == PipelineHeaders.recordSignature }?.text
@@ -80,14 +84,10 @@ import Testing
         let signer = try Self.signer(.customerAPI, "k:\(secret.base64EncodedString())")
         let record = ProducerRecord(topic: "t", key: nil, value: value, headers: [])
         let signed = signer.sign(record, at: Date(timeIntervalSince1970: 1))
-        /// A field as the message holds it: 8-byte big-endian length, then the bytes.
-        func field(_ bytes: [UInt8]) -> [UInt8] {
-            withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { Array($0) } + bytes
-        }
-        let absent = withUnsafeBytes(of: UInt64.max.bigEndian) { Array($0) }
         let message =
-            Array("appstore-record-mac-v2".utf8) + field(Array("customer-api".utf8)) + field(Array("1000".utf8))
-            + absent + absent + field(value)
+            Array("appstore-record-mac-v2".utf8) + Self.field(Array("customer-api".utf8))
+            + Self.field(Array("1000".utf8))
+            + Self.absent + Self.absent + Self.field(value)
         let expected = Data(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret)))
         #expect(
             signed.headers.first { $0.name == PipelineHeaders.recordSignature }?.text
