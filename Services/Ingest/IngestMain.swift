@@ -7,9 +7,10 @@ import ServiceRuntime
 enum IngestMain {
     static func main() async {
         await ServiceMain.start("ingest") { environment, logger in
-            try EventLoopConcurrency.install(environment)
-            return try buildApplication(
-                settings: try IngestSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
+            let onEventLoops = try EventLoopConcurrency.install(environment)
+            let registry = MetricsBootstrap.registry()
+            EventLoopConcurrency.record(onEventLoops, in: registry)
+            return try buildApplication(settings: try IngestSettings(environment), registry: registry, logger: logger)
         }
     }
 }

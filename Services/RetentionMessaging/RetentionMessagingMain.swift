@@ -10,9 +10,11 @@ enum RetentionMessagingMain {
         await ServiceMain.start("retention-messaging") { environment, logger in
             // Tasks on NIO's event loops, as in ingest (`SWIFT_TASKS_ON_EVENT_LOOPS`): the request, its PostgreSQL
             // query and its answer do their I/O where the handler runs, with no hop to Swift's pool and back.
-            try EventLoopConcurrency.install(environment)
+            let onEventLoops = try EventLoopConcurrency.install(environment)
+            let registry = MetricsBootstrap.registry()
+            EventLoopConcurrency.record(onEventLoops, in: registry)
             return try buildApplication(
-                settings: try RetentionSettings(environment), registry: MetricsBootstrap.registry(), logger: logger)
+                settings: try RetentionSettings(environment), registry: registry, logger: logger)
         }
     }
 }

@@ -39,11 +39,15 @@ import Testing
             for _ in 0..<100 where (try? Data(contentsOf: URL(string: operations + "/ready")!)) == nil {
                 try await Task.sleep(for: .milliseconds(100))
             }
+            let metrics = (try? Data(contentsOf: URL(string: operations + "/metrics")!)).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            #expect(metrics?.contains("ingest_") == true, "metrics on the operations port")
+            // The overload below runs with the service's tasks on NIO's event loops (EventLoopGlobalExecutor), its
+            // default: the hook was found and installed.
             #expect(
-                (try? Data(contentsOf: URL(string: operations + "/metrics")!)).map {
-                    String(decoding: $0, as: UTF8.self)
-                }?
-                .contains("ingest_") == true, "metrics on the operations port")
+                metrics?.split(separator: "\n").contains("swift_tasks_on_event_loops 1.0") == true,
+                "tasks on the event loops")
             #expect((try? Data(contentsOf: URL(string: base + "/metrics")!)) == nil, "not on the public port")
             let (status, output) = try await LocalComponents.python(
                 "Benchmarks/overload.py",

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+public import Prometheus
 
 /// Where a service's Swift tasks run: on NIO's event-loop threads (the default) or on Swift's own pool.
 ///
@@ -9,13 +10,23 @@ import NIOPosix
 /// them. The work on these threads must not block, which holds for every service here: blocking librdkafka calls
 /// run on threads of their own.
 public enum EventLoopConcurrency {
-    /// Makes NIO's singleton event loops Swift's global executor unless `SWIFT_TASKS_ON_EVENT_LOOPS` is `false`.
-    /// Call it first in `main`, before any task is started; returns whether the event loops took over. A value
-    /// other than `true` or `false` stops the service.
+    /// Makes NIO's singleton event loops Swift's global executor unless `SWIFT_TASKS_ON_EVENT_LOOPS` is `false`
+    /// (``EventLoopGlobalExecutor``: jobs run as the generic executor runs them, so a hop between nonisolated
+    /// functions queues nothing). Call it first in `main`, before any task is started; returns whether the event
+    /// loops took over. A value other than `true` or `false` stops the service.
     @discardableResult
     public static func install(_ settings: EnvironmentSettings) throws(SettingsError) -> Bool {
         guard try self.isRequested(settings) else { return false }
-        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        return EventLoopGlobalExecutor.install()
+    }
+
+    /// Shows on `/metrics` where the service's tasks run: `swift_tasks_on_event_loops` 1 when the event loops took
+    /// over, 0 on Swift's pool (asked for with `false`, or a runtime without the hook).
+    public static func record(_ onEventLoops: Bool, in registry: PrometheusCollectorRegistry) {
+        registry.makeGauge(
+            name: "swift_tasks_on_event_loops",
+            help: "1: Swift tasks run on NIO's event loops (SWIFT_TASKS_ON_EVENT_LOOPS); 0: on Swift's pool"
+        ).set(to: onEventLoops ? 1.0 : 0.0)
     }
 
     /// Whether the settings ask for tasks on the event loops (`SWIFT_TASKS_ON_EVENT_LOOPS`, default `true`).
