@@ -7,9 +7,8 @@ import ServiceRuntime
 enum IngestMain {
     static func main() async {
         await ServiceMain.start("ingest") { environment, logger in
-            let onEventLoops = try EventLoopConcurrency.install(environment)
             let registry = MetricsBootstrap.registry()
-            EventLoopConcurrency.record(onEventLoops, in: registry)
+            try EventLoopConcurrency.install(environment, registry: registry)
             return try buildApplication(settings: try IngestSettings(environment), registry: registry, logger: logger)
         }
     }

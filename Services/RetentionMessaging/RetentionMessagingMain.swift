@@ -10,9 +10,8 @@ enum RetentionMessagingMain {
         await ServiceMain.start("retention-messaging") { environment, logger in
             // Tasks on NIO's event loops, as in ingest (`SWIFT_TASKS_ON_EVENT_LOOPS`): the request, its PostgreSQL
             // query and its answer do their I/O where the handler runs, with no hop to Swift's pool and back.
-            let onEventLoops = try EventLoopConcurrency.install(environment)
             let registry = MetricsBootstrap.registry()
-            EventLoopConcurrency.record(onEventLoops, in: registry)
+            try EventLoopConcurrency.install(environment, registry: registry)
             return try buildApplication(
                 settings: try RetentionSettings(environment), registry: registry, logger: logger)
         }

@@ -12,17 +12,14 @@ public import Prometheus
 public enum EventLoopConcurrency {
     /// Makes NIO's singleton event loops Swift's global executor unless `SWIFT_TASKS_ON_EVENT_LOOPS` is `false`
     /// (``EventLoopGlobalExecutor``: jobs run as the generic executor runs them, so a hop between nonisolated
-    /// functions queues nothing). Call it first in `main`, before any task is started; returns whether the event
-    /// loops took over. A value other than `true` or `false` stops the service.
-    @discardableResult
-    public static func install(_ settings: EnvironmentSettings) throws(SettingsError) -> Bool {
-        guard try self.isRequested(settings) else { return false }
-        return EventLoopGlobalExecutor.install()
-    }
-
-    /// Shows on `/metrics` where the service's tasks run: `swift_tasks_on_event_loops` 1 when the event loops took
-    /// over, 0 on Swift's pool (asked for with `false`, or a runtime without the hook).
-    public static func record(_ onEventLoops: Bool, in registry: PrometheusCollectorRegistry) {
+    /// functions queues nothing), and shows on `registry`'s `/metrics` where the tasks run:
+    /// `swift_tasks_on_event_loops` 1 when the event loops took over, 0 on Swift's pool (asked for with `false`, or a
+    /// runtime without the hook). Call it first in `main`, before any task is started. A value other than `true` or
+    /// `false` stops the service.
+    public static func install(_ settings: EnvironmentSettings, registry: PrometheusCollectorRegistry)
+        throws(SettingsError)
+    {
+        let onEventLoops = try self.isRequested(settings) && EventLoopGlobalExecutor.install()
         registry.makeGauge(
             name: "swift_tasks_on_event_loops",
             help: "1: Swift tasks run on NIO's event loops (SWIFT_TASKS_ON_EVENT_LOOPS); 0: on Swift's pool"
