@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 
 /// A bare Hummingbird server: 200 OK to `POST /notifications` after reading the body (the baseline ingest is
@@ -7,7 +8,11 @@ import Hummingbird
 @main
 enum HTTPBaselineMain {
     static func main() async throws {
-        let port = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 8090
+        let argument = CommandLine.arguments.dropFirst().first
+        guard let port = argument.map({ Int($0) }) ?? 8090, (1...65535).contains(port) else {
+            FileHandle.standardError.write(Data("usage: http-baseline [PORT]   (1-65535, default 8090)\n".utf8))
+            exit(2)
+        }
         let router = Router()
         router.post("/notifications") { request, _ -> HTTPResponse.Status in
             var request = request

@@ -26,7 +26,9 @@ struct BenchmarkOptions {
         while let flag = remaining.popFirst() {
             guard let value = remaining.popFirst() else { throw BenchmarkUsageError(flag: flag) }
             switch flag {
-            case "--seconds": self.seconds = Double(value) ?? self.seconds
+            case "--seconds":
+                guard let seconds = Double(value), seconds > 0 else { throw BenchmarkUsageError(flag: flag) }
+                self.seconds = seconds
             case "--notification": self.notification = URL(fileURLWithPath: value)
             case "--root": self.root = URL(fileURLWithPath: value)
             case "--cores":

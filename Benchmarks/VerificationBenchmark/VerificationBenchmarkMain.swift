@@ -15,7 +15,14 @@ import PipelineRecords
 @main
 enum VerificationBenchmarkMain {
     static func main() async throws {
-        let options = try BenchmarkOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+        let options: BenchmarkOptions
+        do {
+            options = try BenchmarkOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+        } catch {
+            // A wrong argument is the caller's mistake: say how to call it, exit 2, no crash report.
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(2)
+        }
         let signedPayload = String(decoding: try Data(contentsOf: options.notification), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let verifier = try Self.makeVerifier(root: options.root)
