@@ -8,8 +8,9 @@ import Hummingbird
 @main
 enum HTTPBaselineMain {
     static func main() async throws {
-        let argument = CommandLine.arguments.dropFirst().first
-        guard let port = argument.map({ Int($0) }) ?? 8090, (1...65535).contains(port) else {
+        // No argument: 8090; anything that is not a port number (0 stands for it): the usage.
+        let port = CommandLine.arguments.dropFirst().first.map { Int($0) ?? 0 } ?? 8090
+        guard (1...65535).contains(port) else {
             FileHandle.standardError.write(Data("usage: http-baseline [PORT]   (1-65535, default 8090)\n".utf8))
             exit(2)
         }
