@@ -11,6 +11,8 @@
 # .build/benchmarks/<time>[-smoke]), whatever happens. Every part runs even when one before it failed; the run then
 # names the parts that failed, shows the end of their error output, and exits 1.
 # A part fails when its script exits non-zero, which includes every baseline found implausible (Benchmarks/plausible.py).
+# Under each part: how much of the CPU the hypervisor took while it ran (Benchmarks/steal.py; a figure measured while
+# the host ran other guests on these cores reads worse than the code is).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 smoke=false
@@ -74,6 +76,8 @@ for part in "${parts[@]}"; do
     number=$((number + 1))
     read -r -a arguments <<< "$args"
     started=$(date +%s)
+    python3 Benchmarks/steal.py watch "$out/$name.steal" &
+    steal_watch=$!
     echo "# $number. $name (BENCHMARK_TRACING=$tracing Benchmarks/$script ${arguments[*]})"
     if BENCHMARK_TRACING=$tracing Benchmarks/"$script" "${arguments[@]}" > "$out/$name.txt" 2> "$out/$name.log"; then
         # Build chatter stays in the files; the tables come here.
@@ -85,6 +89,8 @@ for part in "${parts[@]}"; do
         echo "FAILED: $name (Benchmarks/$script exited $status after $(($(date +%s) - started)) s); the end of its errors:"
         tail -n 20 "$out/$name.log" | sed 's/^/    /'
     fi
+    kill "$steal_watch" 2>/dev/null; wait "$steal_watch" 2>/dev/null
+    python3 Benchmarks/steal.py report "$out/$name.steal" || failed+=("$name (its steal watch)")
     echo
 done
 
