@@ -78,6 +78,8 @@ for part in "${parts[@]}"; do
     started=$(date +%s)
     python3 Benchmarks/steal.py watch "$out/$name.steal" &
     steal_watch=$!
+    # Its first sample is written before the part starts (and its SIGTERM handler is in place by then).
+    until [[ -s $out/$name.steal ]] || ! kill -0 "$steal_watch" 2>/dev/null; do sleep 0.05; done
     echo "# $number. $name (BENCHMARK_TRACING=$tracing Benchmarks/$script ${arguments[*]})"
     if BENCHMARK_TRACING=$tracing Benchmarks/"$script" "${arguments[@]}" > "$out/$name.txt" 2> "$out/$name.log"; then
         # Build chatter stays in the files; the tables come here.
