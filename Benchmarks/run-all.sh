@@ -96,6 +96,13 @@ for part in "${parts[@]}"; do
     echo
 done
 
+# MARK: the goals, beside this run's figures (read from the parts' tables: a table that changed without
+# Benchmarks/goals.py fails the run, the smoke run too)
+
+echo "# Goals (docs/performance.md)"
+$smoke && echo "(a smoke run: its figures and verdicts mean nothing; what is checked is that every figure is read)"
+python3 Benchmarks/goals.py "$out" "${failed[@]}" || failed+=("goals")
+echo
 echo "Every part's output: $out"
 if ((${#failed[@]} > 0)); then
     echo "FAILED parts: ${failed[*]}" >&2
