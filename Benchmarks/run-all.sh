@@ -12,7 +12,8 @@
 # names the parts that failed, shows the end of their error output, and exits 1.
 # A part fails when its script exits non-zero, which includes every baseline found implausible (Benchmarks/plausible.py).
 # Under each part: how much of the CPU the hypervisor took while it ran (Benchmarks/steal.py; a figure measured while
-# the host ran other guests on these cores reads worse than the code is).
+# the host ran other guests on these cores reads worse than the code is). At the end: the goals beside this run's
+# figures, each with its verdict (Benchmarks/goals.py; a figure it cannot find in a part that ran fails the run).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 smoke=false
