@@ -2,8 +2,8 @@ import Foundation
 
 /// A compact JWS (`header.payload.signature`) split into its three base64url segments, without copying.
 struct CompactJWS: Sendable {
-    /// The whole serialization, as bytes.
-    let bytes: [UInt8]
+    /// The whole serialization, as bytes (a slice of the caller's array when it gave one: ingest's body is not copied).
+    let bytes: ArraySlice<UInt8>
     /// The protected header segment (still base64url).
     let header: ArraySlice<UInt8>
     /// The payload segment (still base64url).
@@ -18,9 +18,11 @@ struct CompactJWS: Sendable {
 
     /// Splits a compact serialization; surrounding whitespace (a trailing newline in a file) is ignored.
     init(_ text: some Collection<UInt8>) throws(VerificationError) {
-        let bytes = text.withContiguousStorageIfAvailable { Array($0) } ?? Array(text)
-        var start = 0
-        var end = bytes.count
+        let bytes: ArraySlice<UInt8> =
+            (text as? ArraySlice<UInt8>) ?? (text as? [UInt8])?[...]
+            ?? ArraySlice(text.withContiguousStorageIfAvailable { Array($0) } ?? Array(text))
+        var start = bytes.startIndex
+        var end = bytes.endIndex
         while start < end, Self.isWhitespace(bytes[start]) { start += 1 }
         while end > start, Self.isWhitespace(bytes[end - 1]) { end -= 1 }
         guard let firstDot = Self.firstDot(in: bytes, from: start, to: end),
@@ -41,12 +43,13 @@ struct CompactJWS: Sendable {
     }
 
     /// The index of the first `.` in `bytes[start..<end]`, found with `memchr` (a JWS is ~20 KB of base64url).
-    private static func firstDot(in bytes: [UInt8], from start: Int, to end: Int) -> Int? {
+    private static func firstDot(in bytes: ArraySlice<UInt8>, from start: Int, to end: Int) -> Int? {
         guard start < end else { return nil }
         return bytes.withUnsafeBufferPointer { buffer -> Int? in
-            let base = buffer.baseAddress!
-            guard let found = memchr(base + start, Int32(UInt8(ascii: ".")), end - start) else { return nil }
-            return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            let base = buffer.baseAddress!  // at bytes.startIndex
+            let from = start - bytes.startIndex
+            guard let found = memchr(base + from, Int32(UInt8(ascii: ".")), end - start) else { return nil }
+            return bytes.startIndex + base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
     }
 
