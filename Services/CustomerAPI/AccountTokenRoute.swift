@@ -14,7 +14,6 @@ import Storage
 /// entitlement; the entitlement-updater reads it when a claim arrives, under the purchase's lock.
 struct AccountTokenRoute: Sendable {
     let owners: AccountTokenOwners
-    let bodyTimeout: Duration
     let outcomes: LabelledCounter
 
     /// The JSON body.
@@ -43,7 +42,7 @@ struct AccountTokenRoute: Sendable {
             throw PurchaseRefusal(
                 status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
         }
-        let bytes = try await BoundedBody.read(request, limit: 4096, timeout: self.bodyTimeout)
+        let bytes = try await BoundedBody.read(request, limit: 4096)
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)) else {
             throw PurchaseRefusal(
                 status: .badRequest, code: "bad-body",

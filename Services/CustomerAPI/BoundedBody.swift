@@ -1,18 +1,18 @@
 import Hummingbird
 import ServiceRuntime
 
-/// Reads a request body within a size limit and a deadline, so no route of customer-api waits for a slow or
-/// endless body: 413 above the limit (before reading when the length is announced), 408 past the deadline
-/// (`HTTP_BODY_TIMEOUT_MS`).
+/// Reads a request body within a size limit, so no route of customer-api waits for a slow or endless body: 413 above
+/// the limit (before reading when the length is announced), 408 past the server's body deadline
+/// (`HTTP_BODY_TIMEOUT_MS`, ``RequestDeadlineHandler``).
 enum BoundedBody {
     /// The whole body, or the refusal to answer with.
-    static func read(_ request: Request, limit: Int, timeout: Duration) async throws(PurchaseRefusal) -> ByteBuffer {
+    static func read(_ request: Request, limit: Int) async throws(PurchaseRefusal) -> ByteBuffer {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw Self.tooLarge(limit)
         }
         do {
-            return try await withDeadline(timeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
+            return try await request.body.collect(upTo: limit)
+        } catch is BodyDeadlineExceeded {
             throw PurchaseRefusal(
                 status: .requestTimeout, code: "body-timeout", message: "the body did not arrive in time")
         } catch {

@@ -21,8 +21,6 @@ struct ConsumptionFactsRoute: Sendable {
     let signing: RecordSigner
     let database: PostgresClient
     let applyWait: Duration
-    /// How long the body may take to arrive (then 408).
-    let bodyTimeout: Duration
     let outcomes: LabelledCounter
     let logger: Logger
 
@@ -52,7 +50,7 @@ struct ConsumptionFactsRoute: Sendable {
         }
         let bytes: ByteBuffer
         do {
-            bytes = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
+            bytes = try await BoundedBody.read(request, limit: 1 << 16)
         } catch {
             self.outcomes.increment("bad-request")
             return error.response

@@ -93,19 +93,19 @@ func buildRouter(
         defaultEnvironment: settings.defaultLookupEnvironment, outcomes: outcomes
     ).add(to: v1)
     AccountTokenRoute(
-        owners: AccountTokenOwners(client: database, logger: logger), bodyTimeout: settings.http.bodyTimeout,
+        owners: AccountTokenOwners(client: database, logger: logger),
         outcomes: outcomes
     )
     .add(to: v1)
     OfferRoute(
         history: OfferHistoryLookup(client: database, logger: logger), key: settings.offers?.key,
         catalog: settings.offerCatalog,
-        bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes
+        outcomes: outcomes
     )
     .add(to: v1)
     WebhookRoutes(
         administration: WebhookAdministration(client: database, logger: logger), addresses: settings.webhookAddresses,
-        outcomes: outcomes, bodyTimeout: settings.http.bodyTimeout
+        outcomes: outcomes
     ).add(to: adminV1)
     var services: [any Service] = [database, directory]
     var checks: [DependencyProbe.Check] = [
@@ -124,14 +124,14 @@ func buildRouter(
             configuration: KafkaProducerConfiguration(client: purchases.kafka), logger: logger)
         let intake = PurchaseIntake(verifiers: verifiers, purchaseImport: client.map(PurchaseImport.init))
         PurchaseRoutes(
-            settings: purchases, bodyTimeout: settings.http.bodyTimeout,
+            settings: purchases,
             intake: intake, proofs: DeviceProofs(verifyAppTransaction: intake.verifyAppTransaction),
             producer: producer, lookup: lookup, views: views, outcomes: outcomes, logger: logger
         ).add(to: v1)
         ConsumptionFactsRoute(
             producer: producer, topics: purchases.topics, signing: purchases.signing, database: database,
             applyWait: purchases.applyWait,
-            bodyTimeout: settings.http.bodyTimeout, outcomes: outcomes,
+            outcomes: outcomes,
             logger: logger
         ).add(to: v1)
         SupportRoutes(
@@ -139,8 +139,7 @@ func buildRouter(
             topics: purchases.topics,
             signing: purchases.signing, lookup: lookup,
             support: SupportLookup(client: database, logger: logger),
-            deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes,
-            bodyTimeout: settings.http.bodyTimeout
+            deadLetters: DeadLetters(client: database, logger: logger), outcomes: outcomes
         ).add(to: adminV1)
         services += [http, producer]
         checks.append(.broker(producer))

@@ -25,7 +25,6 @@ struct OfferRoute: Sendable {
     /// nil: the route answers 503 `not-configured`.
     let key: OfferSigningKey?
     let catalog: OfferCatalog
-    let bodyTimeout: Duration
     let outcomes: LabelledCounter
 
     /// The JSON body.
@@ -76,7 +75,7 @@ struct OfferRoute: Sendable {
             throw PurchaseRefusal(
                 status: .badRequest, code: "bad-app-user-id", message: "an app user id is 1 to 128 characters")
         }
-        let bytes = try await BoundedBody.read(request, limit: 4096, timeout: self.bodyTimeout)
+        let bytes = try await BoundedBody.read(request, limit: 4096)
         guard let body = try? JSONDecoder().decode(Body.self, from: Data(bytes.readableBytesView)),
             !body.productId.isEmpty, body.productId.count <= 256
         else {

@@ -18,8 +18,6 @@ import Storage
 /// is committed, or 202 with where to look when the wait bound passes first.
 struct PurchaseRoutes {
     let settings: CustomerAPISettings.PurchaseSettings
-    /// How long the body may take to arrive (then 408).
-    let bodyTimeout: Duration
     let intake: PurchaseIntake
     let proofs: DeviceProofs
     let producer: KafkaProducer
@@ -96,7 +94,7 @@ struct PurchaseRoutes {
     /// The JSON body, refused above the size limit before it is read in full.
     private func body(_ request: Request) async throws(PurchaseRefusal) -> PurchaseBody {
         let buffer = try await BoundedBody.read(
-            request, limit: self.settings.maximumBodyBytes, timeout: self.bodyTimeout)
+            request, limit: self.settings.maximumBodyBytes)
         do {
             return try JSONDecoder().decode(PurchaseBody.self, from: Data(buffer.readableBytesView))
         } catch {

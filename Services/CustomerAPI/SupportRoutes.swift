@@ -26,8 +26,6 @@ struct SupportRoutes: Sendable {
     let support: SupportLookup
     let deadLetters: DeadLetters
     let outcomes: LabelledCounter
-    /// How long a body may take to arrive (then 408).
-    let bodyTimeout: Duration
 
     func add(to group: RouterGroup<CustomerAPIContext>) {
         let admin = group.group("admin/apps/:bundleId")
@@ -312,7 +310,7 @@ struct SupportRoutes: Sendable {
 
     /// Decodes a JSON body (at most 64 KiB, within the body deadline) or answers 400 (413, 408).
     func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        let body = try await BoundedBody.read(request, limit: 1 << 16, timeout: self.bodyTimeout)
+        let body = try await BoundedBody.read(request, limit: 1 << 16)
         do {
             return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
         } catch {

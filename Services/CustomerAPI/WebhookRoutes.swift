@@ -13,7 +13,6 @@ struct WebhookRoutes: Sendable {
     let administration: WebhookAdministration
     let addresses: EndpointAddressPolicy
     let outcomes: LabelledCounter
-    let bodyTimeout: Duration
 
     static let environments = ["Production", "Sandbox", "Xcode", "LocalTesting"]
     static let maximumBody = 16 * 1024
@@ -204,7 +203,7 @@ struct WebhookRoutes: Sendable {
     /// The JSON body decoded (ISO 8601 times), or whether it was empty or not that JSON; a body too large or too slow
     /// is refused with 413 or 408.
     private func body<T: Decodable>(_ request: Request) async throws -> Body<T> {
-        let buffer = try await BoundedBody.read(request, limit: Self.maximumBody, timeout: self.bodyTimeout)
+        let buffer = try await BoundedBody.read(request, limit: Self.maximumBody)
         guard buffer.readableBytes > 0 else { return .empty }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

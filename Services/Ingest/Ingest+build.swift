@@ -44,7 +44,6 @@ func buildApplication(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
         edge: edge, trustedProxies: settings.http.trustedProxies,
         producer: producer, topics: settings.topics, maximumBodyBytes: settings.maximumBodyBytes,
-        bodyTimeout: settings.http.bodyTimeout,
         metrics: metrics, logger: logger
     ).addRoutes(to: router)
     return Application(

@@ -22,9 +22,9 @@ struct NotificationController: Sendable {
     let producer: KafkaProducer
     /// The raw topic is where accepted notifications go.
     let topics: PipelineTopics
+    /// The largest body taken (413 above it). How long it may take to arrive is the server's body deadline
+    /// (``RequestDeadlineHandler``, `HTTP_BODY_TIMEOUT_MS`): a stalled or trickling client gets 408.
     let maximumBodyBytes: Int
-    /// How long the body may take to arrive (a stalled or trickling client gets 408).
-    let bodyTimeout: Duration
     let metrics: IngestMetrics
     let logger: Logger
 
@@ -53,14 +53,9 @@ struct NotificationController: Sendable {
             return self.refuse(tooLarge, requestID: requestID)  // refused before a byte of it is read
         }
         let body: [UInt8]
-        let limit = self.maximumBodyBytes
         do {
-            body = Array(
-                buffer: try await withDeadline(self.bodyTimeout) {
-                    var request = request
-                    return try await request.collectBody(upTo: limit)
-                })
-        } catch is DeadlineExceeded {
+            body = try await request.bodyBytes(upTo: self.maximumBodyBytes)
+        } catch is BodyDeadlineExceeded {
             return self.refuse(
                 AdmissionRejection(status: 408, code: "body-timeout", message: "the body did not arrive in time"),
                 requestID: requestID)

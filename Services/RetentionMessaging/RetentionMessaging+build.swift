@@ -57,7 +57,7 @@ func buildApplication(
         newChains: NewChainBudget(perSecond: settings.newChainsPerSecond), trustedProxies: settings.http.trustedProxies,
         facts: RetentionFacts(client: database, logger: logger), rules: settings.rules,
         offerKey: settings.offers?.key, producer: producer, topic: settings.topics.retentionOffered,
-        maximumBodyBytes: settings.maximumBodyBytes, bodyTimeout: settings.http.bodyTimeout,
+        maximumBodyBytes: settings.maximumBodyBytes,
         replays: replays, answerRecorder: answerRecorder, outcomes: outcomes,
         events: events, logger: logger
     ).add(to: router)

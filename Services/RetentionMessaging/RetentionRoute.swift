@@ -27,9 +27,9 @@ struct RetentionRoute: Sendable {
     let offerKey: OfferSigningKey?
     let producer: KafkaProducer
     let topic: String
+    /// The largest body taken (413 above it); how long it may take to arrive is the server's body deadline
+    /// (`HTTP_BODY_TIMEOUT_MS`; then 408), like every other door's.
     let maximumBodyBytes: Int
-    /// How long a body may take to arrive (`HTTP_BODY_TIMEOUT_MS`; then 408), like every other door's.
-    let bodyTimeout: Duration
     /// Stale requests refused, repeats answered as the first time (no second event, no new signature).
     let replays: RealtimeReplayWindow
     /// Writes this replica's answers to the replicas' shared store (``RealtimeAnswers``) in batches; a request this
@@ -60,15 +60,15 @@ struct RetentionRoute: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
         }
-        let bytes: ByteBuffer
+        let bytes: [UInt8]
         do {
-            bytes = try await withDeadline(self.bodyTimeout) { try await request.body.collect(upTo: limit) }
-        } catch is DeadlineExceeded {
+            bytes = try await request.bodyBytes(upTo: limit)
+        } catch is BodyDeadlineExceeded {
             return self.refuse(.requestTimeout, "body-timeout", "the body did not arrive in time")
         } catch {
             return self.refuse(.contentTooLarge, "body-too-large", "the body exceeds \(limit) bytes")
         }
-        guard let body = try? FastJSONDecoder().decode(RealtimeRequestBody.self, from: Array(bytes.readableBytesView)),
+        guard let body = try? FastJSONDecoder().decode(RealtimeRequestBody.self, from: bytes),
             let signed = body.signedPayload
         else {
             return self.refuse(.badRequest, "bad-body", #"expected {"signedPayload": "<JWS>"}"#)

@@ -65,13 +65,15 @@ public final class InFlightCounter: Sendable {
 }
 
 extension HTTPSettings {
-    /// The HTTP/1 server with these settings' idle timeout and header deadline.
+    /// The HTTP/1 server with these settings' idle timeout, header deadline and body deadline
+    /// (``RequestDeadlineHandler``).
     public var server: HTTPServerBuilder {
-        let deadline = TimeAmount(self.headerTimeout)
-        return .http1(
+        .http1(
             configuration: HTTP1Channel.Configuration(
                 additionalChannelHandlers: [
-                    HeaderDeadlineHandler(deadline: deadline, keepAliveDeadline: TimeAmount(self.idleTimeout))
+                    RequestDeadlineHandler(
+                        headerDeadline: TimeAmount(self.headerTimeout), keepAliveDeadline: TimeAmount(self.idleTimeout),
+                        bodyDeadline: TimeAmount(self.bodyTimeout))
                 ],
                 idleTimeout: TimeAmount(self.idleTimeout)))
     }

@@ -3,7 +3,7 @@ public import RdKafka
 /// Where a service's HTTP endpoints listen and how much they take: `HTTP_HOST` (default `0.0.0.0`),
 /// `HTTP_PORT`, `HTTP_MAX_CONCURRENT_REQUESTS` (default 256: more are shed with 503), `HTTP_IDLE_TIMEOUT_MS`
 /// (default 30000: a connection that sends nothing for that long is closed) and `HTTP_BODY_TIMEOUT_MS`
-/// (default 10000: a request whose body has not arrived by then gets 408).
+/// (default 10000, more than 0: a request whose body has not arrived by then, from its head, gets 408).
 public struct HTTPSettings: Sendable, Hashable {
     public var host: String
     public var port: Int
@@ -35,6 +35,7 @@ public struct HTTPSettings: Sendable, Hashable {
         self.bodyTimeout = try settings.milliseconds("HTTP_BODY_TIMEOUT_MS", default: self.bodyTimeout)
         self.headerTimeout = try settings.milliseconds("HTTP_HEADER_TIMEOUT_MS", default: self.headerTimeout)
         guard self.headerTimeout > .zero else { throw SettingsError("HTTP_HEADER_TIMEOUT_MS must be more than 0") }
+        guard self.bodyTimeout > .zero else { throw SettingsError("HTTP_BODY_TIMEOUT_MS must be more than 0") }
         self.trustedProxies = try TrustedProxies(parsing: settings.list("HTTP_TRUSTED_PROXIES"))
         if let text = settings.values["OPERATIONS_PORT"], !text.isEmpty {
             guard let port = Int(text), (1...65_535).contains(port), port != self.port else {
