@@ -43,7 +43,8 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
     let headerDeadline: TimeAmount
     let keepAliveDeadline: TimeAmount
     let bodyDeadline: TimeAmount
-    /// The shortest of the three: how long the timer waits at most before it looks again.
+    /// The shortest of the three (at least 10 ms, so a deadline of zero cannot spin the loop): how long the timer waits
+    /// at most before it looks again.
     private let interval: TimeAmount
     /// Only touched on the channel's event loop, as the timer.
     private var phase: Phase = .serving
@@ -53,7 +54,7 @@ final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandle
         self.headerDeadline = headerDeadline
         self.keepAliveDeadline = max(headerDeadline, keepAliveDeadline)
         self.bodyDeadline = bodyDeadline
-        self.interval = min(headerDeadline, bodyDeadline)
+        self.interval = max(.milliseconds(10), min(headerDeadline, bodyDeadline))
     }
 
     // MARK: - The connection's life
