@@ -7,7 +7,8 @@ import Testing
 
 /// The relay's cursor in a real PostgreSQL: rows are published in the order their transactions wrote them, a row
 /// whose transaction commits after a later one was published is still published (the reason an id cursor would not
-/// do), and a batch the broker did not take moves nothing.
+/// do), a batch the broker did not take moves nothing, and a batch read ahead is published next only while the cursor
+/// is where it begins.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct OutboxRelayTests {
     let logger: Logger = {
         var logger = Logger(label: "outbox-relay-test")
@@ -89,6 +90,70 @@ import Testing
                 logger: logger
             ).decode(Int.self) { publications.append(events) }
             #expect(publications == [2, 3], "one publication per transaction, with how many it published")
+        }
+    }
+
+    /// One relay pass with `limit` and `batches`; returns each batch's (event id, payload) pairs, in order.
+    static func batches(
+        _ relay: OutboxRelay, limit: Int, batches: Int, failing: Int? = nil
+    ) async throws -> [[String]] {
+        let published = Mutex<[[String]]>([])
+        struct BrokerAway: Error {}
+        _ = try await relay.relay(limit: limit, batches: batches) { rows in
+            try published.withLock {
+                if $0.count + 1 == failing { throw BrokerAway() }
+                $0.append(rows.map { "\($0.eventId) \($0.payload)" })
+            }
+        }
+        return published.withLock { $0 }
+    }
+
+    @Test func aBatchReadAheadIsPublishedNextOnlyWhileTheCursorIsWhereItBegins() async throws {
+        let logger = self.logger
+        try await withMigratedDatabase(logger: logger) { client, _ in
+            let replicaA = OutboxRelay(client: client, logger: logger)
+            let replicaB = OutboxRelay(client: client, logger: logger)
+            for name in ["e1", "e2", "e3", "e4", "e5", "e6"] {
+                try await client.withConnection { try await Self.insert(name, on: $0, logger: logger) }
+            }
+            #expect(try await Self.batches(replicaA, limit: 2, batches: 1) == [["e1 {}", "e2 {}"]])
+            // A row cannot change once written; changing e3 here shows whether it is read again.
+            try await client.query(
+                "UPDATE outbox SET payload = '{\"read\": \"again\"}' WHERE event_id = 'e3'", logger: logger)
+            try await client.withConnection { try await Self.insert("e7", on: $0, logger: logger) }
+            #expect(
+                try await Self.batches(replicaA, limit: 2, batches: 1) == [["e3 {}", "e4 {}"]],
+                "the batch read ahead in the last transaction, published without reading it again")
+            #expect(
+                try await Self.batches(replicaB, limit: 2, batches: 8) == [["e5 {}", "e6 {}"], ["e7 {}"]],
+                "another replica reads on from the cursor")
+            #expect(
+                try await Self.batches(replicaA, limit: 2, batches: 8) == [],
+                "e5 and e6, read ahead by A, were published by B meanwhile: nothing twice")
+            #expect(try await replicaA.backlog() == 0)
+        }
+    }
+
+    @Test func aFailedBatchAmongThoseReadAheadMovesNothing() async throws {
+        let logger = self.logger
+        try await withMigratedDatabase(logger: logger) { client, _ in
+            let relay = OutboxRelay(client: client, logger: logger)
+            for name in ["f1", "f2", "f3", "f4", "f5", "f6", "f7"] {
+                try await client.withConnection { try await Self.insert(name, on: $0, logger: logger) }
+            }
+            #expect(try await Self.batches(relay, limit: 2, batches: 1) == [["f1 {}", "f2 {}"]])
+            await #expect(throws: PostgresTransactionError.self, "the broker failed the carried batch") {
+                _ = try await Self.batches(relay, limit: 2, batches: 8, failing: 1)
+            }
+            await #expect(throws: PostgresTransactionError.self, "the broker failed a batch read ahead") {
+                _ = try await Self.batches(relay, limit: 2, batches: 8, failing: 2)
+            }
+            #expect(try await relay.backlog() == 5, "both transactions rolled back")
+            #expect(
+                try await Self.batches(relay, limit: 2, batches: 8)
+                    == [["f3 {}", "f4 {}"], ["f5 {}", "f6 {}"], ["f7 {}"]],
+                "published from the cursor, once each, in order")
+            #expect(try await relay.backlog() == 0)
         }
     }
 }
