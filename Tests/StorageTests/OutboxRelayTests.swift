@@ -7,8 +7,8 @@ import Testing
 
 /// The relay's cursor in a real PostgreSQL: rows are published in the order their transactions wrote them, a row
 /// whose transaction commits after a later one was published is still published (the reason an id cursor would not
-/// do), a batch the broker did not take moves nothing, and a batch read ahead is published next only while the cursor
-/// is where it begins.
+/// do), a batch the broker did not take moves nothing, and a batch carried over to the next transaction is published
+/// only while the cursor is where it begins.
 @Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct OutboxRelayTests {
     let logger: Logger = {
         var logger = Logger(label: "outbox-relay-test")
@@ -108,7 +108,7 @@ import Testing
         return published.withLock { $0 }
     }
 
-    @Test func aBatchReadAheadIsPublishedNextOnlyWhileTheCursorIsWhereItBegins() async throws {
+    @Test func aBatchCarriedOverIsPublishedNextOnlyWhileTheCursorIsWhereItBegins() async throws {
         let logger = self.logger
         try await withMigratedDatabase(logger: logger) { client, _ in
             let replicaA = OutboxRelay(client: client, logger: logger)
@@ -123,18 +123,18 @@ import Testing
             try await client.withConnection { try await Self.insert("e7", on: $0, logger: logger) }
             #expect(
                 try await Self.batches(replicaA, limit: 2, batches: 1) == [["e3 {}", "e4 {}"]],
-                "the batch read ahead in the last transaction, published without reading it again")
+                "the batch read after the last transaction's last, published without reading it again")
             #expect(
                 try await Self.batches(replicaB, limit: 2, batches: 8) == [["e5 {}", "e6 {}"], ["e7 {}"]],
                 "another replica reads on from the cursor")
             #expect(
                 try await Self.batches(replicaA, limit: 2, batches: 8) == [],
-                "e5 and e6, read ahead by A, were published by B meanwhile: nothing twice")
+                "e5 and e6, carried over by A, were published by B meanwhile: nothing twice")
             #expect(try await replicaA.backlog() == 0)
         }
     }
 
-    @Test func aFailedBatchAmongThoseReadAheadMovesNothing() async throws {
+    @Test func aFailedBatchCarriedOverOrReadOnMovesNothing() async throws {
         let logger = self.logger
         try await withMigratedDatabase(logger: logger) { client, _ in
             let relay = OutboxRelay(client: client, logger: logger)
@@ -145,7 +145,7 @@ import Testing
             await #expect(throws: PostgresTransactionError.self, "the broker failed the carried batch") {
                 _ = try await Self.batches(relay, limit: 2, batches: 8, failing: 1)
             }
-            await #expect(throws: PostgresTransactionError.self, "the broker failed a batch read ahead") {
+            await #expect(throws: PostgresTransactionError.self, "the second batch failed") {
                 _ = try await Self.batches(relay, limit: 2, batches: 8, failing: 2)
             }
             #expect(try await relay.backlog() == 5, "both transactions rolled back")

@@ -39,20 +39,20 @@ public struct OutboxRow: Sendable, Hashable {
 /// snapshot): every row such a transaction wrote is already visible, and every transaction that could still commit has
 /// a larger `writer_xid`, so no row ever commits behind the cursor (an `id` alone would not do: ids are taken when a
 /// row is inserted, not when it commits). Each relay transaction appends one row to `outbox_publications`, the newest
-/// of which is the cursor; nothing in `outbox` is updated, so publishing costs one small insert per transaction instead
-/// of a new version of every row and of its indexes. A write transaction that runs long (anywhere on the server: transaction
-/// ids are the cluster's) holds back what was written after it until it ends.
+/// of which is the cursor; nothing in `outbox` is updated, so publishing costs one small insert per transaction
+/// instead of a new version of every row and of its indexes. A write transaction that runs long (anywhere on the
+/// server: transaction ids are the cluster's) holds back what was written after it until it ends.
 ///
 /// A transaction-scoped advisory lock lets one replica publish at a time, so one customer's events can never
 /// overtake each other across replicas; the others find the lock taken and try again. A crash after `publish` and
 /// before the commit publishes those events again with the same `eventId` (at-least-once).
 ///
-/// **Reading ahead, and the batch carried over.** While the broker acknowledges a transaction's batches, the relay
-/// reads the next ones back to back, and one more after the transaction's last, which it keeps for its next
-/// transaction: that one publishes it at once if the cursor is still where the batch begins (no other replica published
-/// meanwhile). Such a batch stays exactly the next rows: they all come from transactions that had ended, any
-/// transaction still to commit has a larger `writer_xid` than every one of them, and no row ahead of the cursor is
-/// pruned. Only a full batch is carried: a short one was the last waiting, and more may have come since.
+/// **The batch carried over.** Each batch is read while the broker acknowledges the one before it; so is the batch
+/// after a transaction's last, which the relay keeps for its next transaction: that one publishes it at once if the cursor
+/// is still where the batch begins (no other replica published meanwhile), instead of waiting for it to be read again.
+/// Such a batch stays exactly the next rows: they all come from transactions that had ended, any transaction still to
+/// commit has a larger `writer_xid` than every one of them, and no row ahead of the cursor is pruned. Only a full
+/// batch is carried: a short one was the last waiting, and more may have come since.
 public struct OutboxRelay: Sendable {
     static let lockKey: Int64 = 0x4F55_5442_4F58_0001
     let client: PostgresClient
@@ -65,10 +65,10 @@ public struct OutboxRelay: Sendable {
         self.logger = logger
     }
 
-    /// Publishes batches of up to `limit` rows, at most `batches` of them in one transaction (read ahead while the
-    /// broker acknowledges them: see "reading ahead"; a batch short of `limit` was the last one waiting); returns how
-    /// many rows (0 when there were none or another replica holds the lock). `publish` gets one batch at a time, in
-    /// order, each once the one before it was acknowledged.
+    /// Publishes batches of up to `limit` rows, at most `batches` of them in one transaction (the next is read while
+    /// the broker acknowledges the last, the transaction's last included: see "the batch carried over"; a batch short
+    /// of `limit` was the last one waiting); returns how many rows (0 when there were none or another replica holds
+    /// the lock). `publish` gets one batch at a time, in order.
     public func relay(
         limit: Int, batches: Int = 8, publish: @escaping @Sendable ([OutboxRow]) async throws -> Void
     ) async throws -> Int {
@@ -85,56 +85,18 @@ public struct OutboxRelay: Sendable {
             if first == nil {
                 first = try await Self.nextBatch(after: cursor, limit: limit, on: connection, logger: logger)
             }
-            guard let first else { return 0 }
-            let (published, through) = try await Self.publish(
-                from: first, limit: limit, batches: batches, carried: carried, on: connection, logger: logger,
-                publish: publish)
-            try await connection.query(
-                """
-                INSERT INTO outbox_publications (through_xid, through_id, events)
-                VALUES (\(String(through.writer))::xid8, \(through.id), \(published))
-                """, logger: logger)
-            return published
-        }
-    }
-
-    // MARK: Reading ahead
-
-    /// Publishes `first` and the batches after it, at most `batches` in all, while a child task reads them back to
-    /// back on `connection` (and the one after them, kept in `carried`); returns how many rows were published and
-    /// the position of the last. A slow read then delays a batch only when reading falls behind producing as a whole:
-    /// on the benchmark's 2 cores a batch of 500 took ~4 ms to read alone, up to ~13 ms beside the broker, and
-    /// ~6.5 ms to produce. At most `batches` batches wait in memory. When `publish` throws, the group cancels the
-    /// reader and the error rolls the transaction back.
-    static func publish(
-        from first: Batch, limit: Int, batches: Int, carried: CarriedBatch, on connection: PostgresConnection,
-        logger: Logger, publish: @escaping @Sendable ([OutboxRow]) async throws -> Void
-    ) async throws -> (published: Int, through: Position) {
-        let (readAhead, reader) = AsyncThrowingStream.makeStream(of: Batch.self)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    // The transaction's other batches, then one to carry over; none after a short one.
-                    var last = first, read = 0
-                    while read < batches, last.rows.count == limit,
-                        let next = try await Self.nextBatch(
-                            after: last.through, limit: limit, on: connection, logger: logger)
-                    {
-                        reader.yield(next)
-                        last = next
-                        read += 1
-                    }
-                    reader.finish()
-                } catch {
-                    reader.finish(throwing: error)
-                }
-            }
-            var batch = first, published = 0
-            var batchesRead = readAhead.makeAsyncIterator()
+            guard var batch = first else { return 0 }
+            var published = 0
             for round in 1...batches {
-                try await publish(batch.rows)
-                published += batch.rows.count
-                guard let next = try await batchesRead.next() else { break }
+                let rows = batch.rows
+                async let acknowledged: Void = publish(rows)
+                let next =
+                    rows.count == limit
+                    ? try await Self.nextBatch(after: batch.through, limit: limit, on: connection, logger: logger)
+                    : nil
+                try await acknowledged
+                published += rows.count
+                guard let next else { break }
                 guard round < batches else {
                     // Published only if this transaction commits: a batch carried past a rollback follows a
                     // cursor that never moved, so the next transaction reads again.
@@ -143,8 +105,12 @@ public struct OutboxRelay: Sendable {
                 }
                 batch = next
             }
-            try await group.waitForAll()
-            return (published, batch.through)
+            try await connection.query(
+                """
+                INSERT INTO outbox_publications (through_xid, through_id, events)
+                VALUES (\(String(batch.through.writer))::xid8, \(batch.through.id), \(published))
+                """, logger: logger)
+            return published
         }
     }
 
