@@ -93,7 +93,8 @@ import Testing
         }
     }
 
-    /// One relay pass with `limit` and `batches`; returns each batch's (event id, payload) pairs, in order.
+    /// One relay pass with `limit` and `batches` (`publish` throws at batch number `failing`); returns each batch's
+    /// rows as "event-id payload", in order.
     static func batches(
         _ relay: OutboxRelay, limit: Int, batches: Int, failing: Int? = nil
     ) async throws -> [[String]] {
@@ -123,7 +124,7 @@ import Testing
             try await client.withConnection { try await Self.insert("e7", on: $0, logger: logger) }
             #expect(
                 try await Self.batches(replicaA, limit: 2, batches: 1) == [["e3 {}", "e4 {}"]],
-                "the batch read after the last transaction's last, published without reading it again")
+                "read after the previous transaction's last batch, published without reading it again")
             #expect(
                 try await Self.batches(replicaB, limit: 2, batches: 8) == [["e5 {}", "e6 {}"], ["e7 {}"]],
                 "another replica reads on from the cursor")
