@@ -48,8 +48,9 @@ public struct OutboxRow: Sendable, Hashable {
 /// before the commit publishes those events again with the same `eventId` (at-least-once).
 ///
 /// **The batch carried over.** Each batch is read while the broker acknowledges the one before it; so is the batch
-/// after a transaction's last, which the relay keeps for its next transaction: that one publishes it at once if the cursor
-/// is still where the batch begins (no other replica published meanwhile), instead of waiting for it to be read again.
+/// after a transaction's last, which the relay keeps for its next transaction: that one publishes it at once if the
+/// cursor is still where the batch begins (no other replica published meanwhile), instead of waiting for it to be read
+/// again.
 /// Such a batch stays exactly the next rows: they all come from transactions that had ended, any transaction still to
 /// commit has a larger `writer_xid` than every one of them, and no row ahead of the cursor is pruned. Only a full
 /// batch is carried: a short one was the last waiting, and more may have come since.
@@ -100,7 +101,7 @@ public struct OutboxRelay: Sendable {
                 guard round < batches else {
                     // Published only if this transaction commits: a batch carried past a rollback follows a
                     // cursor that never moved, so the next transaction reads again.
-                    carried.keep(next, following: batch.through, limit: limit)
+                    carried.keep(next, following: batch.through)
                     break
                 }
                 batch = next
@@ -125,13 +126,13 @@ public struct OutboxRelay: Sendable {
         var through: Position
     }
 
-    /// The full batch a transaction read after its last one, kept for the relay's next transaction.
+    /// The batch a transaction read after its last one, kept for the relay's next transaction (which uses it when full).
     final class CarriedBatch: Sendable {
         private let state = Mutex<(after: Position, batch: Batch)?>(nil)
 
-        /// Keeps `batch`, the rows after `after`, when it is full (`limit` rows).
-        func keep(_ batch: Batch, following after: Position, limit: Int) {
-            self.state.withLock { $0 = batch.rows.count == limit ? (after, batch) : nil }
+        /// Keeps `batch`, the rows after `after` (``take(following:limit:)`` gives back only a full one).
+        func keep(_ batch: Batch, following after: Position) {
+            self.state.withLock { $0 = (after, batch) }
         }
 
         /// The batch kept, when it follows `cursor` and has `limit` rows; forgotten either way.
