@@ -6,7 +6,8 @@ import Synchronization
 
 /// A consumer-group member with at-least-once semantics: the application stores an offset only after
 /// the message's effect is durable, and librdkafka commits stored offsets in the background and on
-/// rebalance. Partitions are assigned and revoked by librdkafka itself (classic protocol, no callback).
+/// rebalance. Partitions are assigned and revoked by librdkafka itself (classic protocol, no callback). A record that
+/// comes after a gap in its partition's offsets is held back and the partition read again (``OffsetGapGuard``).
 ///
 /// Every blocking call runs on the consumer's own serial queue, never on the cooperative pool.
 public final class KafkaConsumer: Sendable {
@@ -17,6 +18,22 @@ public final class KafkaConsumer: Sendable {
     private let groupID: String
     /// The offset stored last per partition: where this member's durable work ends (for ``assignment()``'s lags).
     private let stored = Mutex<[PartitionKey: Int64]>([:])
+    /// Reads a partition again when a record comes after a gap (``OffsetGapGuard``); used on the consumer's queue only.
+    private let gapGuard = Mutex(OffsetGapGuard())
+    private let gaps = Mutex(GapCounts())
+
+    /// How often this member met a record after a gap, and how those gaps ended.
+    public struct GapCounts: Sendable, Hashable {
+        /// Gaps met (each one read again from its first missing offset).
+        public var seen = 0
+        /// Gaps whose records arrived once read again.
+        public var filled = 0
+        /// Gaps accepted after lasting the confirmation time: records this member never saw.
+        public var accepted = 0
+    }
+
+    /// The gaps this member has met so far.
+    public var gapCounts: GapCounts { self.gaps.withLock { $0 } }
 
     /// A topic and partition.
     struct PartitionKey: Hashable, Sendable {
@@ -88,7 +105,8 @@ public final class KafkaConsumer: Sendable {
                     wait = Int32(clamping: max(0, (lingerEnd! - ContinuousClock.now).milliseconds))
                     let error = message.pointee.err
                     if error == RD_KAFKA_RESP_ERR_NO_ERROR {
-                        records.append(ConsumerRecord(message: message))
+                        let record = ConsumerRecord(message: message)
+                        if self.passesGapGuard(record) { records.append(record) }
                     } else if error == RD_KAFKA_RESP_ERR__FATAL {
                         continuation.resume(returning: .failure(KafkaError(.consume, "consumer", responseError: error)))
                         return
@@ -103,6 +121,73 @@ public final class KafkaConsumer: Sendable {
         let records = try result.get()
         KafkaTraffic.process.consumed(records, group: self.groupID)
         return records
+    }
+
+    // MARK: Gaps
+
+    /// Whether a message may be handed on: a message after a gap is dropped and its partition read again from the
+    /// offset that is missing (``OffsetGapGuard``). Runs on the consumer's queue (it may wait there for the broker).
+    private func passesGapGuard(_ record: ConsumerRecord) -> Bool {
+        let topic = record.topic
+        let partition = OffsetGapGuard.Partition(topic: topic, partition: record.partition)
+        let offset = record.offset
+        let verdict = self.gapGuard.withLock { gapGuard in
+            gapGuard.observe(partition, offset: offset, at: .now) { self.committedOffset(of: partition) }
+        }
+        let metadata: (Range<Int64>) -> Logger.Metadata = { missing in
+            [
+                "topic": "\(topic)", "partition": "\(partition.partition)", "group": "\(self.groupID)",
+                "missing": "\(missing.lowerBound)..<\(missing.upperBound)",
+            ]
+        }
+        switch verdict {
+        case .deliver:
+            return true
+        case .deliverArrived(let missing):
+            self.gaps.withLock { $0.filled += 1 }
+            self.logger.notice(
+                "the missing records arrived once the partition was read again", metadata: metadata(missing))
+            return true
+        case .deliverAfterGap(let missing):
+            self.gaps.withLock { $0.accepted += 1 }
+            self.logger.error(
+                "records missing from the partition for good; consuming on after them", metadata: metadata(missing))
+            return true
+        case .readAgain(let start, let missing, let firstSighting):
+            if firstSighting {
+                self.gaps.withLock { $0.seen += 1 }
+                self.logger.warning(
+                    "a record came after a gap; reading the partition again from the first missing offset",
+                    metadata: metadata(missing))
+            } else {
+                // Confirming a gap: not a busy loop against the broker.
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            self.seek(partition, to: start)
+            return false
+        }
+    }
+
+    /// The group's committed offset of a partition, nil when the broker does not give one within 2 s.
+    private func committedOffset(of partition: OffsetGapGuard.Partition) -> Int64? {
+        let list = rd_kafka_topic_partition_list_new(1)!
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        rd_kafka_topic_partition_list_add(list, partition.topic, partition.partition)
+        guard rd_kafka_committed(self.client.handle, list, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        let element = list.pointee.elems[0]
+        return element.err == RD_KAFKA_RESP_ERR_NO_ERROR && element.offset >= 0 ? element.offset : nil
+    }
+
+    /// Moves a partition's fetch position (librdkafka drops what it had fetched past it).
+    private func seek(_ partition: OffsetGapGuard.Partition, to offset: Int64) {
+        let list = rd_kafka_topic_partition_list_new(1)!
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        rd_kafka_topic_partition_list_add(list, partition.topic, partition.partition).pointee.offset = offset
+        if let error = rd_kafka_seek_partitions(self.client.handle, list, 2000) {
+            self.logger.warning(
+                "kafka seek failed", metadata: ["error": "\(String(cString: rd_kafka_error_string(error)))"])
+            rd_kafka_error_destroy(error)
+        }
     }
 
     // MARK: Offsets

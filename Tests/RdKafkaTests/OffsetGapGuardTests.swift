@@ -1,0 +1,100 @@
+import Testing
+
+@testable import RdKafka
+
+/// The decisions about records after a gap, without a broker: read the partition again, hand on what arrives, accept
+/// a gap only once it has lasted the confirmation time, and take a new assignment's committed start as no gap.
+@Suite struct OffsetGapGuardTests {
+    let partition = OffsetGapGuard.Partition(topic: "t", partition: 3)
+    let start = ContinuousClock.now
+
+    /// The guard with offsets 0...9 of `partition` handed on.
+    func guardAfterTenRecords() -> OffsetGapGuard {
+        var gapGuard = OffsetGapGuard(confirmation: .seconds(5))
+        for offset in Int64(0)..<10 {
+            #expect(gapGuard.observe(self.partition, offset: offset, at: self.start) { nil } == .deliver)
+        }
+        return gapGuard
+    }
+
+    @Test func consecutiveRecordsAndRecordsReadAgainAreHandedOn() {
+        var gapGuard = self.guardAfterTenRecords()
+        // A new assignment starting from an older committed offset: records again, nothing missing.
+        #expect(gapGuard.observe(self.partition, offset: 4, at: self.start) { nil } == .deliver)
+        #expect(gapGuard.observe(self.partition, offset: 5, at: self.start) { nil } == .deliver)
+        // Each partition is followed on its own.
+        let other = OffsetGapGuard.Partition(topic: "t", partition: 1)
+        #expect(gapGuard.observe(other, offset: 500, at: self.start) { nil } == .deliver)
+    }
+
+    @Test func aRecordAfterAGapIsDroppedAndThePartitionReadAgainUntilTheMissingOnesArrive() {
+        var gapGuard = self.guardAfterTenRecords()
+        var asked = 0
+        let first = gapGuard.observe(self.partition, offset: 26, at: self.start) {
+            asked += 1
+            return 8
+        }
+        #expect(first == .readAgain(from: 10, missing: 10..<26, firstSighting: true))
+        #expect(asked == 1, "a new gap asks for the committed offset once")
+        // The broker still shows the later batch first: read again, without asking again.
+        let again = gapGuard.observe(self.partition, offset: 26, at: self.start + .seconds(1)) {
+            asked += 1
+            return 8
+        }
+        #expect(again == .readAgain(from: 10, missing: 10..<26, firstSighting: false))
+        #expect(asked == 1)
+        // Then the missing batch arrives, and everything after it.
+        #expect(
+            gapGuard.observe(self.partition, offset: 10, at: self.start + .seconds(1)) { nil }
+                == .deliverArrived(missing: 10..<26))
+        for offset in Int64(11)...30 {
+            #expect(gapGuard.observe(self.partition, offset: offset, at: self.start + .seconds(1)) { nil } == .deliver)
+        }
+    }
+
+    @Test func aGapThatLastsTheConfirmationTimeIsAcceptedOnce() {
+        var gapGuard = self.guardAfterTenRecords()
+        #expect(
+            gapGuard.observe(self.partition, offset: 20, at: self.start) { nil }
+                == .readAgain(from: 10, missing: 10..<20, firstSighting: true))
+        #expect(
+            gapGuard.observe(self.partition, offset: 20, at: self.start + .milliseconds(4_999)) { nil }
+                == .readAgain(from: 10, missing: 10..<20, firstSighting: false))
+        #expect(
+            gapGuard.observe(self.partition, offset: 20, at: self.start + .seconds(5)) { nil }
+                == .deliverAfterGap(missing: 10..<20))
+        #expect(gapGuard.observe(self.partition, offset: 21, at: self.start + .seconds(5)) { nil } == .deliver)
+    }
+
+    @Test func aGapThatNarrowsKeepsItsFirstSighting() {
+        var gapGuard = self.guardAfterTenRecords()
+        _ = gapGuard.observe(self.partition, offset: 30, at: self.start) { nil }
+        // Part of what was missing became readable, the rest not yet: still the same gap, confirmed from the start.
+        #expect(
+            gapGuard.observe(self.partition, offset: 20, at: self.start + .seconds(3)) { nil }
+                == .readAgain(from: 10, missing: 10..<20, firstSighting: false))
+        #expect(
+            gapGuard.observe(self.partition, offset: 20, at: self.start + .seconds(5)) { nil }
+                == .deliverAfterGap(missing: 10..<20))
+    }
+
+    @Test func aNewAssignmentStartingAtTheCommittedOffsetIsNoGap() {
+        var gapGuard = self.guardAfterTenRecords()
+        // Another member read 10..<40 and committed 40; the partition came back here and starts there.
+        #expect(gapGuard.observe(self.partition, offset: 40, at: self.start) { 40 } == .deliver)
+        #expect(gapGuard.observe(self.partition, offset: 41, at: self.start) { nil } == .deliver)
+        // It committed 50, but the first record readable is 60: only 50..<60 is missing.
+        #expect(
+            gapGuard.observe(self.partition, offset: 60, at: self.start) { 50 }
+                == .readAgain(from: 50, missing: 50..<60, firstSighting: true))
+        #expect(
+            gapGuard.observe(self.partition, offset: 50, at: self.start) { nil } == .deliverArrived(missing: 50..<60))
+    }
+
+    @Test func anUnknownCommittedOffsetReadsAgainFromTheLastRecordHandedOn() {
+        var gapGuard = self.guardAfterTenRecords()
+        #expect(
+            gapGuard.observe(self.partition, offset: 12, at: self.start) { nil }
+                == .readAgain(from: 10, missing: 10..<12, firstSighting: true))
+    }
+}
