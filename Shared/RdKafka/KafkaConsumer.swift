@@ -30,6 +30,13 @@ public final class KafkaConsumer: Sendable {
         public var filled = 0
         /// Gaps accepted after lasting the confirmation time: records this member never saw.
         public var accepted = 0
+
+        /// Creates counts (tests and tools; members count their own in ``KafkaConsumer/gapCounts``).
+        public init(seen: Int = 0, filled: Int = 0, accepted: Int = 0) {
+            self.seen = seen
+            self.filled = filled
+            self.accepted = accepted
+        }
     }
 
     /// The gaps this member has met so far.

@@ -26,7 +26,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
     /// How long a batch keeps filling after its first record (zero: what is ready at once).
     public var linger: Duration = .zero
     public var maximumAttempts: Int = 20
-    /// Where the member's lag is reported (at most once a second, after a poll); nil: not reported.
+    /// Where the member's lag and the gaps it met are reported (at most once a second, after a poll); nil: not reported.
     public var lagMetric: ConsumerLagMetric?
     private let logger: Logger
 
@@ -53,7 +53,7 @@ public struct ConsumerLoop<Handler: BatchHandler>: Service {
                     self.consumer.storeOffsets(after: records)
                 }
                 if let lagMetric = self.lagMetric, ContinuousClock.now - lastLagReport >= .seconds(1) {
-                    lagMetric.report(self.consumer.assignment())
+                    lagMetric.report(self.consumer.assignment(), gaps: self.consumer.gapCounts)
                     lastLagReport = .now
                 }
             }

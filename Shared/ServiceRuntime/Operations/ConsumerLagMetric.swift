@@ -6,12 +6,17 @@ import Synchronization
 /// each partition it owns, as its own client sees it (the alert ConsumerLagHigh and the dashboard sum it by group;
 /// KEDA measures the same lag from the broker's side). A partition the member no longer owns is set to 0, so the
 /// sum over replicas counts each partition once. Beside it `kafka_consumer_assigned_partitions{group}`: how many
-/// partitions the member holds (0 until it has joined its group; 0 for a replica beyond the partition count).
+/// partitions the member holds (0 until it has joined its group; 0 for a replica beyond the partition count). And
+/// `kafka_consumer_offset_gaps_total{group,outcome}`: records that came after a gap in their partition (`seen`, each
+/// read again), gaps whose records then arrived (`filled`) and gaps accepted after 5 s (`accepted`: records the
+/// group never saw; the alert KafkaRecordsSkipped).
 public final class ConsumerLagMetric: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let group: String
     /// The partitions reported so far.
     private let reported = Mutex<Set<String>>([])
+    /// The member's gap counts at the last report.
+    private let reportedGaps = Mutex(KafkaConsumer.GapCounts())
 
     /// Declares the gauges of a consumer group in a registry.
     public init(registry: PrometheusCollectorRegistry, group: String) {
@@ -19,8 +24,20 @@ public final class ConsumerLagMetric: Sendable {
         self.group = group
     }
 
-    /// Sets the gauges to a member's current assignment: the number of partitions it holds and their lags.
-    public func report(_ assignment: KafkaConsumer.Assignment) {
+    /// Sets the gauges to a member's current assignment (the number of partitions it holds and their lags) and counts
+    /// the gaps it met since the last report (`gaps`: the member's totals so far).
+    public func report(_ assignment: KafkaConsumer.Assignment, gaps: KafkaConsumer.GapCounts = .init()) {
+        let previous = self.reportedGaps.withLock { reported in
+            defer { reported = gaps }
+            return reported
+        }
+        for (outcome, added) in [
+            ("seen", gaps.seen - previous.seen), ("filled", gaps.filled - previous.filled),
+            ("accepted", gaps.accepted - previous.accepted),
+        ] {
+            // Declared at the first report, so a group that never met a gap shows 0 rather than nothing.
+            self.gapCounter(outcome: outcome).increment(by: Int64(max(0, added)))
+        }
         self.assignedGauge.set(to: Double(assignment.partitions))
         var current: [String: (topic: String, partition: String, messages: Int64)] = [:]
         for lag in assignment.lags {
@@ -47,6 +64,15 @@ public final class ConsumerLagMetric: Sendable {
                 namespace: "kafka_consumer", metricName: "assigned", unitName: "partitions",
                 helpText: "Partitions this member holds now"),
             labels: [("group", self.group)])
+    }
+
+    /// The counter of gaps with one outcome.
+    private func gapCounter(outcome: String) -> Counter {
+        self.registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "kafka_consumer", metricName: "offset_gaps", unitName: "total",
+                helpText: "Records after a gap in their partition: seen (read again), filled, accepted (never seen)"),
+            labels: [("group", self.group), ("outcome", outcome)])
     }
 
     /// The gauge of one partition.

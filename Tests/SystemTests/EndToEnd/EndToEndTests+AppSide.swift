@@ -74,7 +74,7 @@ extension EndToEndTests {
     }
 
     /// The running binaries serve what the alerts and the dashboard query: look-up latency per route, the libraries'
-    /// swift-metrics (bootstrapped to the same registry by each main), consumer lag per group and freshness.
+    /// swift-metrics (bootstrapped to the same registry by each main), consumer lag per group, gaps and freshness.
     static func checkMetrics(_ sim: SimHarness, fleet: ServiceFleet) async throws {
         let customerAPI = try await fleet.metrics("customer-api", http: sim.http)
         #expect(
@@ -94,6 +94,10 @@ extension EndToEndTests {
         #expect(
             verifier.contains(#"kafka_consumer_lag_messages{group="chain-verifier",topic="appstore.notifications.raw""#)
         )
+        // Every gap either consumer met in its partitions filled when read again: none was consumed past.
+        #expect(
+            updater.contains(#"kafka_consumer_offset_gaps_total{group="entitlement-updater",outcome="accepted"} 0"#))
+        #expect(verifier.contains(#"kafka_consumer_offset_gaps_total{group="chain-verifier",outcome="accepted"} 0"#))
     }
 
     /// Every expected entitlement of the app's users, and of the customers whose renewal notification was
