@@ -20,7 +20,6 @@ public final class KafkaConsumer: Sendable {
     private let stored = Mutex<[PartitionKey: Int64]>([:])
     /// Reads a partition again when a record comes after a gap (``OffsetGapGuard``); used on the consumer's queue only.
     private let gapGuard = Mutex(OffsetGapGuard())
-    private let gaps = Mutex(GapCounts())
 
     /// How often this member met a record after a gap, and how those gaps ended.
     public struct GapCounts: Sendable, Hashable {
@@ -40,7 +39,7 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The gaps this member has met so far.
-    public var gapCounts: GapCounts { self.gaps.withLock { $0 } }
+    public var gapCounts: GapCounts { self.gapGuard.withLock { $0.counts } }
 
     /// A topic and partition.
     struct PartitionKey: Hashable, Sendable {
@@ -151,18 +150,15 @@ public final class KafkaConsumer: Sendable {
         case .deliver:
             return true
         case .deliverArrived(let missing):
-            self.gaps.withLock { $0.filled += 1 }
             self.logger.notice(
                 "the missing records arrived once the partition was read again", metadata: metadata(missing))
             return true
         case .deliverAfterGap(let missing):
-            self.gaps.withLock { $0.accepted += 1 }
             self.logger.error(
                 "records missing from the partition for good; consuming on after them", metadata: metadata(missing))
             return true
         case .readAgain(let start, let missing, let firstSighting):
             if firstSighting {
-                self.gaps.withLock { $0.seen += 1 }
                 self.logger.warning(
                     "a record came after a gap; reading the partition again from the first missing offset",
                     metadata: metadata(missing))

@@ -45,6 +45,8 @@ struct OffsetGapGuard: Sendable {
     /// How long a gap must last before it is accepted.
     let confirmation: Duration
     private var partitions: [Partition: State] = [:]
+    /// The gaps decided about so far, by how they ended.
+    private(set) var counts = KafkaConsumer.GapCounts()
 
     /// Creates a guard that accepts a gap after `confirmation`.
     init(confirmation: Duration = .seconds(5)) {
@@ -53,10 +55,24 @@ struct OffsetGapGuard: Sendable {
 
     // MARK: Deciding
 
-    /// Decides about the record at `offset` of `partition`, seen at `now`. `committed` gives the group's committed
-    /// offset of the partition (nil when unknown); it is asked only on a new gap, where a start past the gap means the
-    /// partition was assigned anew after another member had read it.
+    /// Decides about the record at `offset` of `partition`, seen at `now`, and counts the gap it begins, fills or
+    /// accepts. `committed` gives the group's committed offset of the partition (nil when unknown); it is asked only on
+    /// a new gap, where a start past the gap means the partition was assigned anew after another member had read it.
     mutating func observe(
+        _ partition: Partition, offset: Int64, at now: ContinuousClock.Instant, committed: () -> Int64?
+    ) -> Verdict {
+        let verdict = self.decide(partition, offset: offset, at: now, committed: committed)
+        switch verdict {
+        case .deliver, .readAgain(_, _, firstSighting: false): break
+        case .readAgain(_, _, firstSighting: true): self.counts.seen += 1
+        case .deliverArrived: self.counts.filled += 1
+        case .deliverAfterGap: self.counts.accepted += 1
+        }
+        return verdict
+    }
+
+    /// The verdict of ``observe(_:offset:at:committed:)``, with the partition's state moved on.
+    private mutating func decide(
         _ partition: Partition, offset: Int64, at now: ContinuousClock.Instant, committed: () -> Int64?
     ) -> Verdict {
         guard var state = self.partitions[partition] else {

@@ -50,6 +50,8 @@ import Testing
         for offset in Int64(11)...30 {
             #expect(gapGuard.observe(self.partition, offset: offset, at: self.start + .seconds(1)) { nil } == .deliver)
         }
+        #expect(
+            gapGuard.counts == .init(seen: 1, filled: 1), "one gap seen (not counted again while read again), filled")
     }
 
     @Test func aGapThatLastsTheConfirmationTimeIsAcceptedOnce() {
@@ -64,6 +66,7 @@ import Testing
             gapGuard.observe(self.partition, offset: 20, at: self.start + .seconds(5)) { nil }
                 == .deliverAfterGap(missing: 10..<20))
         #expect(gapGuard.observe(self.partition, offset: 21, at: self.start + .seconds(5)) { nil } == .deliver)
+        #expect(gapGuard.counts == .init(seen: 1, accepted: 1))
     }
 
     @Test func aGapThatNarrowsKeepsItsFirstSighting() {
