@@ -138,7 +138,7 @@ public final class KafkaConsumer: Sendable {
         let partition = OffsetGapGuard.Partition(topic: topic, partition: record.partition)
         let offset = record.offset
         let verdict = self.gapGuard.withLock { gapGuard in
-            gapGuard.observe(partition, offset: offset, at: .now) { self.committedOffset(of: partition) }
+            gapGuard.observe(partition, offset: offset, at: .now) { self.readingStart(of: partition) }
         }
         let metadata: (Range<Int64>) -> Logger.Metadata = { missing in
             [
@@ -171,14 +171,21 @@ public final class KafkaConsumer: Sendable {
         }
     }
 
-    /// The group's committed offset of a partition, nil when the broker does not give one within 2 s.
-    private func committedOffset(of partition: OffsetGapGuard.Partition) -> Int64? {
+    /// Where the group's reading of a partition starts: its committed offset, or the log's first offset when the group
+    /// committed none (`auto.offset.reset=earliest`); nil when the broker does not say within 2 s.
+    private func readingStart(of partition: OffsetGapGuard.Partition) -> Int64? {
         let list = rd_kafka_topic_partition_list_new(1)!
         defer { rd_kafka_topic_partition_list_destroy(list) }
         rd_kafka_topic_partition_list_add(list, partition.topic, partition.partition)
         guard rd_kafka_committed(self.client.handle, list, 2000) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
         let element = list.pointee.elems[0]
-        return element.err == RD_KAFKA_RESP_ERR_NO_ERROR && element.offset >= 0 ? element.offset : nil
+        guard element.err == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        if element.offset >= 0 { return element.offset }
+        var low: Int64 = 0
+        var high: Int64 = 0
+        let watermarks = rd_kafka_query_watermark_offsets(
+            self.client.handle, partition.topic, partition.partition, &low, &high, 2000)
+        return watermarks == RD_KAFKA_RESP_ERR_NO_ERROR ? low : nil
     }
 
     /// Moves a partition's fetch position (librdkafka drops what it had fetched past it).
