@@ -172,7 +172,10 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// Where the group's reading of a partition starts: its committed offset, or the log's first offset when the group
-    /// committed none (`auto.offset.reset=earliest`); nil when the broker does not say within 2 s.
+    /// committed none (`auto.offset.reset=earliest`); nil when neither is known. The committed offset is one round trip
+    /// to the group's coordinator (2 s limit); the log's first offset is the one the last fetch response gave
+    /// (`rd_kafka_get_watermark_offsets`, no round trip: asking the broker, `rd_kafka_query_watermark_offsets`, took
+    /// 500 ms on Tansu, and with a fresh group that was paid for every partition's first record).
     private func readingStart(of partition: OffsetGapGuard.Partition) -> Int64? {
         let list = rd_kafka_topic_partition_list_new(1)!
         defer { rd_kafka_topic_partition_list_destroy(list) }
@@ -183,9 +186,9 @@ public final class KafkaConsumer: Sendable {
         if element.offset >= 0 { return element.offset }
         var low: Int64 = 0
         var high: Int64 = 0
-        let watermarks = rd_kafka_query_watermark_offsets(
-            self.client.handle, partition.topic, partition.partition, &low, &high, 2000)
-        return watermarks == RD_KAFKA_RESP_ERR_NO_ERROR ? low : nil
+        let watermarks = rd_kafka_get_watermark_offsets(
+            self.client.handle, partition.topic, partition.partition, &low, &high)
+        return watermarks == RD_KAFKA_RESP_ERR_NO_ERROR && low >= 0 ? low : nil
     }
 
     /// Moves a partition's fetch position (librdkafka drops what it had fetched past it).
