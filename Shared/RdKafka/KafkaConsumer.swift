@@ -18,8 +18,11 @@ public final class KafkaConsumer: Sendable {
     private let groupID: String
     /// The offset stored last per partition: where this member's durable work ends (for ``assignment()``'s lags).
     private let stored = Mutex<[PartitionKey: Int64]>([:])
-    /// Reads a partition again when a record comes after a gap (``OffsetGapGuard``); used on the consumer's queue only.
+    /// Reads a partition again when a record comes after a gap (``OffsetGapGuard``); used on the consumer's queue only,
+    /// where it may wait for the broker, so nothing else ever waits for its lock.
     private let gapGuard = Mutex(OffsetGapGuard())
+    /// The guard's counts as of its last decision about a gap, for ``gapCounts`` (read from tasks, never held long).
+    private let publishedGapCounts = Mutex(GapCounts())
 
     /// How often this member met a record after a gap, and how those gaps ended.
     public struct GapCounts: Sendable, Hashable {
@@ -39,7 +42,7 @@ public final class KafkaConsumer: Sendable {
     }
 
     /// The gaps this member has met so far.
-    public var gapCounts: GapCounts { self.gapGuard.withLock { $0.counts } }
+    public var gapCounts: GapCounts { self.publishedGapCounts.withLock { $0 } }
 
     /// A topic and partition.
     struct PartitionKey: Hashable, Sendable {
@@ -137,9 +140,11 @@ public final class KafkaConsumer: Sendable {
         let topic = record.topic
         let partition = OffsetGapGuard.Partition(topic: topic, partition: record.partition)
         let offset = record.offset
-        let verdict = self.gapGuard.withLock { gapGuard in
-            gapGuard.observe(partition, offset: offset, at: .now) { self.readingStart(of: partition) }
+        let (verdict, counts) = self.gapGuard.withLock { gapGuard in
+            let verdict = gapGuard.observe(partition, offset: offset, at: .now) { self.readingStart(of: partition) }
+            return (verdict, gapGuard.counts)
         }
+        if verdict != .deliver { self.publishedGapCounts.withLock { $0 = counts } }
         let metadata: (Range<Int64>) -> Logger.Metadata = { missing in
             [
                 "topic": "\(topic)", "partition": "\(partition.partition)", "group": "\(self.groupID)",
