@@ -57,6 +57,24 @@ import Testing
         }
     }
 
+    /// Writer transaction ids are numbers, not text: a batch read in text order would put transaction 10 before 9.
+    @Test func writersArePublishedInNumericOrderAcrossADigit() async throws {
+        let logger = self.logger
+        try await withMigratedDatabase(logger: logger) { client, _ in
+            let relay = OutboxRelay(client: client, logger: logger)
+            // Ids in the opposite order to the writers, so that only the writer's order puts them right.
+            for (name, writer) in [("by-ten", "10"), ("by-nine", "9"), ("by-hundred", "100")] {
+                try await client.query(
+                    """
+                    INSERT INTO outbox (event_id, topic, key, payload, writer_xid)
+                    VALUES (\(name), 't', \(name), '{}', \(writer)::xid8)
+                    """, logger: logger)
+            }
+            #expect(try await Self.relay(relay) == ["by-nine", "by-ten", "by-hundred"])
+            #expect(try await Self.batches(relay, limit: 2, batches: 1) == [], "and nothing twice")
+        }
+    }
+
     @Test func aBatchTheBrokerDidNotTakeMovesNothing() async throws {
         let logger = self.logger
         try await withMigratedDatabase(logger: logger) { client, _ in
