@@ -2,7 +2,7 @@
 # Stage benchmarks of the running pipeline, each next to its baseline measured in the same run (release):
 #   1. ingest requests/s (outer JWS verified, acks=all into a local Tansu broker) against the right limit: the same
 #      bodies produced to the same broker with acks=all as fast as librdkafka goes, without HTTP (produce-baseline),
-#      both at 128 in flight, alternating, best of PIPELINE_ROUNDS (2), the baseline timed from its first
+#      both at 128 in flight, alternating, best of PIPELINE_ROUNDS (3), the baseline timed from its first
 #      acknowledgement and refused as implausible below ingest's rate; also ingest's own CPU per request, ingest
 #      without the edge verification, with its tasks on Swift's pool, at 32 connections, and a bare Hummingbird
 #      200-OK endpoint (real 18.6 KB Apple notification as the body);
@@ -71,10 +71,12 @@ kill "${pids[-1]}"
 
 # The produce-only limit against ingest, alternating, each figure on a fresh broker: broker and load generator share
 # the 2 cores, and one run of either figure moves by up to a fifth from the next, so each is measured $rounds times,
-# turn about, and the best of each is compared. Same concurrency on both sides: $in_flight messages in flight for
-# produce-baseline (the same bodies, a topic like the raw one with 4 partitions, acks=all, no HTTP), $in_flight
-# connections for ingest (below its 256-request shedding limit), as fast as each goes.
-rounds=${PIPELINE_ROUNDS:-2}
+# turn about, and the best of each is compared: three times, since two rounds of ingest in one run read 5,513 and
+# 6,323 requests/s (2026-12-01) and the best of two still moved by a tenth from one run to the next. Same concurrency
+# on both sides: $in_flight messages in flight for produce-baseline (the same bodies, a topic like the raw one with 4
+# partitions, acks=all, no HTTP), $in_flight connections for ingest (below its 256-request shedding limit), as fast as
+# each goes.
+rounds=${PIPELINE_ROUNDS:-3}
 in_flight=128
 # ingest_run NAME ENV...: starts ingest with ENV and loads it with wrk -c$in_flight; sets run_rate (requests/s) and
 # run_cpu (ingest's own CPU per request, µs) and accepted (what it stored on its fresh broker); adds its non-2xx
@@ -239,7 +241,8 @@ shared_probe=$probe_cpu shared_beside=$beside_cpu shared_beside_broker=$beside_b
 
 # The same stage with the broker on a CPU of its own, as in a cluster where the broker has machines of its own: a
 # fresh broker on the first CPU this script may use, a backlog produced straight into its raw topic (the same
-# notification with the environment header ingest sets), and the chain-verifier and its baseline on the other CPUs.
+# notification with the environment header ingest sets, and with tracing on a trace header as ingest's), and the
+# chain-verifier and its baseline on the other CPUs.
 # On shared cores the broker's CPU per notification comes out of the verifier's; here it does not.
 # PIPELINE_BROKER_APART=no leaves it out; a machine of one CPU has no such figure.
 read -r -a usable_cpus <<< "$(python3 -c "import os; print(*sorted(os.sched_getaffinity(0)))")"
@@ -249,8 +252,11 @@ if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); 
     verifier_cpus=$(IFS=,; echo "${usable_cpus[*]:1}")
     pin=(taskset -c "$verifier_cpus")
     fresh_broker taskset -c "${usable_cpus[0]}"
+    # Traced, each notification carries a trace of its own, as ingest writes it: one in 1/ratio sampled.
+    backlog_trace=()
+    [[ -z $tracing_pid ]] || backlog_trace=("traceparent=1/$(python3 -c "print(max(1, round(1 / ${BENCHMARK_TRACE_RATIO:-0.01})))")")
     read -r _ backlog _ <<< "$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" \
-        appstore.notifications.raw environment=Sandbox)"
+        appstore.notifications.raw environment=Sandbox "${backlog_trace[@]}")"
     raw_verification "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
         --cores $(( ${#usable_cpus[@]} - 1 ))
     probe_seconds=$(( (seconds + 1) / 2 )) chain_verifier_run "$backlog" "${pin[@]}"

@@ -7,9 +7,10 @@ import RdKafka
 /// configuration (idempotent, `acks=all`), as fast as librdkafka goes, without HTTP or verification, every
 /// message waited for, timed from the first acknowledgement. Prints one line: `<messages acknowledged per second>
 /// <messages> <seconds>`. Each `NAME=VALUE` after the topic is a header every message carries (the pipeline
-/// benchmark gives a backlog for the chain-verifier the `environment` header ingest sets).
+/// benchmark gives a backlog for the chain-verifier the `environment` header ingest sets). `traceparent=1/N` instead
+/// gives each message a trace of its own as ingest's would, one in N sampled (a backlog traced as in production).
 ///
-/// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC [NAME=VALUE ...]]
+/// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC [NAME=VALUE ...] [traceparent=1/N]]
 @main
 enum ProduceBaselineMain {
     static func main() async throws {
@@ -24,7 +25,16 @@ enum ProduceBaselineMain {
         let window = arguments.count > 3 ? Int(arguments[3]) ?? 256 : 256
         let topic = arguments.count > 4 ? arguments[4] : "appstore.notifications.raw"
         var headers: [KafkaHeader] = []
+        var sampledOneIn: Int?
         for argument in arguments.dropFirst(5) {
+            if argument.hasPrefix("traceparent=1/") {
+                guard let every = Int(argument.dropFirst("traceparent=1/".count)), every > 0 else {
+                    FileHandle.standardError.write(Data("produce-baseline: traceparent=1/N needs N > 0\n".utf8))
+                    exit(2)
+                }
+                sampledOneIn = every
+                continue
+            }
             guard let equals = argument.firstIndex(of: "="), equals != argument.startIndex else {
                 FileHandle.standardError.write(Data("produce-baseline: a header is NAME=VALUE, not \(argument)\n".utf8))
                 exit(2)
@@ -53,9 +63,13 @@ enum ProduceBaselineMain {
         let start = ContinuousClock.now
         let end = start + .milliseconds(Int64(seconds * 1000))
         var sent = 0
+        let traces = UInt64.random(in: 1...UInt64.max)
         while ContinuousClock.now < end {
-            let record = ProducerRecord(
+            var record = ProducerRecord(
                 topic: topic, key: Array("baseline-\(sent % 4096)".utf8), value: body, headers: headers)
+            if let sampledOneIn {
+                record.headers.append(Self.traceParent(trace: traces, message: sent, sampled: sent % sampledOneIn == 0))
+            }
             let delivery = try await producer.enqueue(record)
             sent += 1
             if inFlight.count < window {
@@ -74,5 +88,12 @@ enum ProduceBaselineMain {
         let elapsed = (ContinuousClock.now - start) / .seconds(1)
         await producer.shutdown()
         print(String(format: "%.0f %d %.2f", Double(acknowledged) / elapsed, acknowledged, elapsed))
+    }
+
+    /// A W3C `traceparent` of a trace of its own for message `message` of this run (`trace` tells the runs apart).
+    static func traceParent(trace: UInt64, message: Int, sampled: Bool) -> KafkaHeader {
+        let number = UInt64(message + 1)
+        let value = String(format: "00-%016llx%016llx-%016llx-%@", trace, number, number, sampled ? "01" : "00")
+        return KafkaHeader(name: "traceparent", text: value)
     }
 }

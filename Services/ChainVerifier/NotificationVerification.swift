@@ -28,6 +28,21 @@ enum VerificationOutcome: Sendable {
         case .retry: return self
         }
     }
+
+    /// The outcome with its record carrying `trace`: the input's trace headers, forwarded unchanged.
+    func forwarding(_ trace: [KafkaHeader]) -> VerificationOutcome {
+        switch self {
+        case .verified(var record):
+            record.headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
+            record.headers += trace
+            return .verified(record)
+        case .rejected(var record, let reason):
+            record.headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
+            record.headers += trace
+            return .rejected(record, reason: reason)
+        case .retry: return self
+        }
+    }
 }
 
 /// Verifies one raw message with the verifier of its environment and builds the output record.

@@ -26,6 +26,18 @@ public enum TraceHeaders {
         return fields["traceparent"]
     }
 
+    /// The trace headers (`traceparent`, and `tracestate` if any) of a record whose sender did not sample its trace,
+    /// to forward unchanged; nil when the record carries no valid `traceparent` or a sampled one. Under a
+    /// parent-based sampler such a trace records nothing downstream, so a stage may pass it on without a span of its
+    /// own (W3C Trace Context lets a participant forward `traceparent` unmodified).
+    public static func unsampledTrace(in headers: [KafkaHeader]) -> [KafkaHeader]? {
+        guard let parent = headers.last(where: { $0.name == "traceparent" }), let value = parent.value,
+            TraceParentField.isValidUnsampled(value)
+        else { return nil }
+        guard let state = headers.last(where: { $0.name == "tracestate" }) else { return [parent] }
+        return [parent, state]
+    }
+
     /// The context a stored `traceparent` names (empty for nil).
     public static func context(traceParent: String?) -> ServiceContext {
         var context = ServiceContext.topLevel
@@ -33,6 +45,41 @@ public enum TraceHeaders {
         InstrumentationSystem.instrument.extract(
             ["traceparent": traceParent], into: &context, using: DictionaryExtractor())
         return context
+    }
+}
+
+// MARK: - The traceparent field
+
+/// W3C Trace Context's `traceparent` (version 00): `00-<trace id, 32 hex>-<parent id, 16 hex>-<flags, 2 hex>`, lower
+/// case, neither id all zeros.
+enum TraceParentField {
+    /// Whether `value` is a valid version-00 `traceparent` whose sampled flag (bit 0 of the flags) is clear.
+    static func isValidUnsampled(_ value: [UInt8]) -> Bool {
+        let dash = UInt8(ascii: "-")
+        guard value.count == 55, value[0] == UInt8(ascii: "0"), value[1] == UInt8(ascii: "0"), value[2] == dash,
+            value[35] == dash, value[52] == dash,
+            let flags = Self.hexValue(value[54]), Self.hexValue(value[53]) != nil
+        else { return false }
+        var traceIDIsZero = true
+        for byte in value[3..<35] {
+            guard let digit = Self.hexValue(byte) else { return false }
+            if digit != 0 { traceIDIsZero = false }
+        }
+        var parentIDIsZero = true
+        for byte in value[36..<52] {
+            guard let digit = Self.hexValue(byte) else { return false }
+            if digit != 0 { parentIDIsZero = false }
+        }
+        return !traceIDIsZero && !parentIDIsZero && flags & 1 == 0
+    }
+
+    /// The value of a lower-case hex digit, nil for anything else.
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        default: nil
+        }
     }
 }
 

@@ -14,6 +14,16 @@ public enum TracingSetup {
     /// for nothing.
     public static var isOn: Bool { !(InstrumentationSystem.tracer is NoOpTracer) }
 
+    /// Whether the sampler follows a span's parent (`OTEL_TRACES_SAMPLER` `parentbased_*`, OpenTelemetry's default
+    /// `parentbased_always_on`): then a trace its root did not sample records nothing anywhere after it, and a stage
+    /// may forward it without a span of its own (``TraceHeaders/unsampledTrace(in:)``). Read from the environment,
+    /// where swift-otel reads it.
+    public static func followsParentSampling(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Bool {
+        (environment["OTEL_TRACES_SAMPLER"] ?? "parentbased_always_on").hasPrefix("parentbased_")
+    }
+
     /// Bootstraps the tracer for a service when tracing is on and returns the exporter's service (run it with the
     /// others, so spans are flushed at shutdown); nil when tracing is off. Once per process, from `main` only.
     public static func bootstrap(service: String, settings: EnvironmentSettings, logger: Logger) throws(SettingsError)

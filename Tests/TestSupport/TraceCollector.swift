@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 
 /// `deploy/local/trace-collector.py` as a process of its own: an OTLP/HTTP JSON receiver the services export their
 /// spans to, one JSON line per span in a file the test reads.
