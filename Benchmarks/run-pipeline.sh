@@ -31,6 +31,11 @@ benchmark_tracing "$work"
 [[ -z $tracing_pid ]] || pids+=("$tracing_pid")
 
 wait_ready() { for _ in $(seq 1 200); do curl -fs "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "not ready: $1" >&2; exit 1; }
+# wait_listening URL: until an HTTP server answers at URL, whatever the status (the bare endpoint has no GET route).
+wait_listening() {
+    for _ in $(seq 1 200); do curl -s -o /dev/null "$1" && return 0; sleep 0.1; done
+    echo "not listening: $1" >&2; exit 1
+}
 metric() { curl -fs "$1/metrics" | awk -v name="$2" '$1 == name { print $2 }'; }
 # wrk_rate URL [CONNECTIONS]: POSTs the notification to URL/notifications for $seconds (32 connections unless given);
 # prints requests/s and leaves wrk's report in $work/wrk.txt.
@@ -61,7 +66,9 @@ export HTTP_HOST=127.0.0.1
 
 baseline_port=$(deploy/local/free-port.sh)
 "$bin/http-baseline" "$baseline_port" >/dev/null 2>&1 & pids+=($!)
-sleep 1
+# Waited for, not slept on: a fresh CI machine's debug build once took over a second to listen, and wrk's "unable to
+# connect" failed the smoke run.
+wait_listening "http://127.0.0.1:$baseline_port/"
 baseline=$(wrk_rate "http://127.0.0.1:$baseline_port")
 # The baseline is checked before it is a figure: a bare endpoint that answered anything but 200 measured nothing.
 if grep -q "Non-2xx" "$work/wrk.txt" || [[ -z "$baseline" ]]; then
