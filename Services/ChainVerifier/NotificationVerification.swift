@@ -18,27 +18,25 @@ enum VerificationOutcome: Sendable {
 
     /// The outcome with its record carrying the trace context.
     func carrying(_ context: ServiceContext) -> VerificationOutcome {
-        switch self {
-        case .verified(var record):
-            TraceHeaders.inject(context, into: &record.headers)
-            return .verified(record)
-        case .rejected(var record, let reason):
-            TraceHeaders.inject(context, into: &record.headers)
-            return .rejected(record, reason: reason)
-        case .retry: return self
-        }
+        self.withHeaders { TraceHeaders.inject(context, into: &$0) }
     }
 
     /// The outcome with its record carrying `trace`: the input's trace headers, forwarded unchanged.
     func forwarding(_ trace: [KafkaHeader]) -> VerificationOutcome {
+        self.withHeaders { headers in
+            headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
+            headers += trace
+        }
+    }
+
+    /// The outcome with `change` applied to its record's headers (a retry has no record).
+    private func withHeaders(_ change: (inout [KafkaHeader]) -> Void) -> VerificationOutcome {
         switch self {
         case .verified(var record):
-            record.headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
-            record.headers += trace
+            change(&record.headers)
             return .verified(record)
         case .rejected(var record, let reason):
-            record.headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
-            record.headers += trace
+            change(&record.headers)
             return .rejected(record, reason: reason)
         case .retry: return self
         }
