@@ -230,7 +230,8 @@ private final class LoadDriver: @unchecked Sendable {
     private func settle(_ index: Int, ok: Bool) {
         guard self.finished < self.count else { return }
         let latency = NIODeadline.now() - self.due(index)
-        self.result.record(ok: ok, micros: UInt64(max(0, latency.nanoseconds / 1000)))
+        self.result.record(
+            ok: ok, micros: UInt64(max(0, latency.nanoseconds / 1000)), second: Int(Double(index) / self.rate))
         self.finished += 1
         if self.finished == self.count { self.finish() }
     }

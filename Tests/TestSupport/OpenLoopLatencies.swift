@@ -8,6 +8,11 @@ public struct OpenLoopLatencies: Sendable {
     public var errors = 0
     public var elapsed = 0.0
     public var micros = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+    /// Requests slower than ``slowMicros``, by the second of the load they were due in: a queue spreads them over
+    /// every second, a stall puts them in one or two.
+    public var slowBySecond: [Int] = []
+    /// What ``slowBySecond`` counts as slow (5 ms, the retention goal's bound).
+    public static let slowMicros: UInt64 = 5_000
 
     public init() {}
 
@@ -35,10 +40,19 @@ public struct OpenLoopLatencies: Sendable {
         return self
     }
 
-    /// Counts one answer.
-    public mutating func record(ok: Bool, micros: UInt64) {
+    /// The requests slower than 5 ms by second of the load, e.g. `0 0 3 0 41 2 0 0 0 0`.
+    public var slowSeconds: String {
+        self.slowBySecond.map(String.init).joined(separator: " ")
+    }
+
+    /// Counts one answer, due `second` seconds into the load.
+    public mutating func record(ok: Bool, micros: UInt64, second: Int = 0) {
         if ok { self.answered += 1 } else { self.errors += 1 }
         self.micros.record(micros)
+        if self.slowBySecond.count <= second {
+            self.slowBySecond.append(contentsOf: repeatElement(0, count: second + 1 - self.slowBySecond.count))
+        }
+        if micros > Self.slowMicros { self.slowBySecond[second] += 1 }
     }
 }
 
