@@ -3,7 +3,8 @@
 # loop, against retention-messaging (verifying each request, reading PostgreSQL, signing a promotional offer for every
 # answer, publishing retention.offered to a local broker), next to a bare Hummingbird POST measured in the same run;
 # then offer signatures per second against raw P-256 signing.
-# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS]   (default 1000/s, 10 s, 2000)
+# Usage: [BENCHMARK_BIN=DIR] [BENCHMARK_TRACING=sampled] Benchmarks/run-retention.sh [RATE] [SECONDS] [CUSTOMERS] [WARMUP]
+#        (default 1000/s, 10 s, 2000 subscriptions, 1 uncounted second of warm-up before the measured ones)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Benchmarks/binaries.sh
@@ -37,5 +38,5 @@ for port in "$retention_port" "$baseline_port"; do
     for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
 done
 "$bin/retention-benchmark" "$database" "$work/sim" "http://127.0.0.1:$retention_port/retention-message" \
-    "http://127.0.0.1:$baseline_port/retention-message" "${1:-1000}" "${2:-10}" "${3:-2000}"
+    "http://127.0.0.1:$baseline_port/retention-message" "${1:-1000}" "${2:-10}" "${3:-2000}" "${4:-1}"
 benchmark_tracing_report "$work"

@@ -17,7 +17,8 @@ import TestSupport
 ///
 /// Requests are open loop: request i is due at start + i / RATE and its latency counts from then.
 ///
-/// Usage: `retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]`, or
+/// Usage: `retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS] [WARMUP]`
+/// (WARMUP: uncounted seconds before the measured ones, default 1), or
 /// `retention-benchmark --signing` for the signing figures alone.
 @main
 enum RetentionBenchmarkMain {
@@ -31,13 +32,14 @@ enum RetentionBenchmarkMain {
         }
         guard arguments.count >= 5 else {
             print(
-                "usage: retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS]"
+                "usage: retention-benchmark DATABASE_URL PKI_DIR RETENTION_URL BASELINE_URL [RATE] [SECONDS] [CUSTOMERS] [WARMUP]"
             )
             exit(2)
         }
         let rate = arguments.count > 5 ? Double(arguments[5]) ?? 1000 : 1000
         let seconds = arguments.count > 6 ? Double(arguments[6]) ?? 10 : 10
         let customers = arguments.count > 7 ? Int(arguments[7]) ?? 2000 : 2000
+        let warmUp = arguments.count > 8 ? Double(arguments[8]) ?? 1 : 1
         var logger = Logger(label: "retention-benchmark")
         logger.logLevel = .error
         let quiet = logger
@@ -48,7 +50,7 @@ enum RetentionBenchmarkMain {
         // warm-up and the measurement send, each with its own identifier (a repeated one is answered from the replay
         // window without work, which is not what is measured), the customers in turn.
         let signer = AppStoreSigner(pki: try TestPKI.loadOrCreate(in: URL(fileURLWithPath: arguments[2])))
-        let bodies = try (0..<(Int(rate) + Int(rate * seconds))).map { index -> String in
+        let bodies = try (0..<(Int(rate * warmUp) + Int(rate * seconds))).map { index -> String in
             var request = DecodedRealtimeRequestBody()
             request.originalTransactionId = "s-\(index % customers)"
             request.appAppleId = Self.appAppleId
@@ -61,9 +63,11 @@ enum RetentionBenchmarkMain {
         }
         // CPU-only figures first, while nothing else runs.
         Self.signingFigures()
-        let baseline = try await Self.offer(url: arguments[4], bodies: bodies, rate: rate, seconds: seconds)
-            .checkedAsBaseline("bare Hummingbird POST", offered: Int(rate * seconds))
-        let retention = try await Self.offer(url: arguments[3], bodies: bodies, rate: rate, seconds: seconds)
+        let (baselineWarmUp, baseline) = try await Self.offer(
+            url: arguments[4], bodies: bodies, rate: rate, warmUp: warmUp, seconds: seconds)
+        _ = try baseline.checkedAsBaseline("bare Hummingbird POST", offered: Int(rate * seconds))
+        let (retentionWarmUp, retention) = try await Self.offer(
+            url: arguments[3], bodies: bodies, rate: rate, warmUp: warmUp, seconds: seconds)
         print(
             "Retention benchmark: \(Int(rate)) signed real-time requests/s offered for \(Int(seconds)) s, \(customers) "
                 + "subscriptions, every answer a promotional offer signed on the spot (2 cores, PostgreSQL and broker co-located)"
@@ -80,6 +84,9 @@ enum RetentionBenchmarkMain {
         print(
             "requests over 5 ms by second: baseline \(baseline.slowSeconds); "
                 + "retention-messaging \(retention.slowSeconds)")
+        print(
+            "the same in the uncounted warm-up (\(String(format: "%g", warmUp)) s): baseline \(baselineWarmUp.slowSeconds); "
+                + "retention-messaging \(retentionWarmUp.slowSeconds)")
     }
 
     // MARK: Signing
@@ -154,9 +161,11 @@ enum RetentionBenchmarkMain {
 
     // MARK: The load
 
-    /// Offers `rate` requests a second for `seconds`, open loop (``OpenLoopHTTPLoad``), after an uncounted warm-up
-    /// second; an answer counts when it is 200 with a body.
-    static func offer(url: String, bodies: [String], rate: Double, seconds: Double) async throws -> OpenLoopLatencies {
+    /// Offers `rate` requests a second for `seconds`, open loop (``OpenLoopHTTPLoad``), after `warmUp` uncounted
+    /// seconds (their latencies returned apart); an answer counts when it is 200 with a body.
+    static func offer(url: String, bodies: [String], rate: Double, warmUp: Double, seconds: Double) async throws
+        -> (warmUp: OpenLoopLatencies, measured: OpenLoopLatencies)
+    {
         let (host, port, path) = try OpenLoopHTTPLoad.target(of: url)
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
@@ -164,8 +173,8 @@ enum RetentionBenchmarkMain {
             OpenLoopRequest(method: .POST, path: path, headers: headers, body: ByteBuffer(string: $0))
         }
         let answered: @Sendable (HTTPResponseStatus, Int) -> Bool = { status, bytes in status == .ok && bytes > 2 }
-        return try await OpenLoopHTTPLoad.run(
-            host: host, port: port, requests: requests, rate: rate, warmUp: Int(rate), count: Int(rate * seconds),
-            accept: answered)
+        return try await OpenLoopHTTPLoad.runWithWarmUp(
+            host: host, port: port, requests: requests, rate: rate, warmUp: Int(rate * warmUp),
+            count: Int(rate * seconds), accept: answered)
     }
 }

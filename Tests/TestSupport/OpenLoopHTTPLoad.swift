@@ -50,6 +50,19 @@ public enum OpenLoopHTTPLoad {
         maximumConnections: Int = 256, timeout: TimeAmount = .seconds(10),
         accept: @escaping @Sendable (HTTPResponseStatus, Int) -> Bool
     ) async throws -> OpenLoopLatencies {
+        try await self.runWithWarmUp(
+            host: host, port: port, requests: requests, rate: rate, warmUp: warmUp, count: count,
+            maximumConnections: maximumConnections, timeout: timeout, accept: accept
+        ).measured
+    }
+
+    /// ``run(host:port:requests:rate:warmUp:count:maximumConnections:timeout:accept:)``, returning the warm-up's
+    /// latencies too (a service's first seconds under load, which the measured figures leave out).
+    public static func runWithWarmUp(
+        host: String, port: Int, requests: [OpenLoopRequest], rate: Double, warmUp: Int, count: Int,
+        maximumConnections: Int = 256, timeout: TimeAmount = .seconds(10),
+        accept: @escaping @Sendable (HTTPResponseStatus, Int) -> Bool
+    ) async throws -> (warmUp: OpenLoopLatencies, measured: OpenLoopLatencies) {
         precondition(!requests.isEmpty && rate > 0)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
@@ -57,11 +70,11 @@ public enum OpenLoopHTTPLoad {
             loop: loop, host: host, port: port, requests: requests.map { $0.addressed(to: "\(host):\(port)") },
             rate: rate, maximumConnections: maximumConnections, timeout: timeout, accept: accept)
         // The driver settles every request itself (an error is a figure, not a failure), so these cannot throw.
-        if warmUp > 0 { _ = try await loop.flatSubmit { driver.load(count: warmUp, first: 0) }.get() }
+        let first = try await loop.flatSubmit { driver.load(count: warmUp, first: 0) }.get()
         let result = try await loop.flatSubmit { driver.load(count: count, first: warmUp) }.get()
         try await loop.submit { driver.close() }.get()
         try await group.shutdownGracefully()
-        return result
+        return (first, result)
     }
 }
 
