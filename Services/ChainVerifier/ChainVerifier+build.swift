@@ -16,7 +16,9 @@ func buildApplication(
     // messages await the broker's answer, yet it treats a batch whose linger has passed as due: its broker thread
     // then polls without a timeout until the answer comes (~12 % of this service's CPU with the pipeline's 2 ms and
     // a ~5 ms answer). Lingering longer than the broker takes to answer keeps the next batch from falling due
-    // meanwhile, at up to 10 ms more latency a notification. `KAFKA_PROPERTIES` (`linger.ms=…`) overrides it.
+    // meanwhile. A batch's tail goes without it (``VerifyBatchHandler`` asks the producer to send it at once), so the
+    // linger is paid only by outputs followed by more of the same batch, not by a lone notification at a quiet hour.
+    // `KAFKA_PROPERTIES` (`linger.ms=…`) overrides it.
     var producerConfiguration = KafkaProducerConfiguration(client: settings.kafka)
     producerConfiguration.linger = .milliseconds(10)
     let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger)

@@ -7,9 +7,10 @@ import ServiceRuntime
 import Tracing
 
 /// Verifies a batch of raw messages on every core and produces each output as soon as it and every output
-/// before it are ready, then returns once the broker acknowledged them all, so the loop stores offsets only
-/// for durable results. Producing while the rest of the batch is still being verified keeps the cores busy
-/// while the broker works (waiting for the whole batch first left them idle for a seventh of the time).
+/// before it are ready, then returns once the broker acknowledged them all (the batch's tail sent without the
+/// producer's linger), so the loop stores offsets only for durable results. Producing while the rest of the batch is
+/// still being verified keeps the cores busy while the broker works (waiting for the whole batch first left them idle
+/// for a seventh of the time).
 ///
 /// Order: outputs are enqueued in the order their inputs were consumed, and the producer is idempotent,
 /// so messages of one key (one partition) stay in order downstream.
@@ -81,6 +82,9 @@ struct VerifyBatchHandler: BatchHandler {
                 }
                 startNext()
             }
+            // Nothing follows the batch's last output until these are acknowledged: send the tail now rather than
+            // after the producer's linger, which is there for the middle of a large batch (see ``buildApplication``).
+            self.producer.sendQueuedNow()
             for delivery in pending { _ = try await delivery.report }
             return outcomes.map { $0! }
         }

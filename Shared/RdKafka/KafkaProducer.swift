@@ -14,6 +14,7 @@ public final class KafkaProducer: Service, Sendable {
     private let configuration: KafkaProducerConfiguration
     private let logger: Logger
     private let poller: DeliveryReportPoller
+    private let lingerCutter: LingerCutter
 
     /// Creates the producer and starts polling delivery reports.
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
@@ -23,10 +24,21 @@ public final class KafkaProducer: Service, Sendable {
             type: RD_KAFKA_PRODUCER, properties: configuration.librdkafkaProperties,
             events: Int32(RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR), logger: logger)
         self.poller = DeliveryReportPoller(client: self.client, logger: logger)
+        self.lingerCutter = LingerCutter(client: self.client, linger: Self.effectiveLinger(configuration))
     }
 
     deinit {
+        self.lingerCutter.stop()
         self.poller.stop()
+    }
+
+    /// The linger librdkafka was given: the configuration's, or the one `KAFKA_PROPERTIES` set (`linger.ms` may have
+    /// a fraction).
+    private static func effectiveLinger(_ configuration: KafkaProducerConfiguration) -> Duration {
+        guard let text = configuration.librdkafkaProperties["linger.ms"], let milliseconds = Double(text) else {
+            return configuration.linger
+        }
+        return .microseconds(Int64(milliseconds * 1000))
     }
 
     // MARK: Health
@@ -91,6 +103,13 @@ public final class KafkaProducer: Service, Sendable {
             throw error
         }
         return PendingDelivery(promise: promise)
+    }
+
+    /// Sends the messages librdkafka holds back for the linger without waiting for it to pass; returns at once. For a
+    /// caller about to await the last of the messages it enqueued, when no more will follow for a while: a consumer
+    /// service at the end of its batch. Messages enqueued meanwhile may go without lingering too.
+    public func sendQueuedNow() {
+        self.lingerCutter.cut()
     }
 
     /// Hands a message to librdkafka, waiting while its queue is full (bounded by the delivery timeout).
@@ -219,6 +238,7 @@ public final class KafkaProducer: Service, Sendable {
         let client = self.client
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
+                self.lingerCutter.stop()  // waits for a flush it may be in (at most the linger)
                 let handle = client.handle
                 let result = rd_kafka_flush(handle, timeout)
                 if result != RD_KAFKA_RESP_ERR_NO_ERROR {

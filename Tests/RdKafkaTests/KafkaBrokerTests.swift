@@ -159,6 +159,36 @@ import Testing
         }
     }
 
+    /// `sendQueuedNow()` sends a message that would otherwise wait out its linger: with a linger of five minutes the
+    /// message is acknowledged while a race against a one-minute sleep still runs (without the call it could not be).
+    /// The linger is set through `KAFKA_PROPERTIES`' way (the client's additional properties), which the cut honours.
+    @Test func sendQueuedNowSendsWithoutWaitingForTheLinger() async throws {
+        try await withLocalBroker { bootstrap in
+            let topic = "lingering"
+            try await KafkaAdmin(settings: KafkaClientSettings(bootstrapServers: [bootstrap]), logger: logger)
+                .createTopics([(topic, 1)])
+            var client = KafkaClientSettings(bootstrapServers: [bootstrap])
+            client.additional = ["linger.ms": "300000"]
+            var configuration = KafkaProducerConfiguration(client: client)
+            configuration.deliveryTimeout = .seconds(600)
+            let producer = try KafkaProducer(configuration: configuration, logger: logger)
+            let pending = try await producer.enqueue(ProducerRecord(topic: topic, key: nil, value: [7]))
+            producer.sendQueuedNow()
+            let acknowledged = await withTaskGroup(of: Bool.self) { group in
+                group.addTask { (try? await pending.report) != nil }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(60))
+                    return false
+                }
+                let first = await group.next()!
+                group.cancelAll()
+                return first
+            }
+            #expect(acknowledged, "acknowledged long before the five-minute linger")
+            await producer.shutdown()
+        }
+    }
+
     /// Waits for ``PendingDelivery/whenReported(_:)``'s call.
     static func outcome(of pending: PendingDelivery) async -> Result<DeliveryReport, KafkaError> {
         await withCheckedContinuation { continuation in
