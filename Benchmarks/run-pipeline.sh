@@ -65,7 +65,7 @@ export APPSTORE_APPS="com.loki-project.loki-messenger:1470168868" APPSTORE_ENVIR
 export HTTP_HOST=127.0.0.1
 
 baseline_port=$(deploy/local/free-port.sh)
-"$bin/http-baseline" "$baseline_port" >/dev/null 2>&1 & pids+=($!)
+"${untraced[@]}" "$bin/http-baseline" "$baseline_port" >/dev/null 2>&1 & pids+=($!)
 # Waited for, not slept on: a fresh CI machine's debug build once took over a second to listen, and wrk's "unable to
 # connect" failed the smoke run.
 wait_listening "http://127.0.0.1:$baseline_port/"
@@ -122,7 +122,7 @@ in_flight=128
 # holds; sets produce_rate and raises produced to it if higher.
 produce_run() {
     local line acknowledged
-    line=$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" produce.baseline)
+    line=$("${untraced[@]}" "$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" produce.baseline)
     read -r produce_rate acknowledged _ <<< "$line"
     "$APPSTORE_TOOLS_PYTHON" Benchmarks/plausible.py broker-holds "$bootstrap" "$acknowledged" produce-baseline \
         produce.baseline
@@ -183,7 +183,7 @@ chain_verifier_run() {
     # first sample past 10 % and the last before 90 %): the figure that separates a change in the verifier from the
     # machine's speed, and what the broker on the same cores takes from it.
     local probe=()
-    [[ -z ${probe_seconds:-} ]] || probe=("$@" "$bin/verification-benchmark" --cost-probe "$probe_seconds")
+    [[ -z ${probe_seconds:-} ]] || probe=("${untraced[@]}" "$@" "$bin/verification-benchmark" --cost-probe "$probe_seconds")
     read -r verifier verifier_cpu broker_cpu probe_cpu beside_cpu beside_broker < <(python3 - "http://127.0.0.1:$port/metrics" \
         "$accepted" "$pid" "$(cat "$work/kafka/tansu.pid")" "$(getconf CLK_TCK)" "${probe[@]}" <<'PY'
 import subprocess, sys, time, urllib.request
@@ -242,7 +242,7 @@ PY
     kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-raw_verification "$bin/verification-benchmark" --seconds 3
+raw_verification "${untraced[@]}" "$bin/verification-benchmark" --seconds 3
 probe_seconds=$(( (seconds + 1) / 2 )) chain_verifier_run "$accepted"
 shared_probe=$probe_cpu shared_beside=$beside_cpu shared_beside_broker=$beside_broker
 
@@ -264,7 +264,7 @@ if [[ ${PIPELINE_BROKER_APART:-yes} == yes ]] && (( ${#usable_cpus[@]} >= 2 )); 
     [[ -z $tracing_pid ]] || backlog_trace=("traceparent=1/$(python3 -c "print(max(1, round(1 / ${BENCHMARK_TRACE_RATIO:-0.01})))")")
     read -r _ backlog _ <<< "$("$bin/produce-baseline" "$bootstrap" "$work/body.json" "$seconds" "$in_flight" \
         appstore.notifications.raw environment=Sandbox "${backlog_trace[@]}")"
-    raw_verification "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
+    raw_verification "${untraced[@]}" "${pin[@]}" "$bin/verification-benchmark" --seconds "$(( seconds < 3 ? seconds : 3 ))" \
         --cores $(( ${#usable_cpus[@]} - 1 ))
     probe_seconds=$(( (seconds + 1) / 2 )) chain_verifier_run "$backlog" "${pin[@]}"
     apart_raw=$raw_rate apart_cores=$raw_cores apart_verifier=$verifier apart_cpu=$verifier_cpu apart_broker=$broker_cpu

@@ -32,7 +32,7 @@ DATABASE_URL="$database" MIGRATE_ON_START=false HTTP_HOST=127.0.0.1 HTTP_PORT=$r
     APPSTORE_OFFER_KEY_FILE="$work/sim/offer-key.p8" APPSTORE_OFFER_KEY_ID=SIMOFFER01 APPSTORE_OFFER_ISSUER_ID=issuer \
     "$bin/retention-messaging" 2>"$work/retention.log" &
 pids+=($!)
-"$bin/http-baseline" "$baseline_port" 2>"$work/baseline.log" &
+"${untraced[@]}" "$bin/http-baseline" "$baseline_port" 2>"$work/baseline.log" &
 pids+=($!)
 for port in "$retention_port" "$baseline_port"; do
     for _ in $(seq 1 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.1; done
