@@ -36,8 +36,8 @@ benchmark_binaries() {
 benchmark_tracing() {
     tracing_pid=""
     # A baseline runs without the services' tracing settings, in the traced run as in the untraced one: it traces
-    # nothing, and the same program read ~10 % faster with them in its environment than without (11 of 12 alternating
-    # pairs of produce-baseline, 2026-12-04), which lowered every ratio of the traced run against it.
+    # nothing, and produce-baseline read faster with them in its environment than without in 11 of 12 alternating
+    # pairs (2026-12-04), which lowered ingest's traced ratio against it; every baseline runs so, for the same reason.
     untraced=(env -u OTEL_TRACES_EXPORTER -u OTEL_EXPORTER_OTLP_PROTOCOL -u OTEL_EXPORTER_OTLP_ENDPOINT
         -u OTEL_TRACES_SAMPLER -u OTEL_TRACES_SAMPLER_ARG)
     case ${BENCHMARK_TRACING:-off} in
