@@ -38,8 +38,8 @@ benchmark_tracing() {
     # A baseline runs without the services' tracing settings, in the traced run as in the untraced one: it traces
     # nothing, and produce-baseline read faster with them in its environment than without in 11 of 12 alternating
     # pairs (2026-12-04), which lowered ingest's traced ratio against it; every baseline runs so, for the same reason.
-    untraced=(env -u OTEL_TRACES_EXPORTER -u OTEL_EXPORTER_OTLP_PROTOCOL -u OTEL_EXPORTER_OTLP_ENDPOINT
-        -u OTEL_TRACES_SAMPLER -u OTEL_TRACES_SAMPLER_ARG)
+    # With tracing off there is nothing to take away; with it on, each variable exported below.
+    untraced=(env)
     case ${BENCHMARK_TRACING:-off} in
         off) echo "tracing: off"; return 0 ;;
         sampled) ;;
@@ -48,8 +48,12 @@ benchmark_tracing() {
     local port; port=$(deploy/local/free-port.sh)
     python3 deploy/local/trace-collector.py serve "$port" "$1/spans.jsonl" &
     tracing_pid=$!
-    export OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=http/json OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" \
-        OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=${BENCHMARK_TRACE_RATIO:-0.01}
+    local settings=(OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+        "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$port" OTEL_TRACES_SAMPLER=parentbased_traceidratio
+        "OTEL_TRACES_SAMPLER_ARG=${BENCHMARK_TRACE_RATIO:-0.01}")
+    export "${settings[@]}"
+    local setting
+    for setting in "${settings[@]}"; do untraced+=(-u "${setting%%=*}"); done
     echo "tracing: on, sampling ${BENCHMARK_TRACE_RATIO:-0.01} of the traces"
 }
 
