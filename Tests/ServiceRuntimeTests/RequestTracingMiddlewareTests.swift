@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import InMemoryTracing
 import OTel
+import RdKafka
 import ServiceContextModule
 import ServiceRuntime
 import Synchronization
@@ -96,6 +97,96 @@ import Tracing
             #expect(parts.count == 4 && parts[1] == trace, "the caller's trace continues: \(traceparent)")
             #expect(parts.count == 4 && parts[2] != "00f067aa0ba902b7", "under the request's own span")
             #expect(parts.last == flags, "the caller's sampling decision is carried on: \(traceparent)")
+        }
+    }
+
+    // MARK: Roots sampled at the door
+
+    @Test func aRootTheDoorDropsHasNoSpanAndCarriesAFreshUnsampledTrace() async throws {
+        let tracer = InMemoryTracer()
+        let carried = Mutex<[String]>([])
+        let router = Router()
+        router.add(middleware: RequestTracingMiddleware(tracer: tracer, rootSampling: RootSampling(ratio: 0)))
+        router.post("/notifications") { _, _ -> String in
+            carried.withLock { $0.append(TraceHeaders.traceParent(of: ServiceContext.current ?? .topLevel) ?? "none") }
+            return "stored"
+        }
+        try await Self.serve(router) { client in
+            for _ in 0..<3 {
+                try await client.execute(uri: "/notifications", method: .post) { #expect($0.status == .ok) }
+            }
+        }
+        // A span would have been started before the handler ran: none is active or finished once all answered.
+        #expect(tracer.activeSpans.isEmpty && tracer.finishedSpans.isEmpty, "no span for a dropped root")
+        let traceparents = carried.withLock { $0 }
+        #expect(traceparents.count == 3 && Set(traceparents).count == 3, "a trace of its own each: \(traceparents)")
+        for traceparent in traceparents {
+            let header = KafkaHeader(name: "traceparent", text: traceparent)
+            #expect(TraceHeaders.unsampledTrace(in: [header]) == [header], "valid and unsampled: \(traceparent)")
+        }
+    }
+
+    @Test func aRootTheDoorKeepsIsTheTracersRootAndACallersTraceIsTheCallers() async throws {
+        let tracer = InMemoryTracer()
+        let keeping = Router()
+        keeping.add(middleware: RequestTracingMiddleware(tracer: tracer, rootSampling: RootSampling(ratio: 1)))
+        keeping.post("/notifications") { _, _ -> String in "stored" }
+        try await Self.serve(keeping) { client in
+            try await client.execute(uri: "/notifications", method: .post) { #expect($0.status == .ok) }
+        }
+        let root = try #require(try await Self.finished(1, of: tracer).first)
+        #expect(root.operationName == "POST /notifications" && root.parentSpanID == nil, "the trace's root span")
+
+        // The door drops every root, but a request bringing a trace follows it: it is no root.
+        tracer.clearAll()
+        let dropping = Router()
+        dropping.add(middleware: RequestTracingMiddleware(tracer: tracer, rootSampling: RootSampling(ratio: 0)))
+        dropping.post("/notifications") { _, _ -> String in "stored" }
+        try await Self.serve(dropping) { client in
+            try await client.execute(
+                uri: "/notifications", method: .post,
+                headers: [
+                    HTTPField.Name(InMemoryTracer.traceIDKey)!: "trace-of-the-caller",
+                    HTTPField.Name(InMemoryTracer.spanIDKey)!: "span-of-the-caller",
+                ]
+            ) { #expect($0.status == .ok) }
+        }
+        let continued = try #require(try await Self.finished(1, of: tracer).first)
+        #expect(continued.traceID == "trace-of-the-caller" && continued.parentSpanID == "span-of-the-caller")
+    }
+
+    @Test func withSwiftOTelOnlyARequestWithoutAReadableTraceIsARoot() async throws {
+        var configuration = OTel.Configuration.default
+        configuration.traces.sampler = .parentBasedAlwaysOn
+        configuration.metrics.enabled = false
+        configuration.logs.enabled = false
+        let tracer = try OTel.makeTracingBackend(configuration: configuration).factory
+        let carried = Mutex<[String]>([])
+        let router = Router()
+        router.add(middleware: RequestTracingMiddleware(tracer: tracer, rootSampling: RootSampling(ratio: 0)))
+        router.post("/notifications") { _, _ -> String in
+            let context = ServiceContext.current ?? .topLevel
+            var fields: [String: String] = [:]
+            tracer.inject(context, into: &fields, using: FieldsInjector())
+            carried.withLock { $0.append(TraceHeaders.traceParent(of: context) ?? fields["traceparent"] ?? "none") }
+            return "stored"
+        }
+        let trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+        let sent = ["00-\(trace)-00f067aa0ba902b7-01", "00-\(trace)-00f067aa0ba902b7-00", "00-\(trace)-junk-01", nil]
+        try await Self.serve(router) { client in
+            for traceparent in sent {
+                try await client.execute(
+                    uri: "/notifications", method: .post,
+                    headers: traceparent.map { [HTTPField.Name("traceparent")!: $0] } ?? [:]
+                ) { #expect($0.status == .ok) }
+            }
+        }
+        let parts = carried.withLock { $0 }.map { $0.split(separator: "-").map(String.init) }
+        try #require(parts.count == 4 && parts.allSatisfy { $0.count == 4 })
+        #expect(parts[0][1] == trace && parts[0][3] == "01", "a sampled caller's trace is continued, sampled")
+        #expect(parts[1][1] == trace && parts[1][3] == "00", "an unsampled caller's trace is continued, unsampled")
+        for root in parts[2...] {
+            #expect(root[1] != trace && root[3] == "00", "a malformed traceparent or none: a root the door dropped")
         }
     }
 

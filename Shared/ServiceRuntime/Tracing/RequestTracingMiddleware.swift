@@ -11,12 +11,21 @@ public import Tracing
 /// response's last byte. A dropped one (99 % at a 1 % rate) is context only: Hummingbird's `TracingMiddleware`
 /// built every attribute, recorded headers and wrapped the response body in a closure for it too, which nobody
 /// records (3.4 % of ingest's CPU with tracing sampled at 1 %).
+///
+/// Where the service samples roots at its door (``RootSampling``, ingest), a request that brings no trace the tracer
+/// can read is decided here first: dropped, it runs inside a context that only carries its unsampled `traceparent`,
+/// with no span at all; kept, the tracer starts its root as below.
 public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
     private let tracer: any Tracer
+    private let rootSampling: RootSampling?
 
-    /// A middleware for `tracer`: the one bootstrapped (``TracingSetup``) unless a test gives its own.
-    public init(tracer: any Tracer = InstrumentationSystem.tracer) {
+    /// A middleware for `tracer` and `rootSampling`: the ones bootstrapped (``TracingSetup``) unless a test gives
+    /// its own.
+    public init(
+        tracer: any Tracer = InstrumentationSystem.tracer, rootSampling: RootSampling? = TracingSetup.rootSampling
+    ) {
         self.tracer = tracer
+        self.rootSampling = rootSampling
     }
 
     /// Runs the rest of the chain inside the request's span.
@@ -24,7 +33,13 @@ public struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddlewar
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var parent = ServiceContext.current ?? .topLevel
+        let carried = parent.count
         self.tracer.extract(request.headers, into: &parent, using: HTTPFieldsExtractor())
+        // Nothing extracted: the request is a root (Apple sends no `traceparent`; a malformed one counts as none).
+        if parent.count == carried, let dropped = self.rootSampling?.droppedRoot() {
+            let unsampled = TraceHeaders.forwarding(unsampled: dropped, in: parent)
+            return try await ServiceContext.$current.withValue(unsampled) { try await next(request, context) }
+        }
         let span = self.tracer.startAnySpan("HTTP \(request.method.rawValue)", context: parent, ofKind: .server)
         guard span.isRecording else {
             defer { span.end() }

@@ -19,8 +19,12 @@ public enum ServiceMain {
     /// after a signal's graceful stop, status 1 after any error, logged first. An error is never thrown out of
     /// `main`: that is a crash, and the runtime's backtracer then symbolicates for seconds (minutes on a loaded
     /// machine) while the process is alive but answers nothing, which an orchestrator cannot tell from a hang.
+    ///
+    /// `samplesRootsAtTheDoor`: every root of the service's traces begins at its HTTP door
+    /// (``TracingSetup/bootstrap(service:settings:logger:samplesRootsAtTheDoor:)``).
     public static func start(
-        _ service: String, build: @Sendable (EnvironmentSettings, Logger) throws -> any Service
+        _ service: String, samplesRootsAtTheDoor: Bool = false,
+        build: @Sendable (EnvironmentSettings, Logger) throws -> any Service
     ) async -> Never {
         let environment = EnvironmentSettings.process
         let level = Result { () throws(SettingsError) in try LoggingSetup.level(environment) }
@@ -29,7 +33,8 @@ public enum ServiceMain {
         do {
             _ = try level.get()
             // Tracing first: `build` adds a request span only when a tracer is there (``TracingSetup/isOn``).
-            let tracing = try TracingSetup.bootstrap(service: service, settings: environment, logger: logger)
+            let tracing = try TracingSetup.bootstrap(
+                service: service, settings: environment, logger: logger, samplesRootsAtTheDoor: samplesRootsAtTheDoor)
             let application = try build(environment, logger)
             try await Self.run(application, tracing: tracing, logger: logger)
             exit(0)

@@ -15,12 +15,18 @@ public enum TraceHeaders {
 
     /// `headers` with the trace headers of `context` (replacing any it had).
     public static func inject(_ context: ServiceContext, into headers: inout [KafkaHeader]) {
+        if let forwarded = context[ForwardedTraceParentKey.self] {
+            headers.removeAll { $0.name == "traceparent" || $0.name == "tracestate" }
+            headers.append(KafkaHeader(name: "traceparent", value: forwarded))
+            return
+        }
         InstrumentationSystem.instrument.inject(context, into: &headers, using: KafkaHeadersInjector())
     }
 
     /// The `traceparent` of `context`, for a row that carries the trace across a database (the outbox); nil when
     /// tracing is off or there is no trace.
     public static func traceParent(of context: ServiceContext) -> String? {
+        if let forwarded = context[ForwardedTraceParentKey.self] { return String(decoding: forwarded, as: UTF8.self) }
         var fields: [String: String] = [:]
         InstrumentationSystem.instrument.inject(context, into: &fields, using: DictionaryInjector())
         return fields["traceparent"]
@@ -46,6 +52,25 @@ public enum TraceHeaders {
             ["traceparent": traceParent], into: &context, using: DictionaryExtractor())
         return context
     }
+}
+
+// MARK: - An unsampled trace without a span
+
+extension TraceHeaders {
+    /// `context` carrying the unsampled trace `traceParent` (a valid version-00 `traceparent`, sampled flag clear)
+    /// with no span of this process: what ``inject(_:into:)`` and ``traceParent(of:)`` then write, unchanged. For a
+    /// root ``RootSampling`` dropped: under a parent-based sampler nothing records it anywhere after this.
+    public static func forwarding(unsampled traceParent: [UInt8], in context: ServiceContext) -> ServiceContext {
+        precondition(TraceParentField.isValidUnsampled(traceParent), "only an unsampled trace is forwarded")
+        var context = context
+        context[ForwardedTraceParentKey.self] = traceParent
+        return context
+    }
+}
+
+/// The `traceparent` of an unsampled trace a context carries without a span (``TraceHeaders/forwarding(unsampled:in:)``).
+enum ForwardedTraceParentKey: ServiceContextKey {
+    typealias Value = [UInt8]
 }
 
 // MARK: - The traceparent field

@@ -2,7 +2,14 @@ import Foundation
 public import Logging
 import OTel
 public import ServiceLifecycle
+import Synchronization
 import Tracing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Distributed tracing through swift-distributed-tracing, exported by swift-otel over OTLP/HTTP. Off unless
 /// `OTEL_TRACES_EXPORTER=otlp`; then the standard OpenTelemetry variables apply (`OTEL_EXPORTER_OTLP_ENDPOINT`,
@@ -24,16 +31,33 @@ public enum TracingSetup {
         (environment["OTEL_TRACES_SAMPLER"] ?? "parentbased_always_on").hasPrefix("parentbased_")
     }
 
+    /// How the request middleware samples roots where the service decides them at its door (ingest, under
+    /// `parentbased_traceidratio`); nil everywhere else, where swift-otel's sampler decides every span.
+    public static var rootSampling: RootSampling? { Self.door.withLock { $0 } }
+    private static let door = Mutex<RootSampling?>(nil)
+
     /// Bootstraps the tracer for a service when tracing is on and returns the exporter's service (run it with the
     /// others, so spans are flushed at shutdown); nil when tracing is off. Once per process, from `main` only.
-    public static func bootstrap(service: String, settings: EnvironmentSettings, logger: Logger) throws(SettingsError)
-        -> (any Service)?
-    {
+    ///
+    /// `samplesRootsAtTheDoor`: every root of the service's traces begins in ``RequestTracingMiddleware`` (ingest,
+    /// whose only spans are its requests'). Under `parentbased_traceidratio` the middleware then decides roots
+    /// (``rootSampling``) and swift-otel runs `parentbased_always_on`, so a kept root is sampled once: the process's
+    /// own `OTEL_TRACES_SAMPLER` is rewritten before swift-otel reads it, since swift-otel lets the environment
+    /// override any sampler set in code. Spans with a parent are decided as before, by the parent.
+    public static func bootstrap(
+        service: String, settings: EnvironmentSettings, logger: Logger, samplesRootsAtTheDoor: Bool = false
+    ) throws(SettingsError) -> (any Service)? {
         let exporter = settings.string("OTEL_TRACES_EXPORTER", default: "none")
         switch exporter {
         case "none": return nil
         case "otlp": break
         default: throw SettingsError("OTEL_TRACES_EXPORTER must be none or otlp, not \(exporter)")
+        }
+        let sampling = try Self.ratio(settings)
+        if samplesRootsAtTheDoor, let sampling {
+            setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on", 1)
+            unsetenv("OTEL_TRACES_SAMPLER_ARG")
+            Self.door.withLock { $0 = sampling }
         }
         var configuration = OTel.Configuration.default
         configuration.serviceName = service
@@ -51,5 +75,20 @@ public enum TracingSetup {
         } catch {
             throw SettingsError("tracing: \(error)")
         }
+    }
+
+    // MARK: The sampler's ratio
+
+    /// The root sampling of `parentbased_traceidratio` (`OTEL_TRACES_SAMPLER_ARG`, 1 when unset, as OpenTelemetry
+    /// says); nil for any other sampler. A ratio outside 0 through 1, for either ratio sampler, stops the service:
+    /// swift-otel would log it and sample everything.
+    public static func ratio(_ settings: EnvironmentSettings) throws(SettingsError) -> RootSampling? {
+        let sampler = settings.string("OTEL_TRACES_SAMPLER", default: "parentbased_always_on")
+        guard sampler == "traceidratio" || sampler == "parentbased_traceidratio" else { return nil }
+        let text = settings.string("OTEL_TRACES_SAMPLER_ARG", default: "1")
+        guard let ratio = Double(text), ratio >= 0, ratio <= 1 else {
+            throw SettingsError("OTEL_TRACES_SAMPLER_ARG must be a ratio from 0 through 1, not \(text)")
+        }
+        return sampler == "parentbased_traceidratio" ? RootSampling(ratio: ratio) : nil
     }
 }
