@@ -277,9 +277,9 @@ let modules: [Module] = [
     Module(
         name: "ServiceRuntimeTests", kind: .tests, path: "Tests/ServiceRuntimeTests",
         imports: [
-            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "InMemoryTracing", "Logging", "NIOCore", "NIOEmbedded",
-            "NIOHTTPTypes", "OTel", "Prometheus", "RateAndRetry", "RdKafka", "ServiceContextModule", "ServiceRuntime",
-            "TestSupport", "Tracing",
+            "HTTPTypes", "Hummingbird", "HummingbirdTesting", "InMemoryTracing", "JWSVerification", "Logging",
+            "NIOCore", "NIOEmbedded", "NIOHTTPTypes", "OTel", "Prometheus", "RateAndRetry", "RdKafka",
+            "ServiceContextModule", "ServiceRuntime", "TestSupport", "Tracing",
         ]),
     Module(
         name: "NotificationPipelineTests", kind: .tests, path: "Tests/NotificationPipelineTests",

@@ -1,3 +1,4 @@
+import JWSVerification
 import OTel
 import RdKafka
 import ServiceContextModule
@@ -27,10 +28,10 @@ import Tracing
             let traceID = Self.bytes(generator.next()) + Self.bytes(generator.next())
             var context = ServiceContext.topLevel
             tracer.extract(
-                ["traceparent": "00-\(Self.hex(traceID))-00f067aa0ba902b7-01"], into: &context,
+                ["traceparent": "00-\(Hex.encode(traceID))-00f067aa0ba902b7-01"], into: &context,
                 using: FieldsExtractor())
             let span = tracer.startSpan("decide", context: context)
-            #expect(sampling.keeps(traceID: traceID) == span.isRecording, "trace \(Self.hex(traceID))")
+            #expect(sampling.keeps(traceID: traceID) == span.isRecording, "trace \(Hex.encode(traceID))")
             if span.isRecording { kept += 1 }
             span.end()
         }
@@ -105,11 +106,6 @@ import Tracing
     }
 
     // MARK: Helpers
-
-    /// Lower-case hex of `bytes`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-    }
 
     /// The eight bytes of `word` as memory holds them.
     static func bytes(_ word: UInt64) -> [UInt8] {
