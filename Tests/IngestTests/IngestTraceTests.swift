@@ -80,6 +80,7 @@ import Testing
     /// sampled root has exactly its root span, and some of those trace ids are ones the ratio's rule would have
     /// dropped (swift-otel's own ids, sampled because the door kept the root: were the ratio applied a second time,
     /// every sampled trace id would pass it; with 96 roots at 0.5 that all do by chance is about one in a million).
+    /// Any other span is the root of a readiness probe's request (the test polls `/ready`, which is traced too).
     static func check(stored: [ConsumerRecord], spans: [TraceCollector.Span], roots: Int) throws {
         let traces = stored.compactMap { Self.traceparent(of: $0) }
         try #require(traces.count == roots + 1, "every record carries a valid traceparent")
@@ -94,7 +95,8 @@ import Testing
         let kept = rootTraces.filter { $0.flags == "01" }
         #expect(!dropped.isEmpty && !kept.isEmpty, "\(dropped.count) dropped, \(kept.count) kept")
         for root in dropped {
-            #expect(!ratio.keeps(traceID: Self.bytes(hex: root.trace)), "the door's rule dropped \(root.trace)")
+            let traceID = try #require(HexText.bytes(root.trace), "hex trace id")
+            #expect(!ratio.keeps(traceID: traceID), "the door's rule dropped \(root.trace)")
             #expect(spansByTrace[root.trace] == nil, "no span of a dropped root")
         }
         for root in kept {
@@ -103,8 +105,14 @@ import Testing
                 spans.count == 1 && spans.first?.parentSpanId == "" && spans.first?.spanId == root.parent
                     && spans.first?.service == "ingest", "one root span for \(root.trace): \(spans)")
         }
+        let recordTraces = Set(traces.map(\.trace))
+        let otherSpans = spans.filter { !recordTraces.contains($0.traceId) }
         #expect(
-            kept.contains { !ratio.keeps(traceID: Self.bytes(hex: $0.trace)) },
+            otherSpans.allSatisfy { $0.name == "GET /ready" && $0.parentSpanId == "" },
+            "besides its notifications' spans, ingest exports only its readiness probes' roots: \(otherSpans)")
+        #expect(spans.count - otherSpans.count == kept.count + 1, "one span a sampled request, nothing else")
+        #expect(
+            kept.contains { root in HexText.bytes(root.trace).map { !ratio.keeps(traceID: $0) } ?? false },
             "a kept root is sampled once, not by the ratio a second time")
     }
 
@@ -116,14 +124,6 @@ import Testing
         let parts = text.split(separator: "-").map(String.init)
         guard parts.count == 4, parts[0] == "00", parts[1].count == 32, parts[2].count == 16 else { return nil }
         return (parts[1], parts[2], parts[3])
-    }
-
-    /// The bytes that lower-case hex `text` spells.
-    static func bytes(hex text: String) -> [UInt8] {
-        let digits = Array(text.utf8)
-        return stride(from: 0, to: digits.count, by: 2).map {
-            UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
-        }
     }
 
     /// The HTTP status of a POST of `body` (a GET without one), with `traceparent` when given; 0 when no answer came.

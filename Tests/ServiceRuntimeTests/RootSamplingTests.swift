@@ -26,6 +26,7 @@ import Tracing
         var kept = 0
         for _ in 0..<400 {
             let traceID = Self.bytes(generator.next()) + Self.bytes(generator.next())
+            #expect(HexText.bytes(Hex.encode(traceID)) == traceID, "the tests read hex as it was written")
             var context = ServiceContext.topLevel
             tracer.extract(
                 ["traceparent": "00-\(Hex.encode(traceID))-00f067aa0ba902b7-01"], into: &context,
@@ -57,7 +58,8 @@ import Tracing
             let traceParent = try #require(dropping.droppedRoot())
             let header = KafkaHeader(name: "traceparent", value: traceParent)
             #expect(TraceHeaders.unsampledTrace(in: [header]) == [header], "valid, version 00, not sampled")
-            #expect(!dropping.keeps(traceID: Self.bytes(hex: traceParent[3..<35])), "its own rule dropped it")
+            let traceID = try #require(HexText.bytes(traceParent[3..<35]), "hex trace id")
+            #expect(!dropping.keeps(traceID: traceID), "its own rule dropped it")
             seen.insert(Array(traceParent[3..<35]))
         }
         #expect(seen.count == 1000, "every root a trace of its own")
@@ -110,14 +112,6 @@ import Tracing
     /// The eight bytes of `word` as memory holds them.
     static func bytes(_ word: UInt64) -> [UInt8] {
         withUnsafeBytes(of: word) { Array($0) }
-    }
-
-    /// The bytes that lower-case hex `text` spells.
-    static func bytes(hex text: ArraySlice<UInt8>) -> [UInt8] {
-        let digits = Array(text)
-        return stride(from: 0, to: digits.count, by: 2).map {
-            UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
-        }
     }
 }
 
