@@ -94,21 +94,24 @@ public struct RootSampling: Sendable, Equatable {
 extension TraceParentField {
     /// `00-<trace id>-<parent id>-00` in lower-case hex: the `traceparent` of an unsampled trace.
     static func unsampled(traceID: ArraySlice<UInt8>, parentID: ArraySlice<UInt8>) -> [UInt8] {
-        let digits = Array("0123456789abcdef".utf8)
         let dash = UInt8(ascii: "-")
         var value = [UInt8]()
         value.reserveCapacity(55)
         value.append(contentsOf: [UInt8(ascii: "0"), UInt8(ascii: "0"), dash])
-        for byte in traceID {
-            value.append(digits[Int(byte >> 4)])
-            value.append(digits[Int(byte & 0x0f)])
-        }
+        Self.appendHex(traceID, to: &value)
         value.append(dash)
-        for byte in parentID {
-            value.append(digits[Int(byte >> 4)])
-            value.append(digits[Int(byte & 0x0f)])
-        }
+        Self.appendHex(parentID, to: &value)
         value.append(contentsOf: [dash, UInt8(ascii: "0"), UInt8(ascii: "0")])
         return value
+    }
+
+    /// Appends two lower-case hex digits a byte, as `Hex.encode` writes them (`Hex` lives in `JWSVerification`, which
+    /// this module does not import; and these bytes go into a header with no `String` between).
+    private static func appendHex(_ bytes: ArraySlice<UInt8>, to value: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        for byte in bytes {
+            value.append(digits.utf8Start[Int(byte >> 4)])
+            value.append(digits.utf8Start[Int(byte & 0x0f)])
+        }
     }
 }

@@ -21,6 +21,9 @@ public enum TracingSetup {
     /// for nothing.
     public static var isOn: Bool { !(InstrumentationSystem.tracer is NoOpTracer) }
 
+    /// OpenTelemetry's sampler when `OTEL_TRACES_SAMPLER` is unset: every root sampled, every other span as its parent.
+    static let defaultSampler = "parentbased_always_on"
+
     /// Whether the sampler follows a span's parent (`OTEL_TRACES_SAMPLER` `parentbased_*`, OpenTelemetry's default
     /// `parentbased_always_on`): then a trace its root did not sample records nothing anywhere after it, and a stage
     /// may forward it without a span of its own (``TraceHeaders/unsampledTrace(in:)``). Read from the environment,
@@ -28,7 +31,7 @@ public enum TracingSetup {
     public static func followsParentSampling(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Bool {
-        (environment["OTEL_TRACES_SAMPLER"] ?? "parentbased_always_on").hasPrefix("parentbased_")
+        (environment["OTEL_TRACES_SAMPLER"] ?? Self.defaultSampler).hasPrefix("parentbased_")
     }
 
     /// How the request middleware samples roots where the service decides them at its door (ingest, under
@@ -55,7 +58,7 @@ public enum TracingSetup {
         }
         let sampling = try Self.ratio(settings)
         if samplesRootsAtTheDoor, let sampling {
-            setenv("OTEL_TRACES_SAMPLER", "parentbased_always_on", 1)
+            setenv("OTEL_TRACES_SAMPLER", Self.defaultSampler, 1)
             unsetenv("OTEL_TRACES_SAMPLER_ARG")
             Self.door.withLock { $0 = sampling }
         }
@@ -83,7 +86,7 @@ public enum TracingSetup {
     /// says); nil for any other sampler. A ratio outside 0 through 1, for either ratio sampler, stops the service:
     /// swift-otel would log it and sample everything.
     public static func ratio(_ settings: EnvironmentSettings) throws(SettingsError) -> RootSampling? {
-        let sampler = settings.string("OTEL_TRACES_SAMPLER", default: "parentbased_always_on")
+        let sampler = settings.string("OTEL_TRACES_SAMPLER", default: Self.defaultSampler)
         guard sampler == "traceidratio" || sampler == "parentbased_traceidratio" else { return nil }
         let text = settings.string("OTEL_TRACES_SAMPLER_ARG", default: "1")
         guard let ratio = Double(text), ratio >= 0, ratio <= 1 else {
