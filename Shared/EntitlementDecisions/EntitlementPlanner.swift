@@ -29,7 +29,7 @@ public struct EntitlementPlanner: Sendable {
         var entitlementKeys = Set<String>()
         for (index, input) in wave.enumerated() {
             guard var current = loads[index].state else { continue }
-            let entry = input.entry, notification = input.notification
+            let entry = input.entry
             if let claim = input.claim {
                 let refusal: (update: EntitlementUpdate, owner: String)?
                 switch Self.claim(claim.record, appUserId: claim.appUserId, entry: entry, owner: loads[index].owner) {
@@ -62,7 +62,9 @@ public struct EntitlementPlanner: Sendable {
             let update = self.rules(for: input, current: current)
             let customer =
                 update.entitlement?.customer
-                ?? notification.transaction.map { current.customer(of: $0, renewalInfo: notification.renewalInfo) }
+                ?? input.notification.transaction.map {
+                    current.customer(of: $0, renewalInfo: input.notification.renewalInfo)
+                }
                 ?? entry.subject
             // The common case writes its entitlement with the facts; a move of the subject's rows, a superseded
             // entitlement, or a row another input of the wave writes too keeps the order of separate statements.

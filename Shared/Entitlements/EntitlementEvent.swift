@@ -131,15 +131,36 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         "\(environment)/\(bundleId)/\(customer)"
     }
 
-    /// A UUID made from the SHA-256 of the parts (version 8, RFC 9562 variant): the same every time.
+    /// A UUID made from the SHA-256 of the parts joined by U+001F (version 8, RFC 9562 variant), in lower case: the
+    /// same every time, in every version (a redelivered notification's events keep their ids). Hashed part by part and
+    /// written as text directly: the updater makes one for every event (`EventIDTests` holds it to the first
+    /// implementation's `UUID(uuid:).uuidString.lowercased()`).
     static func stableID(_ parts: String...) -> String {
-        var b = Array(SHA256.hash(data: Data(parts.joined(separator: "\u{1F}").utf8)).prefix(16))
-        b[6] = (b[6] & 0x0F) | 0x80
-        b[8] = (b[8] & 0x3F) | 0x80
-        let uuid = UUID(
-            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
-        )
-        return uuid.uuidString.lowercased()
+        var hash = SHA256()
+        for (index, part) in parts.enumerated() {
+            if index > 0 { withUnsafeBytes(of: UInt8(0x1F)) { hash.update(bufferPointer: $0) } }
+            var part = part
+            part.withUTF8 { hash.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
+        return hash.finalize().withUnsafeBytes { digest in
+            String(unsafeUninitializedCapacity: 36) { text in
+                let digits: StaticString = "0123456789abcdef"
+                var at = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    var byte = digest[index]
+                    if index == 6 { byte = (byte & 0x0F) | 0x80 }
+                    if index == 8 { byte = (byte & 0x3F) | 0x80 }
+                    text[at] = digits.utf8Start[Int(byte >> 4)]
+                    text[at + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    at += 2
+                }
+                return at
+            }
+        }
     }
 
     // MARK: Flat coding
