@@ -1,5 +1,5 @@
 /// Hex text back to bytes, for tests that read ids written as hex (trace ids, span ids): the inverse of
-/// `Hex.encode`, which the product has and this does not need to be.
+/// `Hex.encode`. The product only writes hex, so the reader lives with the tests.
 public enum HexText {
     /// The bytes that hex `text` spells, two digits a byte (either case); nil for an odd count or a non-digit.
     public static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
