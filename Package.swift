@@ -211,7 +211,10 @@ let modules: [Module] = [
     Module(
         name: "VerificationBenchmark", kind: .executable("verification-benchmark"),
         path: "Benchmarks/VerificationBenchmark",
-        imports: ["AppStoreModels", "Crypto", "JWSVerification", "NotificationPipeline", "PipelineRecords", "RdKafka"]),
+        imports: [
+            "AppStoreModels", "Crypto", "Entitlements", "JWSVerification", "NotificationPipeline", "PipelineRecords",
+            "RdKafka",
+        ]),
     Module(
         name: "ProduceBaseline", kind: .executable("produce-baseline"), path: "Benchmarks/ProduceBaseline",
         imports: ["Logging", "RdKafka"]),

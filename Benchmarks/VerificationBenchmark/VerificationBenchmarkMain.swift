@@ -1,6 +1,7 @@
 import AppStoreModels
 import Crypto
 import Dispatch
+import Entitlements
 import Foundation
 import JWSVerification
 import NotificationPipeline
@@ -88,6 +89,22 @@ enum VerificationBenchmarkMain {
         guard try FastJSONEncoder.canonical.encode(record) == Array(try canonical.encode(record)) else {
             throw BenchmarkError("FastJSONEncoder and JSONEncoder write the record differently")
         }
+        // The event the rules emit for this notification, written as the updater writes every event's payload (its
+        // own writer) and as it did before (FastJSONEncoder through the event's Encodable conformance).
+        guard
+            let event = EntitlementRules.apply(record.notification, subject: record.subject, current: SubjectState())
+                .events.first
+        else { throw BenchmarkError("the rules emit no event for this notification") }
+        let eventBytes = try event.canonicalJSON()
+        guard eventBytes == Array(try canonical.encode(event)) else {
+            throw BenchmarkError("the event's own writer and JSONEncoder write the event differently")
+        }
+        let eventEncodeRate = try await Rate.measureAsync(seconds: options.seconds, tasks: 1) {
+            _ = try FastJSONEncoder.canonical.encode(event)
+        }
+        let eventWriteRate = try await Rate.measureAsync(seconds: options.seconds, tasks: 1) {
+            _ = try event.canonicalJSON()
+        }
         let limit = jwsChecksRate
         Report.print([
             ("P-256 verify of a SHA-256 digest (swift-crypto), 1 core", verifyRate, "baseline"),
@@ -140,6 +157,14 @@ enum VerificationBenchmarkMain {
             (
                 "Foundation's JSONEncoder (sorted keys, slashes unescaped)", foundationEncodeRate,
                 String(format: "%.2f of FastJSONEncoder", foundationEncodeRate / encodeRate)
+            ),
+        ])
+        print("The updater's event of this notification (\(event.eventType), \(eventBytes.count) bytes), 1 core:")
+        Report.print([
+            ("FastJSONEncoder.canonical (its Encodable conformance)", eventEncodeRate, "baseline"),
+            (
+                "its own writer (EntitlementEvent.canonicalJSON, as the updater writes it)", eventWriteRate,
+                String(format: "%.2f of FastJSONEncoder", eventWriteRate / eventEncodeRate)
             ),
         ])
     }

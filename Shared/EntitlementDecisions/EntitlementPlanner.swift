@@ -25,7 +25,6 @@ public struct EntitlementPlanner: Sendable {
     public func decide(wave: [PreparedInput], loads: [InputLoad]) throws -> WavePlan {
         precondition(wave.count == loads.count, "one load per input")
         var plan = WavePlan(results: [ApplyResult](repeating: .duplicate, count: wave.count))
-        let encoder = FastJSONEncoder.canonical
         var entitlementKeys = Set<String>()
         for (index, input) in wave.enumerated() {
             guard var current = loads[index].state else { continue }
@@ -44,7 +43,7 @@ public struct EntitlementPlanner: Sendable {
                     plan.facts.append(
                         try self.factsRow(
                             input, update: refusal.update, customer: current.boundCustomer ?? refusal.owner,
-                            entitlement: nil, encoder: encoder))
+                            entitlement: nil))
                     plan.results[index] = .recorded(.conflict)
                     continue
                 }
@@ -75,10 +74,9 @@ public struct EntitlementPlanner: Sendable {
             if let superseded = update.superseded { entitlementKeys.insert(entry.rowKey(of: superseded)) }
             plan.facts.append(
                 try self.factsRow(
-                    input, update: update, customer: customer, entitlement: withFacts ? update.entitlement : nil,
-                    encoder: encoder))
+                    input, update: update, customer: customer, entitlement: withFacts ? update.entitlement : nil))
             plan.steps += try self.steps(
-                of: input, update: update, customer: customer, entitlementWithFacts: withFacts, encoder: encoder)
+                of: input, update: update, customer: customer, entitlementWithFacts: withFacts)
             plan.results[index] = .recorded(update.outcome)
         }
         return plan
@@ -154,8 +152,7 @@ public struct EntitlementPlanner: Sendable {
     /// and unless stale, its superseded entitlement, its entitlement (when not written with the facts) and its
     /// status request.
     func steps(
-        of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool,
-        encoder: FastJSONEncoder
+        of input: PreparedInput, update: EntitlementUpdate, customer: String, entitlementWithFacts: Bool
     ) throws -> [WavePlan.Step] {
         let entry = input.entry
         var steps: [WavePlan.Step] = []
@@ -168,7 +165,7 @@ public struct EntitlementPlanner: Sendable {
         if let entitlement = update.entitlement, !entitlementWithFacts { steps.append(.upsert(entitlement, entry)) }
         if let request = update.statusRequest {
             steps.append(
-                .statusRequest(request, try self.outboxEvent(request, traceParent: input.traceParent, encoder: encoder))
+                .statusRequest(request, try self.outboxEvent(request, traceParent: input.traceParent))
             )
         }
         return steps
@@ -176,13 +173,12 @@ public struct EntitlementPlanner: Sendable {
 
     /// An input's facts row, its events mapped to their topics.
     func factsRow(
-        _ input: PreparedInput, update: EntitlementUpdate, customer: String, entitlement: EntitlementState?,
-        encoder: FastJSONEncoder
+        _ input: PreparedInput, update: EntitlementUpdate, customer: String, entitlement: EntitlementState?
     ) throws -> WavePlan.FactsRow {
         WavePlan.FactsRow(
             entry: input.entry, update: update, notification: input.notification, customer: customer,
             entitlement: entitlement,
-            events: try update.events.map { try self.outboxEvent($0, traceParent: input.traceParent, encoder: encoder) }
+            events: try update.events.map { try self.outboxEvent($0, traceParent: input.traceParent) }
         )
     }
 
@@ -195,19 +191,21 @@ public struct EntitlementPlanner: Sendable {
         }
     }
 
-    /// An event's outbox row (`encoder`: the canonical one).
-    func outboxEvent(_ event: EntitlementEvent, traceParent: String?, encoder: FastJSONEncoder) throws -> OutboxEvent {
+    /// An event's outbox row, its payload the event's canonical JSON written by the event itself.
+    func outboxEvent(_ event: EntitlementEvent, traceParent: String?) throws -> OutboxEvent {
         OutboxEvent(
             id: event.eventId, topic: self.topic(of: event.stream), key: event.key,
-            payload: String(decoding: try encoder.encode(event), as: UTF8.self), environment: event.facts.environment,
+            payload: String(decoding: try event.canonicalJSON(), as: UTF8.self), environment: event.facts.environment,
             bundleId: event.facts.bundleId, traceParent: traceParent, subject: event.subject)
     }
 
-    /// A status request's outbox row, keyed by the subscription within its environment and app.
-    func outboxEvent(_ request: StatusRequest, traceParent: String?, encoder: FastJSONEncoder) throws -> OutboxEvent {
+    /// A status request's outbox row, keyed by the subscription within its environment and app, its payload the
+    /// request's canonical JSON.
+    func outboxEvent(_ request: StatusRequest, traceParent: String?) throws -> OutboxEvent {
         OutboxEvent(
             id: request.requestId, topic: self.topics.statusRequests, key: request.key,
-            payload: String(decoding: try encoder.encode(request), as: UTF8.self), environment: request.environment,
+            payload: String(decoding: try FastJSONEncoder.canonical.encode(request), as: UTF8.self),
+            environment: request.environment,
             bundleId: request.bundleId ?? "", traceParent: traceParent)
     }
 }

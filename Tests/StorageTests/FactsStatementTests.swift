@@ -1,3 +1,4 @@
+import AppStoreModels
 import EntitlementDecisions
 import Foundation
 import TestSupport
@@ -6,10 +7,10 @@ import Testing
 @testable import Entitlements
 @testable import Storage
 
-/// The wave's facts statement reads its rows with `jsonb_to_recordset`, which silently drops a JSON key that has
+/// The wave's facts statement reads its rows with `json_to_recordset`, which silently drops a JSON key that has
 /// no column and reads NULL for a column that has no key; and its INSERTs pair columns with values by position.
-/// These tests tie the statement's column lists to the record types, so adding a field takes edits that a test
-/// checks together.
+/// These tests tie the statement's column lists to the members its writers write (every one, nil ones as `null`),
+/// so adding a column takes edits that a test checks together.
 @Suite struct FactsStatementTests {
     /// The column names of `jsonb_to_recordset(…) AS alias(name type, …)` in `sql`.
     static func recordsetColumns(_ sql: String, alias: String) throws -> [String] {
@@ -37,35 +38,78 @@ import Testing
         }
     }
 
-    /// The facts of a real notification, as the repository builds them.
-    static func factsRecord() -> NotificationFacts.FactsRecord {
+    /// The keys a writer wrote at its top level (nil members written as `null`, so every member is listed), in order.
+    static func keys(_ write: (inout JSONMemberWriter) throws -> Void) throws -> [String] {
+        var writer = JSONMemberWriter(capacity: 4_096, writesNil: true)
+        try writer.object(write)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(writer.bytes), options: .fragmentsAllowed) as? [String: Any])
+        let keys = String(decoding: writer.bytes, as: UTF8.self).matches(of: #/[{,]"(\w+)":/#).map {
+            String($0.output.1)
+        }
+        // Every key the pattern found is one of the object's, and none is missing (no value held such a pattern).
+        #expect(Set(keys) == Set(object.keys) && keys.count == object.count, "\(keys) against \(object.keys.sorted())")
+        return keys
+    }
+
+    /// The facts row of a real notification, as the repository builds it.
+    static func factsRow() -> WavePlan.FactsRow {
         let record = VerifiedRecords.step("SUBSCRIBED", "INITIAL_BUY", original: "1000", day: 0)
         let entry = NotificationLogEntry(
             id: "id", type: "SUBSCRIBED", subtype: "INITIAL_BUY", subject: "1000", environment: "Sandbox",
             bundleId: "com.example.app",
             signedDate: 1, receivedAt: nil)
         let update = EntitlementUpdate(outcome: .applied, detail: "", advancesSubject: true)
-        return NotificationFacts.FactsRecord(
-            .init(
-                entry: entry, update: update, notification: record.notification, customer: "1000", entitlement: nil,
-                events: []))
+        return WavePlan.FactsRow(
+            entry: entry, update: update, notification: record.notification, customer: "1000", entitlement: nil,
+            events: [])
     }
 
-    @Test func theFactsRecordsetHasExactlyTheRecordsFields() throws {
-        let fields = Mirror(reflecting: Self.factsRecord()).children.compactMap(\.label)
+    @Test func theFactsRecordsetHasExactlyTheWrittenMembers() throws {
+        let fields = try Self.keys { try NotificationFacts.write(Self.factsRow(), to: &$0) }
         let columns = try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "i")
         #expect(fields.count > 60)
         #expect(
             columns == fields,
-            "columns without a field: \(Set(columns).subtracting(fields).sorted()), fields without a column: \(Set(fields).subtracting(columns).sorted())"
+            "columns without a member: \(Set(columns).subtracting(fields).sorted()), members without a column: \(Set(fields).subtracting(columns).sorted())"
         )
     }
 
-    @Test func theOutboxRecordsetHasExactlyTheEventsFields() throws {
-        let event = NotificationFacts.EventRecord(
-            position: 0, id: "e", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundle_id: "b")
-        let fields = Mirror(reflecting: event).children.compactMap(\.label)
+    @Test func theOutboxRecordsetHasExactlyTheWrittenMembers() throws {
+        let event = OutboxEvent(
+            id: "e", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil)
+        let fields = try Self.keys { NotificationFacts.write(event, position: 0, to: &$0) }
         #expect(try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "e") == fields)
+    }
+
+    @Test func theRecordsetsAreTheRowsInOrderWithTheirEventsNumberedByPosition() throws {
+        var first = Self.factsRow()
+        first.events = [
+            OutboxEvent(
+                id: "e1", topic: "t", key: "k/\"1\"", payload: #"{"a":"b/c","q":"\"x\""}"#, environment: "Sandbox",
+                bundleId: "b", traceParent: "00-1-2-01", subject: "1000"),
+            OutboxEvent(
+                id: "e2", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil),
+        ]
+        var second = Self.factsRow()
+        second.entry.id = "id-2"
+        second.events = [
+            OutboxEvent(
+                id: "e3", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil)
+        ]
+        let (facts, outbox) = try NotificationFacts.recordsets([first, second])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(facts.utf8)) as? [[String: Any]])
+        #expect(rows.map { $0["id"] as? String } == ["id", "id-2"])
+        #expect(rows[0]["has_transaction"] as? Bool == true && rows[0]["subtype"] as? String == "INITIAL_BUY")
+        #expect(rows[0]["received_at"] == nil, "nil is left out")
+        let events = try #require(try JSONSerialization.jsonObject(with: Data(outbox.utf8)) as? [[String: Any]])
+        #expect(events.map { $0["id"] as? String } == ["e1", "e2", "e3"])
+        #expect(events.map { $0["position"] as? Int } == [0, 1, 2])
+        #expect(
+            events[0]["payload"] as? String == #"{"a":"b/c","q":"\"x\""}"#, "the payload's text, escaped in the array")
+        #expect(events[0]["key"] as? String == "k/\"1\"" && events[0]["trace_parent"] as? String == "00-1-2-01")
+        #expect(events[1]["trace_parent"] == nil && events[1]["subject"] == nil)
+        #expect(try NotificationFacts.recordsets([]) == ("[]", "[]"))
     }
 
     @Test func everyInsertSelectsOneKnownValuePerColumn() throws {

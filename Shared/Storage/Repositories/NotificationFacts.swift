@@ -17,23 +17,22 @@ enum NotificationFacts {
     /// Writes the facts of every row (their events in row order).
     static func write(_ rows: [WavePlan.FactsRow], on connection: PostgresConnection, logger: Logger) async throws {
         guard !rows.isEmpty else { return }
-        var records: [FactsRecord] = []
-        var events: [EventRecord] = []
-        records.reserveCapacity(rows.count)
-        for row in rows {
-            records.append(FactsRecord(row))
-            for event in row.events {
-                events.append(
-                    EventRecord(
-                        position: events.count, id: event.id, topic: event.topic, key: event.key,
-                        payload: event.payload, environment: event.environment, bundle_id: event.bundleId,
-                        trace_parent: event.traceParent, subject: event.subject))
-            }
-        }
-        let encoder = FastJSONEncoder()
-        let facts = String(decoding: try encoder.encode(records), as: UTF8.self)
-        let outbox = String(decoding: try encoder.encode(events), as: UTF8.self)
+        let (facts, outbox) = try Self.recordsets(rows)
         try await connection.execute(WriteStatement(facts: facts, outbox: outbox), logger: logger)
+    }
+
+    /// The statement's two parameters: the rows' facts and their events (in row order, numbered by position) as JSON
+    /// arrays, written member by member.
+    static func recordsets(_ rows: [WavePlan.FactsRow]) throws -> (facts: String, outbox: String) {
+        var facts = JSONMemberWriter(capacity: rows.count * 1_536)
+        try facts.arrayOfObjects(rows) { w, row in try Self.write(row, to: &w) }
+        var outbox = JSONMemberWriter(capacity: rows.count * 2_048)
+        var position = 0
+        outbox.arrayOfObjects(rows.lazy.flatMap(\.events)) { w, event in
+            Self.write(event, position: position, to: &w)
+            position += 1
+        }
+        return (String(decoding: facts.bytes, as: UTF8.self), String(decoding: outbox.bytes, as: UTF8.self))
     }
 
     // MARK: The statement
@@ -42,9 +41,9 @@ enum NotificationFacts {
     /// executions, keeps one plan for it (the rows are its two parameters, whatever the wave's size).
     struct WriteStatement: PostgresPreparedStatement {
         typealias Row = ()
-        /// The facts as a JSON array of ``FactsRecord``.
+        /// The facts as a JSON array of objects (``write(_:to:)``).
         var facts: String
-        /// The outbox events as a JSON array of ``EventRecord``.
+        /// The outbox events as a JSON array of objects (``write(_:position:to:)``).
         var outbox: String
 
         func makeBindings() throws -> PostgresBindings {
@@ -186,135 +185,103 @@ enum NotificationFacts {
 
     // MARK: Rows as PostgreSQL reads them
 
-    /// One outbox row (property names are the recordset's column names).
-    struct EventRecord: Encodable {
-        var position: Int
-        var id: String
-        var topic: String
-        var key: String
-        var payload: String
-        var environment: String
-        var bundle_id: String
-        /// nil is left out, which reads as NULL.
-        var trace_parent: String?
-        /// The subject whose events are numbered (nil: not numbered).
-        var subject: String?
+    /// One outbox row of the second recordset (its keys are the recordset's column names; nil is left out, which
+    /// reads as NULL): the event's payload travels as a JSON string.
+    static func write(_ event: OutboxEvent, position: Int, to w: inout JSONMemberWriter) {
+        w.integer("position", position)
+        w.string("id", event.id)
+        w.string("topic", event.topic)
+        w.string("key", event.key)
+        w.string("payload", event.payload)
+        w.string("environment", event.environment)
+        w.string("bundle_id", event.bundleId)
+        w.string("trace_parent", event.traceParent)
+        // The subject whose events are numbered (nil: not numbered).
+        w.string("subject", event.subject)
     }
 
-    /// One input's facts (property names are the recordset's column names; nil is left out, which reads as NULL).
-    struct FactsRecord: Encodable {
-        var id: String, type: String, subtype: String?, subject: String, received_at: Int64?
-        var outcome: String, detail: String?, advances: Bool, environment: String, bundle_id: String,
-            signed_date: Int64
-        var has_transaction: Bool, transaction_id: String?, original_transaction_id: String?,
-            web_order_line_item_id: String?
-        var product_id: String, product_type: String?, subscription_group_identifier: String?,
-            app_account_token: String?
-        var ownership_type: String?, purchase_date: Int64?, original_purchase_date: Int64?, expires_date: Int64?,
-            quantity: Int32?
-        var transaction_reason: String?, is_upgraded: Bool, offer_type: Int32?, offer_identifier: String?, price: Int64?
-        var currency: String?, storefront: String?, revocation_date: Int64?, revocation_reason: Int32?,
-            revocation_type: String?
-        var revocation_percentage: Int32?, storefront_id: String?, offer_discount_type: String?, offer_period: String?
-        var app_transaction_id: String?, transaction_signed_date: Int64
-        var has_renewal: Bool, r_original_transaction_id: String?, r_product_id: String?,
-            r_auto_renew_product_id: String?
-        var r_auto_renew_status: Int32?, r_expiration_intent: Int32?, r_is_in_billing_retry: Bool?,
-            r_grace_period_expires_date: Int64?
-        var r_price_increase_status: Int32?, r_offer_type: Int32?, r_offer_identifier: String?,
-            r_offer_discount_type: String?
-        var r_renewal_date: Int64?, r_renewal_price: Int64?, r_currency: String?,
-            r_recent_subscription_start_date: Int64?
-        var r_app_account_token: String?, r_app_transaction_id: String?, r_signed_date: Int64
-        var r_eligible_win_back_offer_ids: [String]?
-        var is_subscription: Bool, customer: String, status: Int32?
-        var has_entitlement: Bool, e_customer: String?, e_product_id: String?, e_entitlement_id: String?,
-            e_active: Bool?
-        var e_original_transaction_id: String?, e_source_transaction_id: String?, e_ownership_type: String?,
-            e_valid_from: Int64?
-        var e_valid_until: Int64?, e_revoked_at: Int64?, e_revocation_reason: Int32?, e_revocation_type: String?
-
-        /// The facts of one row: log outcome, transaction, renewal info, subscription view, entitlement.
-        init(_ row: WavePlan.FactsRow) {
-            let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo,
-                e = row.entitlement
-            let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
-            self.id = entry.id
-            self.type = entry.type
-            self.subtype = entry.subtype
-            self.subject = entry.subject
-            self.received_at = entry.receivedAt
-            self.outcome = row.update.outcome.rawValue
-            self.detail = row.update.detail
-            self.advances = row.update.advancesSubject
-            self.environment = entry.environment
-            self.bundle_id = entry.bundleId
-            self.signed_date = entry.signedDate
-            self.has_transaction = hasTransaction
-            self.transaction_id = t?.transactionId
-            self.original_transaction_id = t?.originalTransactionId
-            self.web_order_line_item_id = t?.webOrderLineItemId
-            self.product_id = t?.productId ?? ""
-            self.product_type = t?.rawType
-            self.subscription_group_identifier = t?.subscriptionGroupIdentifier
-            self.app_account_token = t?.appAccountToken
-            self.ownership_type = t?.rawInAppOwnershipType
-            self.purchase_date = t?.purchaseDate?.millisecondsSince1970
-            self.original_purchase_date = t?.originalPurchaseDate?.millisecondsSince1970
-            self.expires_date = t?.expiresDate?.millisecondsSince1970
-            self.quantity = t?.quantity
-            self.transaction_reason = t?.rawTransactionReason
-            self.is_upgraded = t?.isUpgraded ?? false
-            self.offer_type = t?.rawOfferType
-            self.offer_identifier = t?.offerIdentifier
-            self.price = t?.price
-            self.currency = t?.currency
-            self.storefront = t?.storefront
-            self.revocation_date = t?.revocationDate?.millisecondsSince1970
-            self.revocation_reason = t?.rawRevocationReason
-            self.revocation_type = t?.rawRevocationType
-            self.revocation_percentage = t?.revocationPercentage
-            self.storefront_id = t?.storefrontId
-            self.offer_discount_type = t?.rawOfferDiscountType
-            self.offer_period = t?.offerPeriod
-            self.app_transaction_id = t?.appTransactionId
-            self.transaction_signed_date = t?.signedDate?.millisecondsSince1970 ?? entry.signedDate
-            self.has_renewal = r?.originalTransactionId != nil
-            self.r_original_transaction_id = r?.originalTransactionId
-            self.r_product_id = r?.productId
-            self.r_auto_renew_product_id = r?.autoRenewProductId
-            self.r_auto_renew_status = r?.rawAutoRenewStatus
-            self.r_expiration_intent = r?.rawExpirationIntent
-            self.r_is_in_billing_retry = r?.isInBillingRetryPeriod
-            self.r_grace_period_expires_date = r?.gracePeriodExpiresDate?.millisecondsSince1970
-            self.r_price_increase_status = r?.rawPriceIncreaseStatus
-            self.r_offer_type = r?.rawOfferType
-            self.r_offer_identifier = r?.offerIdentifier
-            self.r_offer_discount_type = r?.rawOfferDiscountType
-            self.r_renewal_date = r?.renewalDate?.millisecondsSince1970
-            self.r_renewal_price = r?.renewalPrice
-            self.r_currency = r?.currency
-            self.r_recent_subscription_start_date = r?.recentSubscriptionStartDate?.millisecondsSince1970
-            self.r_app_account_token = r?.appAccountToken
-            self.r_app_transaction_id = r?.appTransactionId
-            self.r_signed_date = r?.signedDate?.millisecondsSince1970 ?? entry.signedDate
-            self.r_eligible_win_back_offer_ids = r?.eligibleWinBackOfferIds
-            self.is_subscription = hasTransaction && t?.type == .autoRenewableSubscription
-            self.customer = row.customer
-            self.status = row.notification.payload.data?.rawStatus
-            self.has_entitlement = e != nil
-            self.e_customer = e?.customer
-            self.e_product_id = e?.productId
-            self.e_entitlement_id = e.map { $0.entitlementId ?? $0.productId }
-            self.e_active = e?.active
-            self.e_original_transaction_id = e?.originalTransactionId
-            self.e_source_transaction_id = e?.sourceTransactionId
-            self.e_ownership_type = e?.ownershipType
-            self.e_valid_from = e?.validFrom
-            self.e_valid_until = e?.validUntil
-            self.e_revoked_at = e?.revokedAt
-            self.e_revocation_reason = e?.revocationReason
-            self.e_revocation_type = e?.revocationType
-        }
+    /// One input's facts, a row of the first recordset (its keys are the recordset's column names; nil is left out,
+    /// which reads as NULL): log outcome, transaction, renewal info, subscription view, entitlement.
+    /// `FactsStatementTests` checks that a fully populated row writes every column of the recordset.
+    static func write(_ row: WavePlan.FactsRow, to w: inout JSONMemberWriter) throws {
+        let entry = row.entry, t = row.notification.transaction, r = row.notification.renewalInfo,
+            e = row.entitlement
+        let hasTransaction = t?.transactionId != nil && t?.originalTransactionId != nil
+        w.string("id", entry.id)
+        w.string("type", entry.type)
+        w.string("subtype", entry.subtype)
+        w.string("subject", entry.subject)
+        w.integer("received_at", entry.receivedAt)
+        w.string("outcome", row.update.outcome.rawValue)
+        w.string("detail", row.update.detail)
+        w.bool("advances", row.update.advancesSubject)
+        w.string("environment", entry.environment)
+        w.string("bundle_id", entry.bundleId)
+        w.integer("signed_date", entry.signedDate)
+        w.bool("has_transaction", hasTransaction)
+        w.string("transaction_id", t?.transactionId)
+        w.string("original_transaction_id", t?.originalTransactionId)
+        w.string("web_order_line_item_id", t?.webOrderLineItemId)
+        w.string("product_id", t?.productId ?? "")
+        w.string("product_type", t?.rawType)
+        w.string("subscription_group_identifier", t?.subscriptionGroupIdentifier)
+        w.string("app_account_token", t?.appAccountToken)
+        w.string("ownership_type", t?.rawInAppOwnershipType)
+        w.integer("purchase_date", t?.purchaseDate?.millisecondsSince1970)
+        w.integer("original_purchase_date", t?.originalPurchaseDate?.millisecondsSince1970)
+        w.integer("expires_date", t?.expiresDate?.millisecondsSince1970)
+        w.integer("quantity", t?.quantity)
+        w.string("transaction_reason", t?.rawTransactionReason)
+        w.bool("is_upgraded", t?.isUpgraded ?? false)
+        w.integer("offer_type", t?.rawOfferType)
+        w.string("offer_identifier", t?.offerIdentifier)
+        w.integer("price", t?.price)
+        w.string("currency", t?.currency)
+        w.string("storefront", t?.storefront)
+        w.integer("revocation_date", t?.revocationDate?.millisecondsSince1970)
+        w.integer("revocation_reason", t?.rawRevocationReason)
+        w.string("revocation_type", t?.rawRevocationType)
+        w.integer("revocation_percentage", t?.revocationPercentage)
+        w.string("storefront_id", t?.storefrontId)
+        w.string("offer_discount_type", t?.rawOfferDiscountType)
+        w.string("offer_period", t?.offerPeriod)
+        w.string("app_transaction_id", t?.appTransactionId)
+        w.integer("transaction_signed_date", t?.signedDate?.millisecondsSince1970 ?? entry.signedDate)
+        w.bool("has_renewal", r?.originalTransactionId != nil)
+        w.string("r_original_transaction_id", r?.originalTransactionId)
+        w.string("r_product_id", r?.productId)
+        w.string("r_auto_renew_product_id", r?.autoRenewProductId)
+        w.integer("r_auto_renew_status", r?.rawAutoRenewStatus)
+        w.integer("r_expiration_intent", r?.rawExpirationIntent)
+        w.bool("r_is_in_billing_retry", r?.isInBillingRetryPeriod)
+        w.integer("r_grace_period_expires_date", r?.gracePeriodExpiresDate?.millisecondsSince1970)
+        w.integer("r_price_increase_status", r?.rawPriceIncreaseStatus)
+        w.integer("r_offer_type", r?.rawOfferType)
+        w.string("r_offer_identifier", r?.offerIdentifier)
+        w.string("r_offer_discount_type", r?.rawOfferDiscountType)
+        w.integer("r_renewal_date", r?.renewalDate?.millisecondsSince1970)
+        w.integer("r_renewal_price", r?.renewalPrice)
+        w.string("r_currency", r?.currency)
+        w.integer("r_recent_subscription_start_date", r?.recentSubscriptionStartDate?.millisecondsSince1970)
+        w.string("r_app_account_token", r?.appAccountToken)
+        w.string("r_app_transaction_id", r?.appTransactionId)
+        w.integer("r_signed_date", r?.signedDate?.millisecondsSince1970 ?? entry.signedDate)
+        try w.encoded("r_eligible_win_back_offer_ids", r?.eligibleWinBackOfferIds)
+        w.bool("is_subscription", hasTransaction && t?.type == .autoRenewableSubscription)
+        w.string("customer", row.customer)
+        w.integer("status", row.notification.payload.data?.rawStatus)
+        w.bool("has_entitlement", e != nil)
+        w.string("e_customer", e?.customer)
+        w.string("e_product_id", e?.productId)
+        w.string("e_entitlement_id", e.map { $0.entitlementId ?? $0.productId })
+        w.bool("e_active", e?.active)
+        w.string("e_original_transaction_id", e?.originalTransactionId)
+        w.string("e_source_transaction_id", e?.sourceTransactionId)
+        w.string("e_ownership_type", e?.ownershipType)
+        w.integer("e_valid_from", e?.validFrom)
+        w.integer("e_valid_until", e?.validUntil)
+        w.integer("e_revoked_at", e?.revokedAt)
+        w.integer("e_revocation_reason", e?.revocationReason)
+        w.string("e_revocation_type", e?.revocationType)
     }
 }

@@ -173,42 +173,54 @@ final class JSONByteWriter {
 
     /// Writes a string, escaped as `JSONEncoder` escapes it.
     func writeString(_ string: String) {
-        self.bytes.append(UInt8(ascii: "\""))
+        Self.appendString(string, escapingSlashes: self.escapesSlashes, to: &self.bytes)
+    }
+
+    /// Appends a string to `bytes` in quotes, escaped as `JSONEncoder` escapes it: control characters, quotes,
+    /// backslashes, and slashes when `escapingSlashes` (``JSONMemberWriter`` writes with this too).
+    static func appendString(_ string: String, escapingSlashes: Bool, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
             var plainStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]
-                guard self.needsEscape(byte) else { continue }
-                self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
+                guard Self.needsEscape(byte, escapingSlashes: escapingSlashes) else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart..<index]))
                 plainStart = index + 1
-                self.bytes.append(UInt8(ascii: "\\"))
+                bytes.append(UInt8(ascii: "\\"))
                 switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): self.bytes.append(byte)
-                case 0x0A: self.bytes.append(UInt8(ascii: "n"))
-                case 0x0D: self.bytes.append(UInt8(ascii: "r"))
-                case 0x09: self.bytes.append(UInt8(ascii: "t"))
-                case 0x08: self.bytes.append(UInt8(ascii: "b"))
-                case 0x0C: self.bytes.append(UInt8(ascii: "f"))
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): bytes.append(byte)
+                case 0x0A: bytes.append(UInt8(ascii: "n"))
+                case 0x0D: bytes.append(UInt8(ascii: "r"))
+                case 0x09: bytes.append(UInt8(ascii: "t"))
+                case 0x08: bytes.append(UInt8(ascii: "b"))
+                case 0x0C: bytes.append(UInt8(ascii: "f"))
                 default:
-                    self.bytes.append(UInt8(ascii: "u"))
-                    self.bytes.append(UInt8(ascii: "0"))
-                    self.bytes.append(UInt8(ascii: "0"))
-                    self.bytes.append(Self.hexDigit(byte >> 4))
-                    self.bytes.append(Self.hexDigit(byte & 0xF))
+                    bytes.append(UInt8(ascii: "u"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(UInt8(ascii: "0"))
+                    bytes.append(Self.hexDigit(byte >> 4))
+                    bytes.append(Self.hexDigit(byte & 0xF))
                 }
             }
-            self.bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plainStart...]))
         }
-        self.bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Whether `JSONEncoder` escapes this byte of a string: a control character, a quote, a backslash, and a slash
     /// unless told not to.
     @inline(__always)
     func needsEscape(_ byte: UInt8) -> Bool {
+        Self.needsEscape(byte, escapingSlashes: self.escapesSlashes)
+    }
+
+    /// Whether `JSONEncoder` escapes this byte of a string, slashes escaped or not.
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8, escapingSlashes: Bool) -> Bool {
         byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-            || (byte == UInt8(ascii: "/") && self.escapesSlashes)
+            || (byte == UInt8(ascii: "/") && escapingSlashes)
     }
 
     /// A lowercase hexadecimal digit (as `JSONEncoder` writes `\u00XX`).
@@ -218,12 +230,17 @@ final class JSONByteWriter {
 
     /// Writes an integer in decimal.
     func writeInteger<Value: FixedWidthInteger>(_ value: Value) {
+        Self.appendInteger(value, to: &self.bytes)
+    }
+
+    /// Appends an integer in decimal to `bytes`.
+    static func appendInteger<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
         if value >= 0 && value < 10 {
-            self.bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
+            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
             return
         }
         var text = value.description
-        text.withUTF8 { self.bytes.append(contentsOf: $0) }
+        text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
     /// Writes a floating-point number as `JSONEncoder` does (its description, without a trailing `.0`); a value
