@@ -181,6 +181,8 @@ import Testing
         }
         try Self.expectSame([Int64.min, Int64.max, 0, -1, 9, 10])
         try Self.expectSame([UInt64.max, 0])
+        try Self.expectSame([Int32.min, Int32.max, -10, 100])
+        try Self.expectSame([Int8.min, Int8.max])
         try Self.expectSame(["a": true, "b": false])
         try Self.expectSame([String?.none])
         // A top-level value that encodes nothing: JSONEncoder's answer, whatever it is.

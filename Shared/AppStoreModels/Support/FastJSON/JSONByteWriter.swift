@@ -233,14 +233,16 @@ final class JSONByteWriter {
         Self.appendInteger(value, to: &self.bytes)
     }
 
-    /// Appends an integer in decimal to `bytes`.
+    /// Appends an integer in decimal to `bytes` (as its `description` reads), digit by digit without a string.
     static func appendInteger<Value: FixedWidthInteger>(_ value: Value, to bytes: inout [UInt8]) {
-        if value >= 0 && value < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: value))
-            return
-        }
-        var text = value.description
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let first = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[first...].reverse()
     }
 
     /// Writes a floating-point number as `JSONEncoder` does (its description, without a trailing `.0`); a value

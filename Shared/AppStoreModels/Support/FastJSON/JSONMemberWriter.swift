@@ -81,8 +81,16 @@ public struct JSONMemberWriter {
         JSONByteWriter.appendString(value, escapingSlashes: false, to: &self.bytes)
     }
 
+    /// An integer member (one overload per width the models use, so callers in other modules get code specialized
+    /// for it rather than a generic call).
+    public mutating func integer(_ key: StaticString, _ value: Int64?) { self.anyInteger(key, value) }
     /// An integer member.
-    public mutating func integer<Value: FixedWidthInteger>(_ key: StaticString, _ value: Value?) {
+    public mutating func integer(_ key: StaticString, _ value: Int32?) { self.anyInteger(key, value) }
+    /// An integer member.
+    public mutating func integer(_ key: StaticString, _ value: Int?) { self.anyInteger(key, value) }
+
+    /// An integer member of any width.
+    private mutating func anyInteger<Value: FixedWidthInteger>(_ key: StaticString, _ value: Value?) {
         guard let value else { return self.null(key) }
         self.key(key)
         JSONByteWriter.appendInteger(value, to: &self.bytes)
