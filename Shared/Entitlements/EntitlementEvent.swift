@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JWSVerification
 
 /// An event for other teams, written to the outbox in the same transaction as the state it describes.
 ///
@@ -144,7 +145,6 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
         }
         return hash.finalize().withUnsafeBytes { digest in
             String(unsafeUninitializedCapacity: 36) { text in
-                let digits: StaticString = "0123456789abcdef"
                 var at = 0
                 for index in 0..<16 {
                     if index == 4 || index == 6 || index == 8 || index == 10 {
@@ -154,8 +154,8 @@ public struct EntitlementEvent: Codable, Hashable, Sendable {
                     var byte = digest[index]
                     if index == 6 { byte = (byte & 0x0F) | 0x80 }
                     if index == 8 { byte = (byte & 0x3F) | 0x80 }
-                    text[at] = digits.utf8Start[Int(byte >> 4)]
-                    text[at + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    text[at] = Hex.digit(byte >> 4)
+                    text[at + 1] = Hex.digit(byte & 0x0F)
                     at += 2
                 }
                 return at
