@@ -1,6 +1,7 @@
 import AppStoreModels
 import EntitlementDecisions
 import Entitlements
+import Foundation
 import JWSVerification
 import Logging
 import NotificationPipeline
@@ -170,6 +171,41 @@ import Testing
         #expect(batched == oneAtATime)
         #expect(actual == expected)
         #expect(expected.count > all.count + 3, "log rows, outbox rows and entitlements compared")
+    }
+
+    /// The facts statement numbers each subject's events and writes the number as the first member of the event's
+    /// JSON (it receives each payload without its opening `{`): in batches, every subject's events are 1, 2, 3, …
+    /// in the order they were written, the JSON holds the row's number, and the rest of it is the event as planned.
+    @Test func eachSubjectsEventsAreNumberedInTheirJSONInOrder() async throws {
+        let all = Self.subscription + Self.family + Self.oneTime
+        var generator = SeededGenerator(seed: 7)
+        let delivered = all.shuffled(using: &generator)
+        let rows = try await withDatabase { client in
+            let repository = EntitlementRepository(client: client, logger: logger)
+            for start in stride(from: 0, to: delivered.count, by: 5) {
+                _ = try await repository.apply(
+                    delivered[start..<min(start + 5, delivered.count)].map {
+                        EntitlementInput(.notification($0), receivedAt: nil)
+                    })
+            }
+            var rows: [(subject: String, sequence: Int64, text: String)] = []
+            for try await row in try await client.query(
+                "SELECT payload->>'subject', sequence, payload::text FROM outbox WHERE sequence IS NOT NULL ORDER BY id",
+                logger: logger
+            ).decode((String, Int64, String).self) { rows.append(row) }
+            return rows
+        }
+        #expect(Set(rows.map(\.subject)).count >= 3, "events of several subjects: \(rows.map(\.subject))")
+        for subject in Set(rows.map(\.subject)) {
+            let numbers = rows.filter { $0.subject == subject }.map(\.sequence)
+            #expect(numbers == Array(1...Int64(numbers.count)), "\(subject): \(numbers)")
+        }
+        for row in rows {
+            #expect(row.text.hasPrefix(#"{"sequence":\#(row.sequence),"#), "\(row.text.prefix(40))")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(row.text.utf8)) as? [String: Any], "valid JSON")
+            #expect(json["sequence"] as? Int == Int(row.sequence) && json["eventType"] is String)
+        }
     }
 
     @Test func aFailingInputLeavesNothingOfItsBatchCommitted() async throws {

@@ -7,10 +7,11 @@ import Testing
 @testable import Entitlements
 @testable import Storage
 
-/// The wave's facts statement reads its rows with `json_to_recordset`, which silently drops a JSON key that has
-/// no column and reads NULL for a column that has no key; and its INSERTs pair columns with values by position.
-/// These tests tie the statement's column lists to the members its writers write (every one, nil ones as `null`),
-/// so adding a column takes edits that a test checks together.
+/// The wave's facts statement reads its facts with `json_to_recordset`, which silently drops a JSON key that has
+/// no column and reads NULL for a column that has no key, its events from arrays bound by position; and its INSERTs
+/// pair columns with values by position. These tests tie the statement's column lists to the members its writers
+/// write (every one, nil ones as `null`) and to the arrays it binds, so adding a column takes edits that a test
+/// checks together.
 @Suite struct FactsStatementTests {
     /// The column names of `jsonb_to_recordset(…) AS alias(name type, …)` in `sql`.
     static func recordsetColumns(_ sql: String, alias: String) throws -> [String] {
@@ -75,18 +76,28 @@ import Testing
         )
     }
 
-    @Test func theOutboxRecordsetHasExactlyTheWrittenMembers() throws {
+    @Test func theOutboxColumnsAreTheStatementsInTheirOrder() throws {
         let event = OutboxEvent(
             id: "e", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil)
-        let fields = try Self.keys { NotificationFacts.write(event, position: 0, to: &$0) }
-        #expect(try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "e") == fields)
+        var columns = try NotificationFacts.OutboxColumns([])
+        try columns.append(event)
+        #expect(columns.columns.count == NotificationFacts.OutboxColumns.names.count)
+        #expect(
+            try Self.recordsetColumns(NotificationFacts.WriteStatement.sql, alias: "e")
+                == NotificationFacts.OutboxColumns.names + ["position"])
+        // `$1` is the facts, the columns follow it in order.
+        let parameters = NotificationFacts.WriteStatement.sql.matches(of: #/\$(\d+)::text\[\]/#).map {
+            Int($0.output.1)!
+        }
+        #expect(parameters == Array(2...(1 + NotificationFacts.OutboxColumns.names.count)))
     }
 
-    @Test func theRecordsetsAreTheRowsInOrderWithTheirEventsNumberedByPosition() throws {
+    @Test func theParametersAreTheRowsInOrderWithTheirEventsInOrder() throws {
         var first = Self.factsRow()
         first.events = [
             OutboxEvent(
-                id: "e1", topic: "t", key: "k/\"1\"", payload: #"{"a":"b/c","q":"\"x\""}"#, environment: "Sandbox",
+                id: "e1", topic: "t", key: "k/\"1\"", payload: #"{"a":"b/c","q":"\"x\"","é":1}"#,
+                environment: "Sandbox",
                 bundleId: "b", traceParent: "00-1-2-01", subject: "1000"),
             OutboxEvent(
                 id: "e2", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil),
@@ -97,19 +108,26 @@ import Testing
             OutboxEvent(
                 id: "e3", topic: "t", key: "k", payload: "{}", environment: "Sandbox", bundleId: "b", traceParent: nil)
         ]
-        let (facts, outbox) = try NotificationFacts.recordsets([first, second])
+        let facts = try NotificationFacts.factsRecordset([first, second])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(facts.utf8)) as? [[String: Any]])
         #expect(rows.map { $0["id"] as? String } == ["id", "id-2"])
         #expect(rows[0]["has_transaction"] as? Bool == true && rows[0]["subtype"] as? String == "INITIAL_BUY")
         #expect(rows[0]["received_at"] == nil, "nil is left out")
-        let events = try #require(try JSONSerialization.jsonObject(with: Data(outbox.utf8)) as? [[String: Any]])
-        #expect(events.map { $0["id"] as? String } == ["e1", "e2", "e3"])
-        #expect(events.map { $0["position"] as? Int } == [0, 1, 2])
-        #expect(
-            events[0]["payload"] as? String == #"{"a":"b/c","q":"\"x\""}"#, "the payload's text, escaped in the array")
-        #expect(events[0]["key"] as? String == "k/\"1\"" && events[0]["trace_parent"] as? String == "00-1-2-01")
-        #expect(events[1]["trace_parent"] == nil && events[1]["subject"] == nil)
-        #expect(try NotificationFacts.recordsets([]) == ("[]", "[]"))
+        let outbox = try NotificationFacts.OutboxColumns([first, second])
+        #expect(outbox.ids == ["e1", "e2", "e3"])
+        #expect(outbox.payloadTails == [#""a":"b/c","q":"\"x\"","é":1}"#, "}", "}"], "each payload without its {")
+        #expect(outbox.keys == ["k/\"1\"", "k", "k"])
+        #expect(outbox.traceParents == ["00-1-2-01", "", ""] && outbox.subjects == ["1000", "", ""])
+        #expect(try NotificationFacts.factsRecordset([]) == "[]")
+        #expect(try NotificationFacts.OutboxColumns([]).columns.allSatisfy(\.isEmpty))
+    }
+
+    @Test func anEventWhosePayloadIsNoObjectIsRefused() throws {
+        let event = OutboxEvent(
+            id: "e", topic: "t", key: "k", payload: "[]", environment: "Sandbox", bundleId: "b", traceParent: nil)
+        var columns = try NotificationFacts.OutboxColumns([])
+        #expect(throws: StorageError.self) { try columns.append(event) }
+        #expect(columns.ids.isEmpty)
     }
 
     @Test func everyInsertSelectsOneKnownValuePerColumn() throws {

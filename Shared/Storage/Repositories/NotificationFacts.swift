@@ -11,28 +11,23 @@ import PostgresNIO
 /// subscription view (the newest notification wins), the entitlement it leaves (when given) and its events for
 /// the outbox, in order, each numbered among its subject's events (`event_sequences`: the subject's last number, and
 /// `sequence` spliced into the event's JSON as its first field). Applying each notification once (the log) keeps
-/// an event id from being written twice; were one (`ON CONFLICT … DO NOTHING`), its number would be a gap. The rows travel as two JSON arrays that PostgreSQL expands with `json_to_recordset`,
-/// so one prepared statement (``WriteStatement``) serves every wave, whatever its size.
+/// an event id from being written twice; were one (`ON CONFLICT … DO NOTHING`), its number would be a gap. The facts
+/// travel as one JSON array that PostgreSQL expands with `json_to_recordset`, the events as one binary `text[]` per
+/// column (``OutboxColumns``: a payload is neither escaped into a JSON string nor lexed and unescaped out of one), so
+/// one prepared statement (``WriteStatement``) serves every wave, whatever its size.
 enum NotificationFacts {
     /// Writes the facts of every row (their events in row order).
     static func write(_ rows: [WavePlan.FactsRow], on connection: PostgresConnection, logger: Logger) async throws {
         guard !rows.isEmpty else { return }
-        let (facts, outbox) = try Self.recordsets(rows)
-        try await connection.execute(WriteStatement(facts: facts, outbox: outbox), logger: logger)
+        let statement = WriteStatement(facts: try Self.factsRecordset(rows), outbox: try OutboxColumns(rows))
+        try await connection.execute(statement, logger: logger)
     }
 
-    /// The statement's two parameters: the rows' facts and their events (in row order, numbered by position) as JSON
-    /// arrays, written member by member.
-    static func recordsets(_ rows: [WavePlan.FactsRow]) throws -> (facts: String, outbox: String) {
+    /// The statement's first parameter: the rows' facts as a JSON array, written member by member.
+    static func factsRecordset(_ rows: [WavePlan.FactsRow]) throws -> String {
         var facts = JSONMemberWriter(capacity: rows.count * 1_536)
         try facts.arrayOfObjects(rows) { w, row in try Self.write(row, to: &w) }
-        var outbox = JSONMemberWriter(capacity: rows.count * 2_048)
-        var position = 0
-        outbox.arrayOfObjects(rows.lazy.flatMap(\.events)) { w, event in
-            Self.write(event, position: position, to: &w)
-            position += 1
-        }
-        return (String(decoding: facts.bytes, as: UTF8.self), String(decoding: outbox.bytes, as: UTF8.self))
+        return String(decoding: facts.bytes, as: UTF8.self)
     }
 
     // MARK: The statement
@@ -43,13 +38,13 @@ enum NotificationFacts {
         typealias Row = ()
         /// The facts as a JSON array of objects (``write(_:to:)``).
         var facts: String
-        /// The outbox events as a JSON array of objects (``write(_:position:to:)``).
-        var outbox: String
+        /// The outbox events, one array per column.
+        var outbox: OutboxColumns
 
         func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
+            var bindings = PostgresBindings(capacity: 1 + OutboxColumns.names.count)
             bindings.append(self.facts)
-            bindings.append(self.outbox)
+            self.outbox.append(to: &bindings)
             return bindings
         }
 
@@ -153,8 +148,10 @@ enum NotificationFacts {
                 FROM input WHERE has_entitlement
                 ON CONFLICT (environment, bundle_id, customer, product_id) DO UPDATE SET \(SubjectRows.entitlementUpdate)
             ), events AS (
-                SELECT * FROM json_to_recordset($2::json) AS e(position integer, id text, topic text, key text, payload text,
-                                                               environment text, bundle_id text, trace_parent text, subject text)
+                SELECT position, id, topic, key, payload_tail, environment, bundle_id,
+                    NULLIF(trace_parent, '') AS trace_parent, NULLIF(subject, '') AS subject
+                FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+                    WITH ORDINALITY AS e(id, topic, key, payload_tail, environment, bundle_id, trace_parent, subject, position)
             ), counts AS (
                 SELECT environment, bundle_id, subject, count(*) AS n FROM events WHERE subject IS NOT NULL
                 GROUP BY environment, bundle_id, subject
@@ -171,8 +168,8 @@ enum NotificationFacts {
                 LEFT JOIN counts c ON (c.environment, c.bundle_id, c.subject) = (e.environment, e.bundle_id, e.subject)
                 LEFT JOIN numbered x ON (x.environment, x.bundle_id, x.subject) = (e.environment, e.bundle_id, e.subject)
             ), sequenced_events AS (
-                SELECT *, (CASE WHEN sequence IS NULL THEN payload
-                                ELSE '{"sequence":' || sequence || ',' || substr(payload, 2) END)::json AS sequenced_payload
+                SELECT *, ('{' || CASE WHEN sequence IS NULL THEN '' ELSE '"sequence":' || sequence || ',' END
+                           || payload_tail)::json AS sequenced_payload
                 FROM sequenced
             )
             INSERT INTO outbox (event_id, topic, key, payload, environment, bundle_id, trace_parent, sequence)
@@ -184,21 +181,6 @@ enum NotificationFacts {
     }
 
     // MARK: Rows as PostgreSQL reads them
-
-    /// One outbox row of the second recordset (its keys are the recordset's column names; nil is left out, which
-    /// reads as NULL): the event's payload travels as a JSON string.
-    static func write(_ event: OutboxEvent, position: Int, to w: inout JSONMemberWriter) {
-        w.integer("position", position)
-        w.string("id", event.id)
-        w.string("topic", event.topic)
-        w.string("key", event.key)
-        w.string("payload", event.payload)
-        w.string("environment", event.environment)
-        w.string("bundle_id", event.bundleId)
-        w.string("trace_parent", event.traceParent)
-        // The subject whose events are numbered (nil: not numbered).
-        w.string("subject", event.subject)
-    }
 
     /// One input's facts, a row of the first recordset (its keys are the recordset's column names; nil is left out,
     /// which reads as NULL): log outcome, transaction, renewal info, subscription view, entitlement.
