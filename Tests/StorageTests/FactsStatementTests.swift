@@ -13,7 +13,7 @@ import Testing
 /// write (every one, nil ones as `null`) and to the arrays it binds, so adding a column takes edits that a test
 /// checks together.
 @Suite struct FactsStatementTests {
-    /// The column names of `jsonb_to_recordset(…) AS alias(name type, …)` in `sql`.
+    /// The column names of `… AS alias(name [type], …)` in `sql`: a `json_to_recordset`'s, or an `unnest`'s.
     static func recordsetColumns(_ sql: String, alias: String) throws -> [String] {
         let start = try #require(sql.range(of: "AS \(alias)("), "no recordset \(alias)")
         var depth = 1

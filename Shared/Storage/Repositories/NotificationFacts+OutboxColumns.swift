@@ -7,7 +7,7 @@ extension NotificationFacts {
     /// escaped into a JSON string, lexed and unescaped out of it, nor walked character by character to splice its
     /// number in: it travels without its opening `{` (``payloadTails``), which the statement writes back, with
     /// `"sequence":N,` after it when the event is numbered.
-    struct OutboxColumns: Equatable {
+    struct OutboxColumns {
         /// The columns in the order the statement binds them (`$2` onwards), as its `unnest(…) AS e(…)` names them.
         static let names = [
             "id", "topic", "key", "payload_tail", "environment", "bundle_id", "trace_parent", "subject",
