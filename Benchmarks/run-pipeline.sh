@@ -135,7 +135,8 @@ for round in $(seq 1 "$rounds"); do
     rounds_text+="${produce_rate%%.*}/${run_rate%%.*} "
     if python3 -c "import sys; sys.exit(0 if $run_rate > $ingest else 1)"; then ingest=$run_rate; ingest_cpu=$run_cpu; fi
 done
-# The produce-only rate bounds ingest's: the same bodies with the same producer settings, nothing else. Below ingest's
+# The produce-only rate bounds ingest's: the same bodies, idempotent and acks=all, nothing else (lingering 2 ms, as
+# fast as it goes, where ingest's producer lingers 10 ms: see produce-baseline). Below ingest's
 # it did not measure the limit (a 1-s smoke run once read a seventh of its usual rate: a stall of the machine), so it
 # is measured again on the same broker, twice at most; still below, it is an error, not a ratio above 1.
 for again in 1 2 3; do

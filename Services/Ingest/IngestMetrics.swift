@@ -1,13 +1,15 @@
 import Prometheus
 import ServiceRuntime
 
-/// Ingest's metrics: requests by outcome, produce latency, requests in flight.
+/// Ingest's metrics: requests by outcome, produce latency, requests in flight, records sent without lingering.
 struct IngestMetrics: Sendable {
     private let requests: LabelledCounter
     /// Time from handing the body to librdkafka to the broker's acknowledgement.
     let produceLatency: DurationHistogram
     /// Requests being handled now.
     let inFlight: Gauge
+    /// Records sent without waiting for the producer's linger, their request being the only one in flight.
+    let sentAtOnce: Counter
 
     init(registry: PrometheusCollectorRegistry) {
         self.requests = LabelledCounter(
@@ -25,6 +27,10 @@ struct IngestMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "ingest", metricName: "requests_in_flight", unitName: "", helpText: "Requests being handled")
         )
+        self.sentAtOnce = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "ingest", metricName: "records_sent_at_once", unitName: "total",
+                helpText: "Records sent without waiting for the producer's linger: their request was alone in flight"))
     }
 
     /// Counts a request by outcome (`accepted`, a rejection code, `unavailable`).

@@ -27,6 +27,8 @@ struct NotificationController: Sendable {
     let maximumBodyBytes: Int
     let metrics: IngestMetrics
     let logger: Logger
+    /// The requests being handled: a record whose request is alone is sent without waiting for the linger.
+    let requests = RequestsInFlight()
 
     /// Registers the routes.
     func addRoutes(to router: Router<DoorContext>) {
@@ -45,7 +47,11 @@ struct NotificationController: Sendable {
     /// it: ``TrustedProxies``, worked out only for a chain not seen before).
     func receive(_ request: Request, route: AppStoreModels.Environment?, peer: SocketAddress?) async -> Response {
         self.metrics.inFlight.increment(by: 1)
-        defer { self.metrics.inFlight.decrement(by: 1) }
+        self.requests.begin()
+        defer {
+            self.requests.end()
+            self.metrics.inFlight.decrement(by: 1)
+        }
         let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
         let tooLarge = AdmissionRejection(
             status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
@@ -79,7 +85,13 @@ struct NotificationController: Sendable {
         TraceHeaders.inject(ServiceContext.current ?? .topLevel, into: &record.headers)
         let start = ContinuousClock.now
         do {
-            _ = try await self.producer.send(record)
+            let delivery = try await self.producer.enqueue(record)
+            if self.requests.isAlone {
+                // No other request is under way to join this record's batch: the linger would only delay the answer.
+                self.producer.sendQueuedNow()
+                self.metrics.sentAtOnce.increment()
+            }
+            _ = try await delivery.report
         } catch {
             self.metrics.count(outcome: "unavailable")
             self.logger.error(

@@ -107,7 +107,8 @@ public final class KafkaProducer: Service, Sendable {
 
     /// Sends the messages librdkafka holds back for the linger without waiting for it to pass; returns at once. For a
     /// caller about to await the last of the messages it enqueued, when no more will follow for a while: a consumer
-    /// service at the end of its batch. Messages enqueued meanwhile may go without lingering too.
+    /// service at the end of its batch, ingest for a request alone in flight. Messages enqueued meanwhile may go without
+    /// lingering too.
     public func sendQueuedNow() {
         self.lingerCutter.cut()
     }

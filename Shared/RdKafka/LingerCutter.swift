@@ -8,7 +8,8 @@ import Synchronization
 /// message count to reach zero, without polling, so it takes no report from the ``DeliveryReportPoller``.
 ///
 /// For a caller that awaits the acknowledgement of the last message it will produce for a while (a consumer
-/// service's batch): its tail then waits for the broker, not for messages that will not come.
+/// service's batch, ingest's request alone in flight): its tail then waits for the broker, not for messages that will
+/// not come.
 final class LingerCutter: Sendable {
     private let client: RdKafkaClient
     /// How long one flush may last, in milliseconds: the producer's linger, rounded up.
