@@ -7,10 +7,11 @@ import RdKafka
 /// producer as ingest's, as fast as librdkafka goes, without HTTP or verification, every message waited for, timed
 /// from the first acknowledgement. It lingers 2 ms, the producers' default, not ingest's 10 ms: the limit is the
 /// fastest it goes, and 1, 2 and 5 ms read alike within their spread, where at 10 ms its window of messages in flight
-/// bounds it to about four fifths (docs/performance.md, "Ingest's records in batches, a lone request at once"). Prints one line: `<messages acknowledged per second>
-/// <messages> <seconds>`. Each `NAME=VALUE` after the topic is a header every message carries (the pipeline
-/// benchmark gives a backlog for the chain-verifier the `environment` header ingest sets). `traceparent=1/N` instead
-/// gives each message a trace of its own as ingest's would, one in N sampled (a backlog traced as in production).
+/// bounds it to about four fifths (docs/performance.md, "Ingest's records in batches, a lone request at once").
+/// Prints one line: `<messages acknowledged per second> <messages> <seconds>`. Each `NAME=VALUE` after the topic is a
+/// header every message carries (the pipeline benchmark gives a backlog for the chain-verifier the `environment` header
+/// ingest sets). `traceparent=1/N` instead gives each message a trace of its own as ingest's would, one in N sampled (a
+/// backlog traced as in production).
 ///
 /// Usage: produce-baseline BOOTSTRAP BODY_FILE [SECONDS] [IN_FLIGHT] [TOPIC [NAME=VALUE ...] [traceparent=1/N]]
 @main
