@@ -267,7 +267,7 @@ let modules: [Module] = [
         name: "IngestTests", kind: .tests, path: "Tests/IngestTests",
         imports: [
             "AppStoreModels", "AppStoreSigning", "Crypto", "Hummingbird", "HummingbirdTesting", "Ingest",
-            "JWSVerification", "Logging",
+            "JWSVerification", "Logging", "NIOEmbedded",
             "NotificationPipeline", "PipelineRecords", "Prometheus", "RdKafka", "ServiceRuntime", "TestSupport", "X509",
         ]),
     Module(

@@ -28,8 +28,11 @@ func buildApplication(
     let router = Router(context: DoorContext.self)
     // A span per request (W3C trace context from the request's headers when present; Apple sends none).
     if TracingSetup.isOn { router.add(middleware: RequestTracingMiddleware()) }
+    // One count of the requests in flight: the shedding middleware keeps it, the controller reads it to send a lone
+    // request's record at once.
+    let inFlight = InFlightCounter()
     router.add(
-        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests) {
+        middleware: LoadSheddingMiddleware(limit: settings.http.maximumConcurrentRequests, inFlight: inFlight) {
             metrics.count(outcome: "overloaded")
         })
     OperationsRoutes.add(
@@ -47,7 +50,7 @@ func buildApplication(
     NotificationController(
         admission: NotificationAdmission(apps: settings.accepted.apps, environments: settings.accepted.environments),
         edge: edge, trustedProxies: settings.http.trustedProxies,
-        producer: producer, topics: settings.topics, maximumBodyBytes: settings.maximumBodyBytes,
+        producer: producer, requests: inFlight, topics: settings.topics, maximumBodyBytes: settings.maximumBodyBytes,
         metrics: metrics, logger: logger
     ).addRoutes(to: router)
     return Application(

@@ -20,6 +20,10 @@ struct NotificationController: Sendable {
     /// The proxies whose `X-Forwarded-For` names the client (`HTTP_TRUSTED_PROXIES`).
     let trustedProxies: TrustedProxies
     let producer: KafkaProducer
+    /// The requests being handled, as the load-shedding middleware counts them (from their head to their answer): a
+    /// record whose request is the only one is sent without waiting for the linger. Requests to other paths count too
+    /// (the operations endpoints do not): a record beside one of them waits for the linger like any batch.
+    let requests: InFlightCounter
     /// The raw topic is where accepted notifications go.
     let topics: PipelineTopics
     /// The largest body taken (413 above it). How long it may take to arrive is the server's body deadline
@@ -27,8 +31,6 @@ struct NotificationController: Sendable {
     let maximumBodyBytes: Int
     let metrics: IngestMetrics
     let logger: Logger
-    /// The requests being handled: a record whose request is alone is sent without waiting for the linger.
-    let requests = RequestsInFlight()
 
     /// Registers the routes.
     func addRoutes(to router: Router<DoorContext>) {
@@ -47,11 +49,7 @@ struct NotificationController: Sendable {
     /// it: ``TrustedProxies``, worked out only for a chain not seen before).
     func receive(_ request: Request, route: AppStoreModels.Environment?, peer: SocketAddress?) async -> Response {
         self.metrics.inFlight.increment(by: 1)
-        self.requests.begin()
-        defer {
-            self.requests.end()
-            self.metrics.inFlight.decrement(by: 1)
-        }
+        defer { self.metrics.inFlight.decrement(by: 1) }
         let requestID = request.headers[.init("x-request-id")!] ?? RequestIdentifier.random()
         let tooLarge = AdmissionRejection(
             status: 413, code: "body-too-large", message: "the body exceeds \(self.maximumBodyBytes) bytes")
@@ -86,7 +84,7 @@ struct NotificationController: Sendable {
         let start = ContinuousClock.now
         do {
             let delivery = try await self.producer.enqueue(record)
-            if self.requests.isAlone {
+            if self.requests.current == 1 {
                 // No other request is under way to join this record's batch: the linger would only delay the answer.
                 self.producer.sendQueuedNow()
                 self.metrics.sentAtOnce.increment()

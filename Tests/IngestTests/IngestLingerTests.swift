@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import JWSVerification
+import NIOEmbedded
 import NotificationPipeline
 import PipelineRecords
 import Prometheus
@@ -58,25 +59,40 @@ import Testing
             configuration.linger = .seconds(1)
             let producer = try KafkaProducer(configuration: configuration, logger: IngestTestSupport.quietLogger)
             let registry = PrometheusCollectorRegistry()
-            let controller = NotificationController(
+            // The routes behind the shedding middleware, which counts the requests in flight, as `buildApplication`
+            // puts them; the requests are handed to its responder directly, so that one can be held open.
+            let inFlight = InFlightCounter()
+            let router = Router(context: DoorContext.self)
+            router.add(middleware: LoadSheddingMiddleware(limit: 8, inFlight: inFlight))
+            NotificationController(
                 admission: NotificationAdmission(
                     apps: [AppIdentity(bundleId: SignedFixtures.bundleId, appAppleId: SignedFixtures.appAppleId)],
                     environments: [.sandbox]),
-                edge: nil, trustedProxies: .none, producer: producer, topics: topics, maximumBodyBytes: 64 * 1024,
-                metrics: IngestMetrics(registry: registry), logger: IngestTestSupport.quietLogger)
+                edge: nil, trustedProxies: .none, producer: producer, requests: inFlight, topics: topics,
+                maximumBodyBytes: 64 * 1024, metrics: IngestMetrics(registry: registry),
+                logger: IngestTestSupport.quietLogger
+            ).addRoutes(to: router)
+            let responder = router.buildResponder()
+            let context = DoorContext(
+                source: ApplicationRequestContextSource(
+                    channel: EmbeddedChannel(), logger: IngestTestSupport.quietLogger))
             let body = Array(buffer: IngestTestSupport.body(try self.fixtures.signedNotification()))
             // The first request's body arrives in two parts; the second part is held back until the other request was
             // answered, so the first is in flight all the while.
             let (parts, arriving) = AsyncStream.makeStream(of: ByteBuffer.self)
             arriving.yield(ByteBuffer(bytes: body.prefix(100)))
-            let first = Task { await controller.receive(Self.post(body.count, RequestBody(asyncSequence: parts))) }
-            while controller.requests.current == 0 { await Task.yield() }
-            let second = await controller.receive(Self.post(body.count, RequestBody(buffer: ByteBuffer(bytes: body))))
+            let first = Task {
+                try await responder.respond(
+                    to: Self.post(body.count, RequestBody(asyncSequence: parts)), context: context)
+            }
+            while inFlight.current == 0 { await Task.yield() }
+            let second = try await responder.respond(
+                to: Self.post(body.count, RequestBody(buffer: ByteBuffer(bytes: body))), context: context)
             #expect(second.status == .ok)
             #expect(Self.sentAtOnce(registry) == 0, "the second request's record waited for its batch")
             arriving.yield(ByteBuffer(bytes: body.dropFirst(100)))
             arriving.finish()
-            #expect(await first.value.status == .ok)
+            #expect(try await first.value.status == .ok)
             #expect(Self.sentAtOnce(registry) == 1, "alone once the other was answered, the first went at once")
             await producer.shutdown()
             let records = try await kafka.readAll(topics.raw, atLeast: 2)
@@ -102,12 +118,5 @@ import Testing
         return String(decoding: text, as: UTF8.self).split(separator: "\n")
             .first { $0.hasPrefix("ingest_records_sent_at_once_total ") }
             .flatMap { Int($0.split(separator: " ").last ?? "") }
-    }
-}
-
-extension NotificationController {
-    /// Receives `request` on the any-environment route from no particular peer.
-    func receive(_ request: Request) async -> Response {
-        await self.receive(request, route: nil, peer: nil)
     }
 }

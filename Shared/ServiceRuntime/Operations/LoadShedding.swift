@@ -42,7 +42,8 @@ public struct LoadSheddingMiddleware<Context: RequestContext>: RouterMiddleware 
     }
 }
 
-/// How many requests are being handled now.
+/// How many requests are being handled now: kept by ``LoadSheddingMiddleware``, read by whoever gives it one (ingest
+/// sends a lone request's record without waiting for the producer's linger).
 public final class InFlightCounter: Sendable {
     private let count = Atomic<Int>(0)
 
