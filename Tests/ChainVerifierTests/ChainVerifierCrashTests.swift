@@ -10,7 +10,8 @@ import Testing
 
 /// SIGKILL of the real `chain-verifier` binary mid-stream, then a restart: every raw message ends verified
 /// or rejected, and a message seen twice is an exact repeat.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct ChainVerifierCrashTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8)))
+struct ChainVerifierCrashTests {
     @Test func killedMidStreamAndRestartedItLosesNothing() async throws {
         #expect(
             FileManager.default.isExecutableFile(

@@ -14,7 +14,8 @@ import Testing
 /// SIGKILL of the real `entitlement-updater` and `event-publisher` at random points during thousands of
 /// notifications: after restarts the database equals an uninterrupted run's, and every event of that run
 /// was published (repeats allowed, with the same eventId).
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct EntitlementCrashTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10)))
+struct EntitlementCrashTests {
     let logger: Logger = {
         var logger = Logger(label: "entitlement-crash")
         logger.logLevel = .error

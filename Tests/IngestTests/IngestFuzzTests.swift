@@ -18,7 +18,7 @@ import Testing
 /// for a bounded time (`INGEST_FUZZ_SECONDS`, default 8, and at least 400 bodies; `Benchmarks/run-fuzz.sh` runs it
 /// longer): never a
 /// crash, never a 5xx other than 503, and everything on the raw topic verifies in full.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(30))) struct IngestFuzzTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(30))) struct IngestFuzzTests {
     /// One mutation of a genuine JWS or body, chosen by the generator.
     static func mutate(_ jws: String, fixtures: SignedFixtures, random: inout SeededGenerator) throws -> [UInt8] {
         let body = Array(#"{"signedPayload":""#.utf8) + Array(jws.utf8) + Array(#""}"#.utf8)

@@ -16,7 +16,7 @@ import Testing
 /// sent. (`Benchmarks/run-overload.sh` runs the same with 1,000 connections for 15 s.)
 /// Its time limit is a guard against a hang, above the sum of its own bounds (the load and its answers, the stalled and
 /// the oversized body's answers, the topic's read: about 8 minutes at worst), which a loaded machine may use.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct IngestOverloadTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct IngestOverloadTests {
     @Test func manyConcurrentPostersGetOnly200Or503AndSlowClientsAreCutOff() async throws {
         try LocalComponents.requireModernLibrdkafka()
         try await withLocalBroker { bootstrap in

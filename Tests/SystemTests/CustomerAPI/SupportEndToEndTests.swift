@@ -21,7 +21,7 @@ import Testing
 /// never answered without consent; Look Up Order ID, Get Refund History, Get Transaction Info, a renewal-date
 /// extension and a mass extension through customer-api's admin routes and `iapctl support`; a DLQ record shown
 /// and replayed; and the support console in a real headless browser, searched for a customer of the sim.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct SupportEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(10))) struct SupportEndToEndTests {
     static var logger: Logger {
         var logger = Logger(label: "support-end-to-end")
         logger.logLevel = .error

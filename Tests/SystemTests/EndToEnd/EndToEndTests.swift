@@ -18,7 +18,7 @@ import Testing
 /// entitlement-updater, refund-resolver and event-publisher processes through Tansu and PostgreSQL. The
 /// database and the downstream events must end exactly as the sim's own model says; once with every
 /// service running throughout, once with each service SIGKILLed and restarted while notifications flow.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct EndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct EndToEndTests {
     static var logger: Logger {
         var logger = Logger(label: "end-to-end")
         logger.logLevel = .critical

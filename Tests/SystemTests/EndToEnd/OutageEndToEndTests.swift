@@ -17,7 +17,7 @@ import Testing
 /// Services that exit (a fenced producer, a failed relay) are started again as an orchestrator would. While a
 /// dependency is down the services say not ready; afterwards the database equals the sim's state, nothing is
 /// lost or applied twice, and no downstream event is missing or new.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct OutageEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(12))) struct OutageEndToEndTests {
     @Test func brokerFreezePostgresCrashAndAPIErrorsLoseNothing() async throws {
         try await withFreezableLocalBroker { bootstrap, brokerPID in
             try await withCrashablePostgres { databaseURL, postgres in

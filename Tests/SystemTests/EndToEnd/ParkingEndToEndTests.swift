@@ -13,7 +13,7 @@ import Testing
 /// binaries: every one is answered 200 and stored (Apple may not retry a 4xx), the chain-verifier parks each in
 /// the DLQ as `unknown-app` or `unknown-environment`, nothing is applied; once the app and environment are
 /// configured, `iapctl replay --reason …` brings them back and the database ends equal to the sim.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct ParkingEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct ParkingEndToEndTests {
     static var logger: Logger {
         var logger = Logger(label: "parking")
         logger.logLevel = .critical

@@ -11,7 +11,7 @@ import Testing
 /// dropped capabilities and limits, and every probe answered on the manifest's port and path. A sim scenario is
 /// then delivered through the ingest container, and the database and the published events must end as the sim says;
 /// REFUNDs come without `data.status`, so refund-resolver's container calls the sim with its mounted key.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(20))) struct PodsEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(20))) struct PodsEndToEndTests {
     static var logger: Logger {
         var logger = Logger(label: "pods")
         logger.logLevel = .critical

@@ -15,7 +15,8 @@ import Testing
 /// SIGKILLed and not replaced (a lost node); the consumer groups rebalance each time. Afterwards the database
 /// equals the sim's state, nothing is lost or applied twice, and every subscription's events are downstream
 /// exactly once each and in the order they were written.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(15))) struct ReplicasEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(15)))
+struct ReplicasEndToEndTests {
     /// How many instances of each service run at the start.
     static let replicas = [
         "ingest": 2, "chain-verifier": 3, "entitlement-updater": 3, "refund-resolver": 3, "event-publisher": 3,

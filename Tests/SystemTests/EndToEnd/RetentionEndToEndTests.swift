@@ -17,7 +17,8 @@ import Testing
 /// retention-messaging binary (and only then may Production's URL be set), and the App Store's signed real-time
 /// requests are answered by the example rules (deploy/examples/retention-rules.json), each answer published once as
 /// `retention.offered`; forged requests get 401 and nothing.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8))) struct RetentionEndToEndTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(8)))
+struct RetentionEndToEndTests {
     static let rulesFile = LocalComponents.repositoryRoot.appending(path: "deploy/examples/retention-rules.json")
     static let messages = (1...4).map { "6f1d9c1e-0d0e-4e55-8a55-0b6a1c2d3e0\($0)" }
     static let day = 86_400_000.0

@@ -18,7 +18,7 @@ import Testing
 /// and the endpoint's secret rotated. Every event of the app reaches the endpoint at least once, signed, each subject's
 /// in `sequence` order with no gap; an endpoint answering 410 is disabled after one request and its app's other
 /// endpoint told so; the delivery log shows the attempts, and a replay sends a delivery again.
-@Suite(.serialized) struct WebhookEndToEndTests {
+@Suite(.heavy, .serialized) struct WebhookEndToEndTests {
     static let logger = Logger(label: "webhooks-end-to-end")
 
     @Test func everyEventIsDeliveredSignedAndInOrderThroughFailuresAnOutageAndAKill() async throws {

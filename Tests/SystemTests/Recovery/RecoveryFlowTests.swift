@@ -16,7 +16,7 @@ import Testing
 /// The whole pipeline, its services as processes of their binaries, against the sim: refunds resolved through real status calls, an ingest outage
 /// recovered by `iapctl backfill --only-failures` or by the reconciler, and the database ending exactly in
 /// the state the sim says each customer must have.
-@Suite(.tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
+@Suite(.heavy, .tags(.integration), .notInUnitRuns, .serialized, .timeLimit(.minutes(6))) struct RecoveryFlowTests {
     static var logger: Logger {
         var logger = Logger(label: "recovery-flow")
         logger.logLevel = .critical
