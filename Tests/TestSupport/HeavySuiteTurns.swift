@@ -4,23 +4,27 @@ public import Testing
 // MARK: - The trait
 
 /// Marks a suite that runs the whole pipeline (every service, a broker, PostgreSQL and the sim with hundreds of
-/// customers, or a load made to saturate a service): at most `TEST_HEAVY_SUITES` such suites (2 by default) run at a
-/// time, and the others wait for their turn before their first test starts.
+/// customers), or a suite or lone test whose load is made to saturate a service: at most `TEST_HEAVY_SUITES` of them
+/// (3 by default) run at a time, and the others wait for their turn before they start.
 ///
 /// Swift Testing shuffles the suites, so without turns how many whole pipelines shared the two cores was chance: a
 /// fresh-clone run of 2026-12-05 had enough of them at once that `RetentionEndToEndTests`, which passed its checks,
-/// ran past its 8-minute `.timeLimit`. The wait is taken around the suite, where no time limit counts (a test case's
-/// limit counts only its own body), and outside `TEST_PARALLELISM`'s slots, so lighter tests run while it lasts.
-public struct HeavySuiteTrait: SuiteTrait, TestScoping {
-    /// Taken once, around the suite, never again around each test.
+/// ran past its 8-minute `.timeLimit`. The wait is taken once around what is marked, where no time limit counts (a
+/// test case's limit counts only its own body), and outside `TEST_PARALLELISM`'s slots, so lighter tests run while it
+/// lasts. Two at a time was tried first: after 24 minutes 4 of the 13 heavy suites had ended, where without turns all
+/// 13 had ended after 20, and the lighter tests, no longer kept from the slots by heavy suites holding them, crowded
+/// in beside the two. Mark a suite or a test in it, never both: the test would
+/// wait for a turn its own suite holds.
+public struct HeavySuiteTrait: SuiteTrait, TestTrait, TestScoping {
+    /// Not handed down: the tests of a marked suite run in the turn the suite holds and take none of their own.
     public var isRecursive: Bool { false }
 
-    /// Scopes the suite only: its tests run inside the turn the suite holds.
+    /// Scopes what is marked once, around everything it runs (`testCase` is nil there), never each test case.
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
-        test.isSuite ? self : nil
+        testCase == nil ? self : nil
     }
 
-    /// Runs the suite's tests within one turn.
+    /// Runs the marked suite's tests, or the marked test's cases, within one turn.
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
@@ -29,13 +33,14 @@ public struct HeavySuiteTrait: SuiteTrait, TestScoping {
 }
 
 extension Trait where Self == HeavySuiteTrait {
-    /// A suite that runs the whole pipeline and takes turns with the others that do (``HeavySuiteTrait``).
+    /// A suite or test that loads the machine as a whole pipeline does, and takes turns with the others that do
+    /// (``HeavySuiteTrait``).
     public static var heavy: Self { HeavySuiteTrait() }
 }
 
 // MARK: - The turns
 
-/// A counting gate, first come first served, for the suites marked ``HeavySuiteTrait``.
+/// A counting gate, first come first served, for the suites and tests marked ``HeavySuiteTrait``.
 public actor HeavySuiteTurns {
     /// The one gate of the test process, as wide as `TEST_HEAVY_SUITES` says.
     static let shared = HeavySuiteTurns(width: widthFromEnvironment())
@@ -83,9 +88,9 @@ public actor HeavySuiteTurns {
         }
     }
 
-    /// `TEST_HEAVY_SUITES`, a positive number; unset means 2. Anything else stops the run at its first heavy suite.
+    /// `TEST_HEAVY_SUITES`, a positive number; unset means 3. Anything else stops the run at its first heavy suite.
     static func widthFromEnvironment() -> Int {
-        guard let text = ProcessInfo.processInfo.environment["TEST_HEAVY_SUITES"] else { return 2 }
+        guard let text = ProcessInfo.processInfo.environment["TEST_HEAVY_SUITES"] else { return 3 }
         guard let width = Int(text), width > 0 else {
             fatalError("TEST_HEAVY_SUITES=\(text): expected a positive number of suites that may run at once")
         }

@@ -33,7 +33,7 @@ deploy/local/image.sh >/dev/null
 # At most TEST_PARALLELISM tests run at once (8 by default): unbounded, every integration suite started its PostgreSQL,
 # broker and processes at the same moment on two cores, and a 2-s test ran 197 s and hit its time limit. A test's time
 # limit counts from when it runs, not from when it waits for its turn; the whole run takes as long as unbounded.
-# Of the suites that run the whole pipeline (marked `.heavy`), at most TEST_HEAVY_SUITES (2) run at once, so how long
+# Of the suites that run the whole pipeline (marked `.heavy`), at most TEST_HEAVY_SUITES (3) run at once, so how long
 # one runs no longer depends on how many the shuffle happened to start beside it (docs/development.md).
 # Every process a test starts inherits APPSTORE_TEST_RUN; deploy/local/leftovers.py fails the run when one of them
 # outlives the tests (and ends it), so a helper that ignores SIGTERM or a service a test forgot cannot go unnoticed.

@@ -3,7 +3,7 @@ import Testing
 
 /// The gate the `.heavy` suites take turns at: no more bodies run at once than it is wide, a waiting one runs when a
 /// turn is given back, first come first served, and a body that throws gives its turn back too. Every wait here is for
-/// a condition the gate must reach, never for time to pass.
+/// a condition the gate must reach, never for time to pass. The trait takes one turn around what it marks.
 @Suite struct HeavySuiteTurnsTests {
     @Test func aSecondBodyWaitsForTheFirstOnAGateOfOne() async throws {
         let turns = HeavySuiteTurns(width: 1)
@@ -59,6 +59,14 @@ import Testing
         let log = EventLog()
         try await turns.withTurn { await log.append("after") }
         #expect(await log.events == ["after"])
+    }
+
+    @Test func theTraitTakesOneTurnAroundWhatIsMarkedAndNoneForEachCaseOrChild() throws {
+        let test = try #require(Test.current)
+        let trait: HeavySuiteTrait = .heavy
+        #expect(trait.scopeProvider(for: test, testCase: nil) != nil, "the marked suite or test takes a turn")
+        #expect(trait.scopeProvider(for: test, testCase: Test.Case.current) == nil, "a test case takes none")
+        #expect(!trait.isRecursive, "a marked suite's tests do not carry it, so they wait for no turn of their own")
     }
 
     /// What the bodies did, in order.
