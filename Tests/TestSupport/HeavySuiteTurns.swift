@@ -7,13 +7,11 @@ public import Testing
 /// customers), or a suite or lone test whose load is made to saturate a service: at most `TEST_HEAVY_SUITES` of them
 /// (3 by default) run at a time, and the others wait for their turn before they start.
 ///
-/// Swift Testing shuffles the suites, so without turns how many whole pipelines shared the two cores was chance: a
-/// CI run of 2026-12-05 had enough of them at once that `RetentionEndToEndTests`, which passed its checks,
-/// ran past its 8-minute `.timeLimit`. The wait is taken once around what is marked, where no time limit counts (a
-/// test case's limit counts only its own body), and outside `TEST_PARALLELISM`'s slots, so lighter tests run while it
-/// lasts. Two at a time was tried first: after 24 minutes 4 of the 13 heavy suites had ended, where without turns all
-/// 13 had ended after 20, and the lighter tests, no longer kept from the slots by heavy suites holding them, crowded
-/// in beside the two. Mark a suite or a test in it, never both: the test would wait for a turn its own suite holds.
+/// Swift Testing shuffles the suites, so without turns how many whole pipelines shared the two cores was chance (the
+/// failure it caused, why 3 and what the turns cost: docs/development.md). The wait is taken once around what is
+/// marked, where no time limit counts (a test case's limit counts only its own body), and outside
+/// `TEST_PARALLELISM`'s slots, so lighter tests run while it lasts. Mark a suite or a test in it, never both: the test
+/// would wait for a turn its own suite holds.
 public struct HeavySuiteTrait: SuiteTrait, TestTrait, TestScoping {
     /// Not handed down: the tests of a marked suite run in the turn the suite holds and take none of their own.
     public var isRecursive: Bool { false }
